@@ -1,0 +1,88 @@
+package upstreams
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+// Error types of the public envelope.
+const (
+	TypeInvalidRequest = "invalid_request_error"
+	TypeServer         = "server_error"
+	TypeRateLimit      = "rate_limit_exceeded"
+	TypeNotImplemented = "not_implemented"
+)
+
+// Error is a failure answered to the client as the public error envelope
+// {"error":{"message","type","param","code"}} with HTTP status Status.
+// An empty Param or Code is sent as null.
+type Error struct {
+	Status  int
+	Message string
+	Type    string
+	Param   string
+	Code    string
+}
+
+func (e *Error) Error() string {
+	if e.Param != "" {
+		return fmt.Sprintf("%d %s (param %s): %s", e.Status, e.Type, e.Param, e.Message)
+	}
+	return fmt.Sprintf("%d %s: %s", e.Status, e.Type, e.Message)
+}
+
+// MarshalJSON encodes the envelope, with empty param and code as null.
+func (e *Error) MarshalJSON() ([]byte, error) {
+	type body struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    *string `json:"code"`
+	}
+	b := body{Message: e.Message, Type: e.Type}
+	if e.Param != "" {
+		b.Param = &e.Param
+	}
+	if e.Code != "" {
+		b.Code = &e.Code
+	}
+	return json.Marshal(struct {
+		Error body `json:"error"`
+	}{b})
+}
+
+// InvalidRequest is a 400 invalid_request_error naming the offending field.
+func InvalidRequest(param, format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Type: TypeInvalidRequest, Param: param, Message: fmt.Sprintf(format, args...)}
+}
+
+// NotFound is a 404 invalid_request_error; it is also the answer for an
+// object that belongs to another owner, so that existence is not revealed.
+func NotFound(format string, args ...any) *Error {
+	return &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Message: fmt.Sprintf(format, args...)}
+}
+
+// ServerError is a 500 server_error; the message must not carry internals.
+func ServerError(format string, args ...any) *Error {
+	return &Error{Status: http.StatusInternalServerError, Type: TypeServer, Message: fmt.Sprintf(format, args...)}
+}
+
+// WriteError sends e as the public error envelope.
+func WriteError(w http.ResponseWriter, e *Error) {
+	WriteJSON(w, e.Status, e)
+}
+
+// WriteJSON sends v as a JSON response with the given status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"message":"The server could not encode its response.","type":"server_error","param":null,"code":null}}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Del("Content-Length")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}

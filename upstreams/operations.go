@@ -1,0 +1,38 @@
+package upstreams
+
+// Operation IDs. They name operations in routes, key permissions, metrics and
+// records; the gateway's operation table maps method + path to one of them.
+const (
+	OpChatCompletionsCreate = "chat.completions.create"
+
+	OpFilesCreate   = "files.create"
+	OpFilesList     = "files.list"
+	OpFilesRetrieve = "files.retrieve"
+	OpFilesDelete   = "files.delete"
+	OpFilesContent  = "files.content"
+
+	OpBatchesCreate   = "batches.create"
+	OpBatchesRetrieve = "batches.retrieve"
+	OpBatchesList     = "batches.list"
+	OpBatchesCancel   = "batches.cancel"
+
+	OpThreadsCreate   = "threads.create"
+	OpThreadsRetrieve = "threads.retrieve"
+	OpThreadsUpdate   = "threads.update"
+	OpThreadsDelete   = "threads.delete"
+
+	OpVectorStoresCreate   = "vector_stores.create"
+	OpVectorStoresList     = "vector_stores.list"
+	OpVectorStoresRetrieve = "vector_stores.retrieve"
+	OpVectorStoresUpdate   = "vector_stores.update"
+	OpVectorStoresDelete   = "vector_stores.delete"
+	OpVectorStoresSearch   = "vector_stores.search"
+
+	OpVectorStoreFilesCreate   = "vector_stores.files.create"
+	OpVectorStoreFilesList     = "vector_stores.files.list"
+	OpVectorStoreFilesRetrieve = "vector_stores.files.retrieve"
+	OpVectorStoreFilesDelete   = "vector_stores.files.delete"
+	OpVectorStoreFilesContent  = "vector_stores.files.content"
+
+	OpModelsList = "models.list"
+)

@@ -1,0 +1,65 @@
+// Package upstreams holds what every destination of an operation shares: the
+// operation IDs, the Call a destination receives, the Upstream interface it
+// implements and the public error envelope it answers failures with.
+//
+// The Caddy handler in module/ matches, authenticates and validates a request,
+// then hands a Call to the Upstream its routes pick. Implementations live in
+// the sub-packages: openai (any OpenAI-compatible provider over HTTP), local
+// (files, threads, vector stores, batches on a store) and reference (an offline
+// chat-completions engine). They never import module/.
+package upstreams
+
+import (
+	"net/http"
+)
+
+// Namespace is the Caddy module namespace every upstream kind registers in:
+// modelgate.upstreams.openai, modelgate.upstreams.local, ...
+const Namespace = "modelgate.upstreams"
+
+// Principal is who a request acts for, from the authenticated API key.
+type Principal struct {
+	// KeyName names the key in logs and records; never the key itself.
+	KeyName string
+	// Owner owns every object the request creates; objects of another owner
+	// are invisible (404) to it.
+	Owner string
+}
+
+// Call is one validated operation on its way to an upstream.
+type Call struct {
+	// Operation is the operation ID from the gateway's table (OpChatCompletionsCreate, ...).
+	Operation string
+	// Params holds the path parameters by their public names: thread_id,
+	// file_id, vector_store_id, batch_id.
+	Params map[string]string
+	// Principal is the authenticated caller.
+	Principal Principal
+	// Body is the JSON request body as the client sent it, read once and
+	// already validated against the operation's request schema. It is nil for
+	// requests without a body and for multipart uploads, whose body is left
+	// unread on Request.
+	Body []byte
+	// Request is the client's request. Handlers read the query and, for
+	// multipart uploads, the body from it; its Authorization header is the
+	// client's key and must never be forwarded.
+	Request *http.Request
+	// BetaHeader is the name of the beta header the client sent
+	// (e.g. "OpenAI-Beta" or "Vendor-Beta"), or "" when it sent none.
+	BetaHeader string
+}
+
+// Upstream serves operations. ServeCall either writes a complete response to
+// w and returns nil, or writes nothing and returns an error: an *Error is sent
+// to the client as the public error envelope with its status; any other error
+// is answered with 500 server_error and logged by the gateway.
+type Upstream interface {
+	ServeCall(w http.ResponseWriter, c *Call) error
+}
+
+// OperationServer is implemented by upstreams that serve only some
+// operations; the gateway refuses at provision time a route that sends an
+// operation to an upstream that cannot serve it.
+type OperationServer interface {
+	Serves(operation string) bool
+}
