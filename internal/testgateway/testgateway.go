@@ -1,0 +1,84 @@
+// Package testgateway runs a real, in-process Caddy serving modelgate for
+// tests: a Caddyfile is adapted with Caddy's own adapter and loaded, and the
+// server listens on a free loopback port.
+package testgateway
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	_ "github.com/caddyserver/caddy/v2/caddyconfig/caddyfile" // the caddyfile adapter
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+
+	_ "github.com/modelgate/modelgate/module"
+)
+
+// globalOptions keep tests self-contained: no admin endpoint, nothing
+// persisted under $HOME, no HTTPS, only error logs.
+const globalOptions = `{
+	admin off
+	persist_config off
+	auto_https off
+	grace_period 1ns
+	log {
+		level ERROR
+	}
+}
+`
+
+// Start serves site (the body of a site block, e.g. a `modelgate { ... }`
+// directive) on a free loopback port and returns the base URL
+// (http://127.0.0.1:PORT). The server stops when the test ends. Caddy runs
+// one config per process, so tests using Start must not run in parallel.
+func Start(t testing.TB, site string) string {
+	t.Helper()
+	port := FreePort(t)
+	Load(t, fmt.Sprintf("%shttp://127.0.0.1:%d {\n%s\n}\n", globalOptions, port, site))
+	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
+// Load adapts a whole Caddyfile and runs it until the test ends.
+func Load(t testing.TB, caddyfile string) {
+	t.Helper()
+	cfg := Adapt(t, caddyfile)
+	if err := caddy.Load(cfg, true); err != nil {
+		t.Fatalf("loading config: %v\n%s", err, cfg)
+	}
+	t.Cleanup(func() {
+		if err := caddy.Stop(); err != nil {
+			t.Errorf("stopping caddy: %v", err)
+		}
+	})
+}
+
+// Adapt turns a Caddyfile into Caddy JSON, failing the test on any error
+// or warning.
+func Adapt(t testing.TB, caddyfile string) []byte {
+	t.Helper()
+	adapter := caddyconfig.GetAdapter("caddyfile")
+	cfg, warnings, err := adapter.Adapt([]byte(caddyfile), nil)
+	if err != nil {
+		t.Fatalf("adapting Caddyfile: %v\n%s", err, caddyfile)
+	}
+	for _, w := range warnings {
+		if !strings.Contains(w.Message, "formatted") {
+			t.Fatalf("adapting Caddyfile: warning %s:%d: %s", w.File, w.Line, w.Message)
+		}
+	}
+	return cfg
+}
+
+// FreePort returns a loopback TCP port that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("finding a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}

@@ -1,0 +1,207 @@
+package modelgate
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/modelgate/modelgate/upstreams"
+)
+
+// KeyConfig configures one API key clients may present as
+// `Authorization: Bearer KEY`.
+type KeyConfig struct {
+	// Key is the key itself, for keys written in the config. Placeholders
+	// such as {env.MODELGATE_KEY} are expanded at provision time. Set Key or
+	// SHA256, not both.
+	//
+	// Caddyfile: `key <key> { ... }`
+	Key string `json:"key,omitempty"`
+
+	// SHA256 is the hex SHA-256 digest of the key, for configs and keys
+	// files that must not hold keys in clear.
+	//
+	// Caddyfile: `key_sha256 <hex> { ... }`
+	SHA256 string `json:"sha256,omitempty"`
+
+	// Name identifies the key in logs, metrics and records. Default: the
+	// first 8 hex digits of the key's SHA-256 digest.
+	//
+	// Caddyfile: `name <name>` inside the key block.
+	Name string `json:"name,omitempty"`
+
+	// Owner owns the objects (files, threads, ...) created with this key;
+	// keys with the same owner share them. Default: Name.
+	//
+	// Caddyfile: `owner <owner>` inside the key block.
+	Owner string `json:"owner,omitempty"`
+
+	// Operations the key may call, as operation IDs or glob patterns
+	// (`files.*`, `chat.completions.create`). Default: all operations.
+	//
+	// Caddyfile: `operations <pattern...>` inside the key block.
+	Operations []string `json:"operations,omitempty"`
+}
+
+// keysFile is the format of the file named by Gateway.KeysFile: only hashed
+// keys are accepted there, so the file can be shared without leaking keys.
+type keysFile struct {
+	Keys []KeyConfig `json:"keys"`
+}
+
+// principal is an authenticated key as the gateway keeps it in memory.
+type principal struct {
+	digest     [sha256.Size]byte
+	upstreams.Principal
+	operations []string
+}
+
+// allows reports whether the key may call the operation.
+func (p *principal) allows(op string) bool {
+	if len(p.operations) == 0 {
+		return true
+	}
+	for _, pattern := range p.operations {
+		if ok, _ := path.Match(pattern, op); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// keyring holds the configured keys by digest.
+type keyring struct {
+	keys []principal
+}
+
+// newKeyring builds the keyring from inline keys and the keys file.
+func newKeyring(inline []KeyConfig, file string, repl *caddy.Replacer) (*keyring, error) {
+	configs := make([]KeyConfig, 0, len(inline))
+	for _, k := range inline {
+		k.Key = repl.ReplaceAll(k.Key, "")
+		configs = append(configs, k)
+	}
+	if file != "" {
+		data, err := os.ReadFile(repl.ReplaceAll(file, ""))
+		if err != nil {
+			return nil, fmt.Errorf("reading keys file: %w", err)
+		}
+		var kf keysFile
+		if err := json.Unmarshal(data, &kf); err != nil {
+			return nil, fmt.Errorf("parsing keys file %s: %w", file, err)
+		}
+		for i, k := range kf.Keys {
+			if k.Key != "" {
+				return nil, fmt.Errorf("keys file %s: key %d holds a key in clear; only sha256 digests are accepted there", file, i)
+			}
+			configs = append(configs, k)
+		}
+	}
+	ring := &keyring{}
+	seen := make(map[[sha256.Size]byte]bool, len(configs))
+	for i, k := range configs {
+		p, err := newPrincipal(k)
+		if err != nil {
+			return nil, fmt.Errorf("key %d: %w", i, err)
+		}
+		if seen[p.digest] {
+			return nil, fmt.Errorf("key %d (%s): the same key is configured twice", i, p.KeyName)
+		}
+		seen[p.digest] = true
+		ring.keys = append(ring.keys, p)
+	}
+	return ring, nil
+}
+
+func newPrincipal(k KeyConfig) (principal, error) {
+	var p principal
+	switch {
+	case k.Key != "" && k.SHA256 != "":
+		return p, fmt.Errorf("set key or sha256, not both")
+	case k.Key != "":
+		p.digest = sha256.Sum256([]byte(k.Key))
+	case k.SHA256 != "":
+		raw, err := hex.DecodeString(k.SHA256)
+		if err != nil || len(raw) != sha256.Size {
+			return p, fmt.Errorf("sha256 must be 64 hex digits")
+		}
+		copy(p.digest[:], raw)
+	default:
+		// An empty key usually means an unset {env.X} placeholder; refusing
+		// it keeps a typo from turning into an open gateway.
+		return p, fmt.Errorf("key is empty (is its environment variable set?)")
+	}
+	for _, pattern := range k.Operations {
+		if _, err := path.Match(pattern, ""); err != nil {
+			return p, fmt.Errorf("bad operation pattern %q: %w", pattern, err)
+		}
+	}
+	p.KeyName = k.Name
+	if p.KeyName == "" {
+		p.KeyName = hex.EncodeToString(p.digest[:4])
+	}
+	p.Owner = k.Owner
+	if p.Owner == "" {
+		p.Owner = p.KeyName
+	}
+	p.operations = k.Operations
+	return p, nil
+}
+
+// authenticate finds the key presented in the Authorization header. Every
+// configured digest is compared in constant time, so the time taken does
+// not depend on which key (if any) matched.
+func (kr *keyring) authenticate(r *http.Request) (*principal, *upstreams.Error) {
+	token, ok := bearerToken(r.Header.Get("Authorization"))
+	if !ok {
+		return nil, errMissingKey
+	}
+	digest := sha256.Sum256([]byte(token))
+	var found *principal
+	for i := range kr.keys {
+		if subtle.ConstantTimeCompare(kr.keys[i].digest[:], digest[:]) == 1 {
+			found = &kr.keys[i]
+		}
+	}
+	if found == nil {
+		return nil, &upstreams.Error{
+			Status:  http.StatusUnauthorized,
+			Type:    upstreams.TypeInvalidRequest,
+			Code:    "invalid_api_key",
+			Message: "Incorrect API key provided: " + maskKey(token) + ". Check the key configured for this gateway.",
+		}
+	}
+	return found, nil
+}
+
+var errMissingKey = &upstreams.Error{
+	Status:  http.StatusUnauthorized,
+	Type:    upstreams.TypeInvalidRequest,
+	Message: "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+}
+
+func bearerToken(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// maskKey shows the client enough of the key it sent to recognise it,
+// never enough to use it.
+func maskKey(key string) string {
+	if len(key) <= 8 {
+		return strings.Repeat("*", len(key))
+	}
+	return key[:3] + strings.Repeat("*", len(key)-7) + key[len(key)-4:]
+}

@@ -1,0 +1,46 @@
+package modelgate
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/modelgate/modelgate/upstreams"
+)
+
+// betaValue is the only beta feature the spec defines.
+const betaValue = "assistants=v2"
+
+// defaultBetaHeaders: the spec's name and the name the official SDKs send.
+var defaultBetaHeaders = []string{"Vendor-Beta", "OpenAI-Beta"}
+
+// findBeta returns the first configured beta header the client sent and
+// whether any of them carries assistants=v2. A header may list several
+// comma-separated features.
+func findBeta(h http.Header, names []string) (name string, ok bool) {
+	for _, n := range names {
+		values := h.Values(n)
+		if len(values) == 0 {
+			continue
+		}
+		if name == "" {
+			name = n
+		}
+		for _, v := range values {
+			for _, feature := range strings.Split(v, ",") {
+				if strings.TrimSpace(feature) == betaValue {
+					return n, true
+				}
+			}
+		}
+	}
+	return name, false
+}
+
+// betaError answers a required beta header that is missing or wrong.
+func betaError(sent string, names []string) *upstreams.Error {
+	msg := "You must provide the '" + names[0] + "' header to access the Assistants API. Please try again by setting the header '" + names[0] + ": " + betaValue + "'."
+	if sent != "" {
+		msg = "The '" + sent + "' header must include '" + betaValue + "' to access the Assistants API."
+	}
+	return &upstreams.Error{Status: http.StatusBadRequest, Type: upstreams.TypeInvalidRequest, Code: "invalid_beta", Message: msg}
+}

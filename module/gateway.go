@@ -1,0 +1,186 @@
+// Package modelgate is the Caddy HTTP handler `http.handlers.modelgate`: it
+// serves the model API under /v1, enforcing what the spec documents (bearer
+// auth, the assistants=v2 beta header, content types, body limits) before it
+// hands each operation to the upstream its routes pick.
+package modelgate
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/modelgate/modelgate/upstreams"
+)
+
+func init() {
+	caddy.RegisterModule(Gateway{})
+}
+
+// Gateway is the modelgate HTTP handler. It answers every request under /v1
+// and passes any other request to the next handler.
+type Gateway struct {
+	// Keys clients may present as `Authorization: Bearer KEY`. At least one
+	// key (here or in KeysFile) is required.
+	Keys []KeyConfig `json:"keys,omitempty"`
+
+	// KeysFile names a JSON file `{"keys":[{"sha256":"<hex>","name":...,
+	// "owner":...,"operations":[...]}]}` holding only key digests. Default: none.
+	//
+	// Caddyfile: `keys_file <path>`
+	KeysFile string `json:"keys_file,omitempty"`
+
+	// BetaHeaders are the header names accepted for `assistants=v2`, the
+	// first one named in error messages. Default: ["Vendor-Beta", "OpenAI-Beta"].
+	//
+	// Caddyfile: `beta_headers <name...>`
+	BetaHeaders []string `json:"beta_headers,omitempty"`
+
+	// MaxBodySize caps a JSON request body, in bytes; larger bodies get 413.
+	// Default: 67108864 (64 MiB).
+	//
+	// Caddyfile: `max_body_size <size>` (units such as 64MiB allowed)
+	MaxBodySize int64 `json:"max_body_size,omitempty"`
+
+	// UpstreamsRaw are the named upstreams, each a module of the
+	// modelgate.upstreams namespace selected by its "type" (openai, local,
+	// reference). The names `local` and `reference` exist without being
+	// configured, with default settings.
+	//
+	// Caddyfile: `upstream <name> [<type>] { ... }` (type defaults to openai)
+	UpstreamsRaw map[string]json.RawMessage `json:"upstreams,omitempty" caddy:"namespace=modelgate.upstreams inline_key=type"`
+
+	// Routes send operations to upstreams; the first route whose pattern
+	// matches an operation wins. Operations no route matches go by default:
+	// chat completions and models to the only configured openai upstream
+	// (to `reference` when there is none), everything else to `local`.
+	//
+	// Caddyfile: `route <operation-pattern...> to <upstream>`
+	Routes []Route `json:"routes,omitempty"`
+
+	keys    *keyring
+	routes  routeTable
+	logger  *zap.Logger
+	betaHdr []string
+}
+
+// CaddyModule returns the Caddy module information.
+func (Gateway) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.modelgate",
+		New: func() caddy.Module { return new(Gateway) },
+	}
+}
+
+// defaultMaxBodySize leaves room for base64 images in chat requests.
+const defaultMaxBodySize = 64 << 20
+
+// Provision sets defaults, loads keys and upstreams and resolves routes.
+func (g *Gateway) Provision(ctx caddy.Context) error {
+	g.logger = ctx.Logger()
+	if g.MaxBodySize == 0 {
+		g.MaxBodySize = defaultMaxBodySize
+	}
+	names := g.BetaHeaders
+	if len(names) == 0 {
+		names = defaultBetaHeaders
+	}
+	g.betaHdr = make([]string, len(names))
+	for i, name := range names {
+		g.betaHdr[i] = http.CanonicalHeaderKey(name)
+	}
+	keys, err := newKeyring(g.Keys, g.KeysFile, caddy.NewReplacer())
+	if err != nil {
+		return fmt.Errorf("modelgate: %w", err)
+	}
+	g.keys = keys
+	if err := validateRoutes(g.Routes); err != nil {
+		return fmt.Errorf("modelgate: %w", err)
+	}
+	return g.provisionUpstreams(ctx)
+}
+
+// provisionUpstreams loads the configured upstreams, adds the built-in ones
+// routes need, and resolves the destination of every operation.
+func (g *Gateway) provisionUpstreams(ctx caddy.Context) error {
+	loaded := map[string]upstreams.Upstream{}
+	var providers []string
+	if g.UpstreamsRaw != nil {
+		mods, err := ctx.LoadModule(g, "UpstreamsRaw")
+		if err != nil {
+			return fmt.Errorf("modelgate: loading upstreams: %w", err)
+		}
+		for name, mod := range mods.(map[string]any) {
+			u, ok := mod.(upstreams.Upstream)
+			if !ok {
+				return fmt.Errorf("modelgate: upstream %q: module %T is not an upstream", name, mod)
+			}
+			loaded[name] = u
+			if mod.(caddy.Module).CaddyModule().ID == upstreams.Namespace+".openai" {
+				providers = append(providers, name)
+			}
+		}
+	}
+	sort.Strings(providers)
+	firstProvider := ""
+	if len(providers) == 1 {
+		firstProvider = providers[0]
+	}
+
+	g.routes = make(routeTable, len(operationTable))
+	for _, op := range operationTable {
+		name, explicit := routeNameFor(g.Routes, op.ID, firstProvider)
+		if !explicit && op.ID == upstreams.OpChatCompletionsCreate && len(providers) > 1 {
+			return fmt.Errorf("modelgate: several openai upstreams (%v) and no route for %s; add one", providers, op.ID)
+		}
+		u, ok := loaded[name]
+		if !ok {
+			if name != builtinLocal && name != builtinReference {
+				return fmt.Errorf("modelgate: route for %s names unknown upstream %q", op.ID, name)
+			}
+			mod, err := ctx.LoadModuleByID(upstreams.Namespace+"."+name, json.RawMessage(`{}`))
+			if err != nil {
+				return fmt.Errorf("modelgate: loading built-in upstream %s: %w", name, err)
+			}
+			u = mod.(upstreams.Upstream)
+			loaded[name] = u
+		}
+		implemented := serves(u, op.ID)
+		if explicit && !implemented {
+			return fmt.Errorf("modelgate: upstream %q cannot serve %s", name, op.ID)
+		}
+		g.routes[op.ID] = resolvedRoute{name: name, upstream: u, implemented: implemented}
+	}
+	return nil
+}
+
+// Validate checks the configuration after provisioning.
+func (g *Gateway) Validate() error {
+	if g.keys == nil || len(g.keys.keys) == 0 {
+		return fmt.Errorf("modelgate: no API keys configured; add `key` or `keys_file`")
+	}
+	if g.MaxBodySize < 0 {
+		return fmt.Errorf("modelgate: max_body_size must be positive")
+	}
+	return nil
+}
+
+// Cleanup releases nothing of its own: upstreams are Caddy modules loaded
+// through the config context, which cleans them up.
+func (g *Gateway) Cleanup() error {
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Gateway)(nil)
+	_ caddy.Validator             = (*Gateway)(nil)
+	_ caddy.CleanerUpper          = (*Gateway)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Gateway)(nil)
+	_ caddyfile.Unmarshaler       = (*Gateway)(nil)
+)

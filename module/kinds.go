@@ -1,0 +1,6 @@
+package modelgate
+
+// The upstream kinds a config can name, registered as Caddy modules.
+import (
+	_ "github.com/modelgate/modelgate/upstreams/openai"
+)

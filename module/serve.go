@@ -1,0 +1,180 @@
+package modelgate
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/modelgate/modelgate/upstreams"
+)
+
+// ServeHTTP answers requests under /v1 and passes the rest on.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	rest, ok := strings.CutPrefix(r.URL.Path, apiPrefix)
+	if !ok || (rest != "" && rest[0] != '/') {
+		return next.ServeHTTP(w, r)
+	}
+	defer g.recoverPanic(w, r)
+
+	op, params := matchOperation(r.Method, rest)
+	if op == nil {
+		upstreams.WriteError(w, &upstreams.Error{
+			Status:  http.StatusNotFound,
+			Type:    upstreams.TypeInvalidRequest,
+			Message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path),
+		})
+		return nil
+	}
+	call, apiErr := g.admit(r, op, params)
+	if apiErr != nil {
+		upstreams.WriteError(w, apiErr)
+		return nil
+	}
+	route := g.routes[op.ID]
+	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+		repl.Set("http.modelgate.operation", op.ID)
+		repl.Set("http.modelgate.key_name", call.Principal.KeyName)
+		repl.Set("http.modelgate.upstream", route.name)
+	}
+	if !route.implemented {
+		upstreams.WriteError(w, &upstreams.Error{
+			Status:  http.StatusNotImplemented,
+			Type:    upstreams.TypeNotImplemented,
+			Message: fmt.Sprintf("The operation %s is not implemented by the upstream %q yet; route it to an upstream that serves it.", op.ID, route.name),
+		})
+		return nil
+	}
+	if err := route.upstream.ServeCall(w, call); err != nil {
+		g.writeUpstreamError(w, r, op, route.name, err)
+	}
+	return nil
+}
+
+// admit runs every check that comes before routing: auth, permissions, the
+// beta header, the content type and the body. It returns the Call to route.
+func (g *Gateway) admit(r *http.Request, op *Operation, params map[string]string) (*upstreams.Call, *upstreams.Error) {
+	p, apiErr := g.keys.authenticate(r)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	if !p.allows(op.ID) {
+		return nil, &upstreams.Error{
+			Status:  http.StatusForbidden,
+			Type:    upstreams.TypeInvalidRequest,
+			Code:    "permission_denied",
+			Message: fmt.Sprintf("The API key %q is not allowed to call %s.", p.KeyName, op.ID),
+		}
+	}
+	betaName, betaOK := findBeta(r.Header, g.betaHdr)
+	if op.Beta == BetaRequire && !betaOK {
+		return nil, betaError(betaName, g.betaHdr)
+	}
+	call := &upstreams.Call{
+		Operation:  op.ID,
+		Params:     params,
+		Principal:  p.Principal,
+		Request:    r,
+		BetaHeader: betaName,
+	}
+	body, apiErr := g.readBody(r, op)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	call.Body = body
+	return call, nil
+}
+
+// readBody checks the content type and reads a JSON body once, within the
+// size cap. Multipart bodies are left unread for the upstream to stream.
+func (g *Gateway) readBody(r *http.Request, op *Operation) ([]byte, *upstreams.Error) {
+	hasBody := r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody
+	switch op.Body {
+	case BodyNone:
+		return nil, nil
+	case BodyMultipart:
+		if mediaType(r) != "multipart/form-data" {
+			return nil, upstreams.InvalidRequest("", "Invalid Content-Type header (%q): %s expects multipart/form-data.", r.Header.Get("Content-Type"), op.ID)
+		}
+		return nil, nil
+	}
+	if !hasBody {
+		if op.BodyRequired {
+			return nil, upstreams.InvalidRequest("", "%s requires a JSON body.", op.ID)
+		}
+		return nil, nil
+	}
+	if mt := mediaType(r); mt != "application/json" {
+		return nil, upstreams.InvalidRequest("", "Invalid Content-Type header (%q): requests with a body must be sent as application/json.", r.Header.Get("Content-Type"))
+	}
+	if r.ContentLength > g.MaxBodySize {
+		return nil, errBodyTooLarge(g.MaxBodySize)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, g.MaxBodySize))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, errBodyTooLarge(g.MaxBodySize)
+		}
+		return nil, upstreams.InvalidRequest("", "The request body could not be read.")
+	}
+	return body, nil
+}
+
+func errBodyTooLarge(limit int64) *upstreams.Error {
+	return &upstreams.Error{
+		Status:  http.StatusRequestEntityTooLarge,
+		Type:    upstreams.TypeInvalidRequest,
+		Message: fmt.Sprintf("The request body is larger than the %d bytes this gateway accepts.", limit),
+	}
+}
+
+func mediaType(r *http.Request) string {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return ""
+	}
+	return mt
+}
+
+// writeUpstreamError answers an error an upstream returned instead of a
+// response. Anything but an *upstreams.Error is logged and hidden.
+func (g *Gateway) writeUpstreamError(w http.ResponseWriter, r *http.Request, op *Operation, upstream string, err error) {
+	var apiErr *upstreams.Error
+	if errors.As(err, &apiErr) {
+		upstreams.WriteError(w, apiErr)
+		return
+	}
+	if r.Context().Err() != nil {
+		return // the client went away; nobody is left to answer
+	}
+	g.logger.Error("upstream failed",
+		zap.String("operation", op.ID),
+		zap.String("upstream", upstream),
+		zap.Error(err))
+	upstreams.WriteError(w, upstreams.ServerError("The server had an error while processing your request."))
+}
+
+// recoverPanic turns a panic in any handler below into a 500 envelope, so a
+// bug never shows the client a stack trace or a dropped connection.
+func (g *Gateway) recoverPanic(w http.ResponseWriter, r *http.Request) {
+	rec := recover()
+	if rec == nil {
+		return
+	}
+	if rec == http.ErrAbortHandler {
+		panic(rec)
+	}
+	g.logger.Error("panic while serving request",
+		zap.String("method", r.Method),
+		zap.String("path", r.URL.Path),
+		zap.Any("panic", rec),
+		zap.Stack("stack"))
+	upstreams.WriteError(w, upstreams.ServerError("The server had an error while processing your request."))
+}
