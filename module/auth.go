@@ -59,7 +59,7 @@ type keysFile struct {
 
 // principal is an authenticated key as the gateway keeps it in memory.
 type principal struct {
-	digest     [sha256.Size]byte
+	digest [sha256.Size]byte
 	upstreams.Principal
 	operations []string
 }
