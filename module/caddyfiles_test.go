@@ -1,0 +1,40 @@
+package modelgate_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/modelgate/modelgate/internal/testgateway"
+)
+
+// TestExampleCaddyfiles adapts every file in caddyfiles/ and provisions the
+// result, so an example that stops working fails here first.
+func TestExampleCaddyfiles(t *testing.T) {
+	files, err := filepath.Glob("../caddyfiles/*.Caddyfile")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example Caddyfiles found: %v", err)
+	}
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys.json")
+	os.WriteFile(keys, []byte(`{"keys":[{"sha256":"`+sha256Hex("sk-team")+`","name":"team"}]}`), 0o600)
+	t.Setenv("MODELGATE_DATA_DIR", filepath.Join(dir, "data"))
+	t.Setenv("MODELGATE_KEYS_FILE", keys)
+	t.Setenv("MODELGATE_KEY", "sk-example-key")
+	t.Setenv("MODELGATE_CHAT_ONLY_KEY", "sk-chat-only")
+	t.Setenv("OPENAI_API_KEY", "sk-provider")
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			src, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := testgateway.Adapt(t, string(src))
+			if err := caddy.Validate(mustConfig(t, cfg)); err != nil {
+				t.Fatalf("%s does not provision: %v", file, err)
+			}
+		})
+	}
+}
