@@ -2,8 +2,9 @@ package modelgate
 
 import (
 	"encoding/json"
-	"strings"
+	"strconv"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
@@ -42,7 +43,11 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    upstream <name> [openai|local|reference] {
 //	        ... options of that upstream type ...
 //	    }
-//	    route <operation-pattern...> to <upstream>
+//	    route <operation-pattern...> [model <model-pattern...>] to <upstream...> [fallback <upstream...>] {
+//	        weights <n...>
+//	        retries <n>
+//	        max_retry_wait <duration>
+//	    }
 //	}
 func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
@@ -161,20 +166,62 @@ func (g *Gateway) unmarshalUpstream(d *caddyfile.Dispenser) error {
 }
 
 func (g *Gateway) unmarshalRoute(d *caddyfile.Dispenser) error {
-	args := d.RemainingArgs()
-	i := indexOf(args, "to")
-	if i < 1 || i != len(args)-2 {
-		return d.Errf("route syntax: route <operation-pattern...> to <upstream>")
+	const syntax = "route syntax: route <operation-pattern...> [model <model-pattern...>] to <upstream...> [fallback <upstream...>]"
+	var r Route
+	// Each keyword switches which list the following arguments fill.
+	lists := map[string]*[]string{"model": &r.Models, "to": &r.Upstreams, "fallback": &r.Fallbacks}
+	list := &r.Operations
+	for d.NextArg() {
+		next, isKeyword := lists[d.Val()]
+		if !isKeyword {
+			*list = append(*list, d.Val())
+			continue
+		}
+		if next == nil {
+			return d.Errf("%s: %q given twice", syntax, d.Val())
+		}
+		list, lists[d.Val()] = next, nil
 	}
-	g.Routes = append(g.Routes, Route{Operations: args[:i], Upstreams: args[i+1:]})
-	return nil
-}
-
-func indexOf(list []string, s string) int {
-	for i, v := range list {
-		if strings.EqualFold(v, s) {
-			return i
+	if len(r.Operations) == 0 || len(r.Upstreams) == 0 || (list == &r.Models) {
+		return d.Errf(syntax)
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		switch d.Val() {
+		case "weights":
+			for _, arg := range d.RemainingArgs() {
+				n, err := strconv.Atoi(arg)
+				if err != nil || n < 1 {
+					return d.Errf("bad weight %q: want a whole number of at least 1", arg)
+				}
+				r.Weights = append(r.Weights, n)
+			}
+			if len(r.Weights) != len(r.Upstreams) {
+				return d.Errf("%d weights for %d upstreams", len(r.Weights), len(r.Upstreams))
+			}
+		case "retries":
+			var arg string
+			if !d.AllArgs(&arg) {
+				return d.ArgErr()
+			}
+			n, err := strconv.Atoi(arg)
+			if err != nil || n < 0 {
+				return d.Errf("bad retries %q: want a whole number", arg)
+			}
+			r.Retries = &n
+		case "max_retry_wait":
+			var arg string
+			if !d.AllArgs(&arg) {
+				return d.ArgErr()
+			}
+			dur, err := caddy.ParseDuration(arg)
+			if err != nil || dur <= 0 {
+				return d.Errf("bad max_retry_wait %q", arg)
+			}
+			r.MaxRetryWait = caddy.Duration(dur)
+		default:
+			return d.Errf("unrecognized route option %q", d.Val())
 		}
 	}
-	return -1
+	g.Routes = append(g.Routes, r)
+	return nil
 }

@@ -5,6 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 )
@@ -59,6 +62,27 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			},
 		},
 		{
+			name: "model routes with weights, fallbacks and retries",
+			input: `modelgate {
+				route chat.completions.create model gpt-* o* to openai azure fallback groq {
+					weights 3 1
+					retries 2
+					max_retry_wait 10s
+				}
+				route chat.completions.create model llama* to vllm
+			}`,
+			want: Gateway{
+				Routes: []Route{
+					{
+						Operations: []string{"chat.completions.create"}, Models: []string{"gpt-*", "o*"},
+						Upstreams: []string{"openai", "azure"}, Fallbacks: []string{"groq"},
+						Weights: []int{3, 1}, Retries: intPtr(2), MaxRetryWait: caddy.Duration(10 * time.Second),
+					},
+					{Operations: []string{"chat.completions.create"}, Models: []string{"llama*"}, Upstreams: []string{"vllm"}},
+				},
+			},
+		},
+		{
 			name: "openai upstream without a type",
 			input: `modelgate {
 				upstream openai {
@@ -87,7 +111,14 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		{name: "bad body size", input: "modelgate {\n max_body_size lots\n}", wantErr: "bad max_body_size"},
 		{name: "beta_headers empty", input: "modelgate {\n beta_headers\n}", wantErr: "wrong argument count"},
 		{name: "route without to", input: "modelgate {\n route files.* local\n}", wantErr: "route syntax"},
-		{name: "route with two upstreams", input: "modelgate {\n route files.* to a b\n}", wantErr: "route syntax"},
+		{name: "route without upstream", input: "modelgate {\n route files.* to\n}", wantErr: "route syntax"},
+		{name: "route without operations", input: "modelgate {\n route to a\n}", wantErr: "route syntax"},
+		{name: "route with dangling model", input: "modelgate {\n route chat.* to a model\n}", wantErr: "route syntax"},
+		{name: "route with to twice", input: "modelgate {\n route chat.* to a to b\n}", wantErr: "given twice"},
+		{name: "weights count", input: "modelgate {\n route chat.* to a b {\n weights 1\n }\n}", wantErr: "1 weights for 2 upstreams"},
+		{name: "zero weight", input: "modelgate {\n route chat.* to a {\n weights 0\n }\n}", wantErr: "bad weight"},
+		{name: "negative retries", input: "modelgate {\n route chat.* to a {\n retries -1\n }\n}", wantErr: "bad retries"},
+		{name: "unknown route option", input: "modelgate {\n route chat.* to a {\n sticky\n }\n}", wantErr: `unrecognized route option "sticky"`},
 		{name: "unknown upstream type", input: "modelgate {\n upstream x magic\n}", wantErr: `unknown upstream type "magic"`},
 		{name: "upstream twice", input: "modelgate {\n upstream a {\n base_url http://x\n }\n upstream a {\n base_url http://y\n }\n}", wantErr: `upstream "a" is defined twice`},
 		{name: "bad openai option", input: "modelgate {\n upstream a {\n base_uri http://x\n }\n}", wantErr: `unrecognized openai upstream option "base_uri"`},
@@ -121,6 +152,8 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		})
 	}
 }
+
+func intPtr(n int) *int { return &n }
 
 func TestKeyringRejectsBadKeys(t *testing.T) {
 	tests := []struct {

@@ -55,18 +55,22 @@ type Gateway struct {
 	// Caddyfile: `upstream <name> [<type>] { ... }` (type defaults to openai)
 	UpstreamsRaw map[string]json.RawMessage `json:"upstreams,omitempty" caddy:"namespace=modelgate.upstreams inline_key=type"`
 
-	// Routes send operations to upstreams; the first route whose pattern
-	// matches an operation wins. Operations no route matches go by default:
-	// chat completions and models to the only configured openai upstream
-	// (to `reference` when there is none), everything else to `local`.
+	// Routes send operations to upstreams. Of the routes naming an
+	// operation, the first whose model patterns match the request serves
+	// it; when routes name an operation but none matches the request's
+	// model, the answer is 404 model_not_found. Operations no route names
+	// go by default: chat completions to the only configured openai
+	// upstream (to `reference` when there is none), models.list is answered
+	// by the gateway from the chat routes, everything else goes to `local`.
 	//
-	// Caddyfile: `route <operation-pattern...> to <upstream>`
+	// Caddyfile: `route <operation-pattern...> [model <pattern...>] to <upstream...> [fallback <upstream...>]`
 	Routes []Route `json:"routes,omitempty"`
 
-	keys    *keyring
-	routes  routeTable
-	logger  *zap.Logger
-	betaHdr []string
+	keys           *keyring
+	routes         map[string]*operationRoutes
+	modelUpstreams []modelSource
+	logger         *zap.Logger
+	betaHdr        []string
 }
 
 // CaddyModule returns the Caddy module information.
@@ -106,7 +110,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 }
 
 // provisionUpstreams loads the configured upstreams, adds the built-in ones
-// routes need, and resolves the destination of every operation.
+// routes need, and resolves the routes of every operation.
 func (g *Gateway) provisionUpstreams(ctx caddy.Context) error {
 	loaded := map[string]upstreams.Upstream{}
 	var providers []string
@@ -127,35 +131,61 @@ func (g *Gateway) provisionUpstreams(ctx caddy.Context) error {
 		}
 	}
 	sort.Strings(providers)
-	firstProvider := ""
+	onlyProvider := ""
 	if len(providers) == 1 {
-		firstProvider = providers[0]
+		onlyProvider = providers[0]
+	}
+	load := func(name string) (upstreams.Upstream, error) {
+		if u, ok := loaded[name]; ok {
+			return u, nil
+		}
+		if name != builtinLocal && name != builtinReference {
+			return nil, fmt.Errorf("unknown upstream %q", name)
+		}
+		mod, err := ctx.LoadModuleByID(upstreams.Namespace+"."+name, json.RawMessage(`{}`))
+		if err != nil {
+			return nil, fmt.Errorf("loading built-in upstream %s: %w", name, err)
+		}
+		loaded[name] = mod.(upstreams.Upstream)
+		return loaded[name], nil
 	}
 
-	g.routes = make(routeTable, len(operationTable))
+	g.routes = make(map[string]*operationRoutes, len(operationTable))
 	for _, op := range operationTable {
-		name, explicit := routeNameFor(g.Routes, op.ID, firstProvider)
-		if !explicit && op.ID == upstreams.OpChatCompletionsCreate && len(providers) > 1 {
+		configured := routesFor(g.Routes, op.ID)
+		or := &operationRoutes{}
+		g.routes[op.ID] = or
+		for _, r := range configured {
+			res, err := resolveRoute(r, op.ID, load)
+			if err != nil {
+				return fmt.Errorf("modelgate: route for %s: %w", op.ID, err)
+			}
+			or.routes = append(or.routes, res)
+		}
+		if len(configured) > 0 {
+			continue
+		}
+		if op.ID == upstreams.OpModelsList {
+			or.byGateway = true
+			continue
+		}
+		if op.ID == upstreams.OpChatCompletionsCreate && len(providers) > 1 {
 			return fmt.Errorf("modelgate: several openai upstreams (%v) and no route for %s; add one", providers, op.ID)
 		}
-		u, ok := loaded[name]
-		if !ok {
-			if name != builtinLocal && name != builtinReference {
-				return fmt.Errorf("modelgate: route for %s names unknown upstream %q", op.ID, name)
-			}
-			mod, err := ctx.LoadModuleByID(upstreams.Namespace+"."+name, json.RawMessage(`{}`))
-			if err != nil {
-				return fmt.Errorf("modelgate: loading built-in upstream %s: %w", name, err)
-			}
-			u = mod.(upstreams.Upstream)
-			loaded[name] = u
+		name := defaultUpstreamFor(op.ID, onlyProvider)
+		u, err := load(name)
+		if err != nil {
+			return fmt.Errorf("modelgate: default route for %s: %w", op.ID, err)
 		}
-		implemented := serves(u, op.ID)
-		if explicit && !implemented {
-			return fmt.Errorf("modelgate: upstream %q cannot serve %s", name, op.ID)
-		}
-		g.routes[op.ID] = resolvedRoute{name: name, upstream: u, implemented: implemented}
+		or.routes = []*resolvedRoute{{
+			primaries:    []target{{name: name, upstream: u, weight: 1}},
+			totalWeight:  1,
+			retries:      defaultRetries,
+			maxRetryWait: defaultMaxRetryWait,
+			implemented:  serves(u, op.ID),
+		}}
 	}
+	g.modelUpstreams = modelListers(g.routes[upstreams.OpChatCompletionsCreate])
 	return nil
 }
 

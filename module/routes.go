@@ -2,22 +2,56 @@ package modelgate
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"path"
+	"sort"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
 
 	"github.com/modelgate/modelgate/upstreams"
 )
 
-// Route sends operations to upstreams.
+// Route sends operations, optionally only those naming certain models, to
+// upstreams: one chosen by weight among Upstreams, then the other ones, then
+// Fallbacks in order, each tried when the one before fails before its first
+// response byte (connection error, 429, 5xx).
+//
+// Caddyfile:
+//
+//	route <operation-pattern...> [model <model-pattern...>] to <upstream...> [fallback <upstream...>] [{
+//	    weights <n...>
+//	    retries <n>
+//	    max_retry_wait <duration>
+//	}]
 type Route struct {
 	// Operations this route serves, as operation IDs or glob patterns
 	// (`files.*`, `*`). Required.
 	Operations []string `json:"operations"`
 
-	// Upstreams names the upstream that serves the route. Required: exactly
-	// one name.
-	//
-	// Caddyfile: `route <pattern...> to <upstream>`
+	// Models restricts the route to requests whose `model` matches one of
+	// these glob patterns (`gpt-*`). Default: any model, and requests
+	// without one.
+	Models []string `json:"models,omitempty"`
+
+	// Upstreams share the route's traffic by Weights. Required.
 	Upstreams []string `json:"upstreams"`
+
+	// Weights of Upstreams, in the same order. Default: 1 each.
+	Weights []int `json:"weights,omitempty"`
+
+	// Fallbacks are tried in order after every upstream of Upstreams has
+	// failed. Default: none.
+	Fallbacks []string `json:"fallbacks,omitempty"`
+
+	// Retries is how many times one upstream is tried again before moving
+	// on, waiting as its Retry-After / retry-after-ms says or backing off
+	// exponentially from 100ms. Default: 1.
+	Retries *int `json:"retries,omitempty"`
+
+	// MaxRetryWait is the longest wait before a retry; an upstream asking
+	// for more is skipped for the next one at once. Default: 5s.
+	MaxRetryWait caddy.Duration `json:"max_retry_wait,omitempty"`
 }
 
 // Names of the built-in upstreams that exist without being configured.
@@ -26,29 +60,80 @@ const (
 	builtinReference = "reference"
 )
 
-// routeTable is the resolved destination of every operation.
-type routeTable map[string]resolvedRoute
+const (
+	defaultRetries      = 1
+	defaultMaxRetryWait = 5 * time.Second
+)
 
-type resolvedRoute struct {
+// target is one upstream of a resolved route.
+type target struct {
 	name     string
 	upstream upstreams.Upstream
-	// implemented is false when the upstream the operation went to by
+	weight   int
+}
+
+// resolvedRoute is a route with its upstreams loaded.
+type resolvedRoute struct {
+	models       []string
+	primaries    []target
+	fallbacks    []target
+	totalWeight  int
+	retries      int
+	maxRetryWait time.Duration
+	// implemented is false when the upstream an operation went to by
 	// default cannot serve it yet: the gateway answers 501.
 	implemented bool
 }
 
-// defaultUpstreamFor names where an operation goes when no route mentions
-// it: chat to the first configured provider, else to the reference engine;
-// everything else to the local implementation.
-func defaultUpstreamFor(op string, firstProvider string) string {
-	switch op {
-	case upstreams.OpChatCompletionsCreate, upstreams.OpModelsList:
-		if firstProvider != "" {
-			return firstProvider
+// operationRoutes are the routes of one operation, in config order; the
+// first whose models match the request serves it.
+type operationRoutes struct {
+	routes []*resolvedRoute
+	// byGateway: the gateway answers itself (models.list by default).
+	byGateway bool
+}
+
+// pick returns the route for a request's model, or nil when routes exist
+// for the operation but none serves that model.
+func (o *operationRoutes) pick(model string) *resolvedRoute {
+	for _, r := range o.routes {
+		if len(r.models) == 0 {
+			return r
 		}
-		return builtinReference
+		for _, pattern := range r.models {
+			if ok, _ := path.Match(pattern, model); ok {
+				return r
+			}
+		}
 	}
-	return builtinLocal
+	return nil
+}
+
+// candidates lists the upstreams to try, in order: one primary chosen by
+// weight, the other primaries by descending weight, then the fallbacks.
+func (r *resolvedRoute) candidates() []target {
+	if len(r.primaries) == 1 && len(r.fallbacks) == 0 {
+		return r.primaries
+	}
+	out := make([]target, 0, len(r.primaries)+len(r.fallbacks))
+	chosen := 0
+	if len(r.primaries) > 1 {
+		n := rand.IntN(r.totalWeight)
+		for i, t := range r.primaries {
+			if n < t.weight {
+				chosen = i
+				break
+			}
+			n -= t.weight
+		}
+	}
+	out = append(out, r.primaries[chosen])
+	for i, t := range r.primaries {
+		if i != chosen {
+			out = append(out, t)
+		}
+	}
+	return append(out, r.fallbacks...)
 }
 
 // validateRoutes checks routes for shape before any upstream is loaded.
@@ -57,13 +142,26 @@ func validateRoutes(routes []Route) error {
 		if len(r.Operations) == 0 {
 			return fmt.Errorf("route %d: no operations", i)
 		}
-		if len(r.Upstreams) != 1 {
-			return fmt.Errorf("route %d: exactly one upstream is supported, got %d", i, len(r.Upstreams))
+		if len(r.Upstreams) == 0 {
+			return fmt.Errorf("route %d: no upstreams", i)
+		}
+		if len(r.Weights) != 0 && len(r.Weights) != len(r.Upstreams) {
+			return fmt.Errorf("route %d: %d weights for %d upstreams", i, len(r.Weights), len(r.Upstreams))
+		}
+		for _, w := range r.Weights {
+			if w < 1 {
+				return fmt.Errorf("route %d: weights must be at least 1", i)
+			}
+		}
+		if r.Retries != nil && *r.Retries < 0 {
+			return fmt.Errorf("route %d: retries must not be negative", i)
+		}
+		for _, pattern := range append(append([]string(nil), r.Operations...), r.Models...) {
+			if _, err := path.Match(pattern, ""); err != nil {
+				return fmt.Errorf("route %d: bad pattern %q: %w", i, pattern, err)
+			}
 		}
 		for _, pattern := range r.Operations {
-			if _, err := path.Match(pattern, ""); err != nil {
-				return fmt.Errorf("route %d: bad operation pattern %q: %w", i, pattern, err)
-			}
 			if !matchesAnyOperation(pattern) {
 				return fmt.Errorf("route %d: pattern %q matches no operation", i, pattern)
 			}
@@ -81,17 +179,85 @@ func matchesAnyOperation(pattern string) bool {
 	return false
 }
 
-// routeNameFor returns the upstream name for an operation: the first route
-// whose pattern matches, else the default. explicit reports a configured route.
-func routeNameFor(routes []Route, op, firstProvider string) (name string, explicit bool) {
+// routesFor returns the configured routes that name an operation.
+func routesFor(routes []Route, op string) []Route {
+	var out []Route
 	for _, r := range routes {
 		for _, pattern := range r.Operations {
 			if ok, _ := path.Match(pattern, op); ok {
-				return r.Upstreams[0], true
+				out = append(out, r)
+				break
 			}
 		}
 	}
-	return defaultUpstreamFor(op, firstProvider), false
+	return out
+}
+
+// defaultUpstreamFor names where an operation goes when no route names it:
+// chat to the only configured provider, else to the reference engine;
+// everything else to the local implementation.
+func defaultUpstreamFor(op string, onlyProvider string) string {
+	if op == upstreams.OpChatCompletionsCreate {
+		if onlyProvider != "" {
+			return onlyProvider
+		}
+		return builtinReference
+	}
+	return builtinLocal
+}
+
+// upstreamLoader returns a loaded upstream by name, loading the built-in
+// ones on first use.
+type upstreamLoader func(name string) (upstreams.Upstream, error)
+
+// resolveRoute loads a configured route's upstreams and checks each can
+// serve the operation.
+func resolveRoute(r Route, op string, load upstreamLoader) (*resolvedRoute, error) {
+	res := &resolvedRoute{
+		models:       r.Models,
+		retries:      defaultRetries,
+		maxRetryWait: defaultMaxRetryWait,
+		implemented:  true,
+	}
+	if r.Retries != nil {
+		res.retries = *r.Retries
+	}
+	if r.MaxRetryWait > 0 {
+		res.maxRetryWait = time.Duration(r.MaxRetryWait)
+	}
+	resolve := func(name string, weight int) (target, error) {
+		u, err := load(name)
+		if err != nil {
+			return target{}, err
+		}
+		if !serves(u, op) {
+			return target{}, fmt.Errorf("upstream %q cannot serve %s", name, op)
+		}
+		return target{name: name, upstream: u, weight: weight}, nil
+	}
+	for i, name := range r.Upstreams {
+		weight := 1
+		if len(r.Weights) > 0 {
+			weight = r.Weights[i]
+		}
+		t, err := resolve(name, weight)
+		if err != nil {
+			return nil, err
+		}
+		res.primaries = append(res.primaries, t)
+		res.totalWeight += weight
+	}
+	// Stable by descending weight, so the order after the chosen primary
+	// prefers the upstreams meant to carry more.
+	sort.SliceStable(res.primaries, func(i, j int) bool { return res.primaries[i].weight > res.primaries[j].weight })
+	for _, name := range r.Fallbacks {
+		t, err := resolve(name, 0)
+		if err != nil {
+			return nil, err
+		}
+		res.fallbacks = append(res.fallbacks, t)
+	}
+	return res, nil
 }
 
 // serves reports whether u can serve op; upstreams that do not say serve all.

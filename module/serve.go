@@ -10,6 +10,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/tidwall/gjson"
 	"go.uber.org/zap"
 
 	"github.com/modelgate/modelgate/upstreams"
@@ -37,22 +38,38 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		upstreams.WriteError(w, apiErr)
 		return nil
 	}
-	route := g.routes[op.ID]
+	opRoutes := g.routes[op.ID]
+	if opRoutes.byGateway {
+		g.serveModels(w)
+		return nil
+	}
+	route := opRoutes.pick(call.Model)
+	if route == nil {
+		upstreams.WriteError(w, &upstreams.Error{
+			Status:  http.StatusNotFound,
+			Type:    upstreams.TypeInvalidRequest,
+			Param:   "model",
+			Code:    "model_not_found",
+			Message: fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", call.Model),
+		})
+		return nil
+	}
+	upstreamName := route.primaries[0].name
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 		repl.Set("http.modelgate.operation", op.ID)
 		repl.Set("http.modelgate.key_name", call.Principal.KeyName)
-		repl.Set("http.modelgate.upstream", route.name)
+		repl.Set("http.modelgate.upstream", upstreamName)
 	}
 	if !route.implemented {
 		upstreams.WriteError(w, &upstreams.Error{
 			Status:  http.StatusNotImplemented,
 			Type:    upstreams.TypeNotImplemented,
-			Message: fmt.Sprintf("The operation %s is not implemented by the upstream %q yet; route it to an upstream that serves it.", op.ID, route.name),
+			Message: fmt.Sprintf("The operation %s is not implemented by the upstream %q yet; route it to an upstream that serves it.", op.ID, upstreamName),
 		})
 		return nil
 	}
-	if err := route.upstream.ServeCall(w, call); err != nil {
-		g.writeUpstreamError(w, r, op, route.name, err)
+	if err := g.dispatch(w, call, route); err != nil {
+		g.writeUpstreamError(w, r, op, upstreamName, err)
 	}
 	return nil
 }
@@ -88,6 +105,9 @@ func (g *Gateway) admit(r *http.Request, op *Operation, params map[string]string
 		return nil, apiErr
 	}
 	call.Body = body
+	if body != nil {
+		call.Model = gjson.GetBytes(body, "model").String()
+	}
 	return call, nil
 }
 

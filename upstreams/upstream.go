@@ -47,6 +47,8 @@ type Call struct {
 	// BetaHeader is the name of the beta header the client sent
 	// (e.g. "OpenAI-Beta" or "Vendor-Beta"), or "" when it sent none.
 	BetaHeader string
+	// Model is the model the request names, "" when its body names none.
+	Model string
 }
 
 // Upstream serves operations. ServeCall either writes a complete response to
@@ -55,6 +57,20 @@ type Call struct {
 // is answered with 500 server_error and logged by the gateway.
 type Upstream interface {
 	ServeCall(w http.ResponseWriter, c *Call) error
+}
+
+// Forwarder is an upstream that answers over HTTP. The gateway sends the
+// call with Forward and relays the response itself, so it can retry or fall
+// back to another upstream when this one fails before its first byte. The
+// caller closes the response body.
+type Forwarder interface {
+	Forward(c *Call) (*http.Response, error)
+}
+
+// ModelLister is an upstream that can name the models it serves, for the
+// gateway's GET /v1/models.
+type ModelLister interface {
+	Models() []string
 }
 
 // OperationServer is implemented by upstreams that serve only some

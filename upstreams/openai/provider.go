@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 	"go.uber.org/zap"
@@ -51,9 +52,25 @@ type Provider struct {
 	// Caddyfile: `header <name> <value>` (repeatable)
 	Headers map[string]string `json:"headers,omitempty"`
 
+	// ModelNames are the models this provider serves, listed by the
+	// gateway's GET /v1/models. Default: none.
+	//
+	// Caddyfile: `models <name...>`
+	ModelNames []string `json:"models,omitempty"`
+
+	// ModelAliases map a client-facing model name to the name this
+	// provider knows it by; the request's `model` is rewritten on the way.
+	// Default: none.
+	//
+	// Caddyfile: `alias <client-name> <provider-name>` (repeatable)
+	ModelAliases map[string]string `json:"model_aliases,omitempty"`
+
 	// TransportRaw configures the HTTP transport, a module of Caddy's
 	// http.reverse_proxy.transport namespace (keep-alive pools, HTTP/2,
 	// TLS, timeouts). Default: Caddy's `http` transport with its defaults.
+	//
+	// Caddyfile: `dial_timeout <duration>` and `response_header_timeout
+	// <duration>` set those fields of the default transport.
 	TransportRaw json.RawMessage `json:"transport,omitempty" caddy:"namespace=http.reverse_proxy.transport inline_key=protocol"`
 
 	base      *url.URL
@@ -123,12 +140,17 @@ func (p *Provider) Validate() error {
 //	    api_key <key>
 //	    beta_header <name>
 //	    header <name> <value>
+//	    models <name...>
+//	    alias <client-name> <provider-name>
+//	    dial_timeout <duration>
+//	    response_header_timeout <duration>
 //	}
 func (p *Provider) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the upstream's name or type
 	if d.NextArg() {
 		return d.ArgErr()
 	}
+	transport := transportOptions{}
 	for d.NextBlock(0) {
 		switch d.Val() {
 		case "base_url":
@@ -152,12 +174,46 @@ func (p *Provider) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				p.Headers = map[string]string{}
 			}
 			p.Headers[name] = value
+		case "models":
+			p.ModelNames = d.RemainingArgs()
+			if len(p.ModelNames) == 0 {
+				return d.ArgErr()
+			}
+		case "alias":
+			var client, provider string
+			if !d.AllArgs(&client, &provider) {
+				return d.ArgErr()
+			}
+			if p.ModelAliases == nil {
+				p.ModelAliases = map[string]string{}
+			}
+			p.ModelAliases[client] = provider
+		case "dial_timeout", "response_header_timeout":
+			field := d.Val()
+			var value string
+			if !d.AllArgs(&value) {
+				return d.ArgErr()
+			}
+			dur, err := caddy.ParseDuration(value)
+			if err != nil {
+				return d.Errf("bad %s %q: %v", field, value, err)
+			}
+			transport.set(field, caddy.Duration(dur))
 		default:
 			return d.Errf("unrecognized openai upstream option %q", d.Val())
 		}
 	}
+	if len(transport) > 0 {
+		transport["protocol"] = "http"
+		p.TransportRaw = caddyconfig.JSON(transport, nil)
+	}
 	return nil
 }
+
+// transportOptions collects Caddyfile settings of the default HTTP transport.
+type transportOptions map[string]any
+
+func (t transportOptions) set(field string, value any) { t[field] = value }
 
 // Interface guards
 var (
@@ -165,5 +221,7 @@ var (
 	_ caddy.Validator       = (*Provider)(nil)
 	_ caddyfile.Unmarshaler = (*Provider)(nil)
 	_ upstreams.Upstream    = (*Provider)(nil)
+	_ upstreams.Forwarder   = (*Provider)(nil)
+	_ upstreams.ModelLister = (*Provider)(nil)
 	_ http.RoundTripper     = (*reverseproxy.HTTPTransport)(nil)
 )

@@ -2,53 +2,61 @@ package openai
 
 import (
 	"bytes"
-	"context"
-	"errors"
-	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strings"
 
+	"github.com/tidwall/sjson"
 	"go.uber.org/zap"
 
 	"github.com/modelgate/modelgate/upstreams"
 )
 
-// ServeCall relays the call to the provider and the provider's answer,
-// status, headers and body, back to the client as it arrives.
+// ServeCall forwards the call and relays the provider's answer as it
+// arrives. The gateway prefers Forward, which lets it retry and fall back.
 func (p *Provider) ServeCall(w http.ResponseWriter, c *upstreams.Call) error {
-	req, err := p.newRequest(c)
+	resp, err := p.Forward(c)
 	if err != nil {
 		return err
 	}
+	defer resp.Body.Close()
+	if err := upstreams.Relay(w, resp); err != nil && c.Request.Context().Err() == nil {
+		p.logger.Warn("relaying provider response failed", zap.String("host", p.base.Host), zap.Error(err))
+	}
+	return nil
+}
+
+// Forward sends the call to the provider and returns its response unread.
+// A provider that cannot be reached is a 502 *upstreams.Error.
+func (p *Provider) Forward(c *upstreams.Call) (*http.Response, error) {
+	req, err := p.newRequest(c)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := p.transport.RoundTrip(req)
 	if err != nil {
-		if c.Request.Context().Err() != nil {
-			return context.Cause(c.Request.Context())
+		if ctxErr := c.Request.Context().Err(); ctxErr != nil {
+			return nil, ctxErr
 		}
 		p.logger.Warn("provider unreachable", zap.String("host", p.base.Host), zap.Error(err))
-		return &upstreams.Error{
+		return nil, &upstreams.Error{
 			Status:  http.StatusBadGateway,
 			Type:    upstreams.TypeServer,
 			Code:    "upstream_unavailable",
 			Message: "The upstream provider could not be reached.",
 		}
 	}
-	defer resp.Body.Close()
-	copyHeaders(w.Header(), resp.Header)
-	w.WriteHeader(resp.StatusCode)
-	// The status line is sent: from here a failure can only end the body,
-	// so it is logged rather than returned.
-	if isEventStream(resp.Header) {
-		err = relayStream(w, resp.Body)
-	} else {
-		_, err = io.Copy(w, resp.Body)
+	return resp, nil
+}
+
+// Models names the models this provider serves: its configured list and
+// the client-facing names of its aliases.
+func (p *Provider) Models() []string {
+	names := append([]string(nil), p.ModelNames...)
+	for alias := range p.ModelAliases {
+		names = append(names, alias)
 	}
-	if err != nil && c.Request.Context().Err() == nil {
-		p.logger.Warn("relaying provider response failed", zap.String("host", p.base.Host), zap.Error(err))
-	}
-	return nil
+	return names
 }
 
 // newRequest builds the provider request: the operation's path below /v1
@@ -65,8 +73,15 @@ func (p *Provider) newRequest(c *upstreams.Call) (*http.Request, error) {
 	contentLength := int64(0)
 	switch {
 	case c.Body != nil:
-		body = bytes.NewReader(c.Body)
-		contentLength = int64(len(c.Body))
+		b := c.Body
+		if alias, ok := p.ModelAliases[c.Model]; ok {
+			var err error
+			if b, err = sjson.SetBytes(b, "model", alias); err != nil {
+				return nil, upstreams.ServerError("The request could not be forwarded.")
+			}
+		}
+		body = bytes.NewReader(b)
+		contentLength = int64(len(b))
 	case in.ContentLength != 0 && in.Body != nil:
 		body = in.Body // multipart: streamed, never held in memory
 		contentLength = in.ContentLength
@@ -101,48 +116,4 @@ func (p *Provider) newRequest(c *upstreams.Call) (*http.Request, error) {
 var forwardedRequestHeaders = []string{
 	"Content-Type", "Accept", "User-Agent", "Idempotency-Key",
 	"X-Stainless-Lang", "X-Stainless-Package-Version", "X-Stainless-Retry-Count",
-}
-
-// hopHeaders are connection-scoped and must not be relayed (RFC 9110 7.6.1).
-var hopHeaders = map[string]bool{
-	"Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true,
-	"Proxy-Authorization": true, "Te": true, "Trailer": true,
-	"Transfer-Encoding": true, "Upgrade": true, "Proxy-Connection": true,
-}
-
-func copyHeaders(dst, src http.Header) {
-	for k, v := range src {
-		if !hopHeaders[k] {
-			dst[k] = v
-		}
-	}
-}
-
-func isEventStream(h http.Header) bool {
-	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
-	return mt == "text/event-stream"
-}
-
-// relayStream writes each read of the provider's stream to the client and
-// flushes it at once, so no event waits in a buffer.
-func relayStream(w http.ResponseWriter, body io.Reader) error {
-	rc := http.NewResponseController(w)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := body.Read(buf)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return fmt.Errorf("writing to client: %w", werr)
-			}
-			if ferr := rc.Flush(); ferr != nil {
-				return fmt.Errorf("flushing to client: %w", ferr)
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("reading provider stream: %w", err)
-		}
-	}
 }

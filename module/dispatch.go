@@ -1,0 +1,152 @@
+package modelgate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/modelgate/modelgate/upstreams"
+)
+
+// maxErrorBody bounds how much of a failed upstream reply is kept to relay
+// when every upstream has failed.
+const maxErrorBody = 64 << 10
+
+// failedReply is an upstream's 429 or 5xx, kept to relay if nothing better
+// comes.
+type failedReply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// dispatch serves a call from a route: upstreams that answer over HTTP are
+// tried in order, with retries, until one answers with neither a 429 nor a
+// 5xx; any other upstream serves the call itself.
+func (g *Gateway) dispatch(w http.ResponseWriter, call *upstreams.Call, route *resolvedRoute) error {
+	// A streamed (multipart) request body can be sent only once.
+	replayable := call.Body != nil || call.Request.ContentLength == 0
+	var lastErr error
+	var lastReply *failedReply
+	for i, t := range route.candidates() {
+		f, ok := t.upstream.(upstreams.Forwarder)
+		if !ok {
+			return t.upstream.ServeCall(w, call)
+		}
+		if i > 0 {
+			if !replayable {
+				break
+			}
+			g.logger.Debug("falling back", zap.String("operation", call.Operation), zap.String("upstream", t.name))
+		}
+		for attempt := 0; ; attempt++ {
+			resp, err := f.Forward(call)
+			var wait time.Duration
+			switch {
+			case err != nil:
+				if call.Request.Context().Err() != nil {
+					return err
+				}
+				lastErr, lastReply = err, nil
+				wait = backoff(attempt)
+			case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+				lastReply, lastErr = keepFailedReply(resp), nil
+				wait = retryAfter(resp.Header, backoff(attempt))
+			default:
+				defer resp.Body.Close()
+				if err := upstreams.Relay(w, resp); err != nil && call.Request.Context().Err() == nil {
+					g.logger.Warn("relaying upstream response failed", zap.String("upstream", t.name), zap.Error(err))
+				}
+				return nil
+			}
+			if attempt >= route.retries || !replayable || wait > route.maxRetryWait {
+				break
+			}
+			if !sleep(call.Request.Context(), wait) {
+				return call.Request.Context().Err()
+			}
+		}
+	}
+	if lastReply != nil {
+		return relayFailedReply(w, lastReply)
+	}
+	return lastErr
+}
+
+func keepFailedReply(resp *http.Response) *failedReply {
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	return &failedReply{status: resp.StatusCode, header: resp.Header, body: body}
+}
+
+// relayFailedReply passes the last upstream failure on when it is a proper
+// error envelope; anything else (an HTML error page, a truncated body)
+// becomes a 502 envelope.
+func relayFailedReply(w http.ResponseWriter, f *failedReply) error {
+	var env struct {
+		Error *json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(f.body, &env) != nil || env.Error == nil {
+		return &upstreams.Error{
+			Status:  http.StatusBadGateway,
+			Type:    upstreams.TypeServer,
+			Code:    "upstream_error",
+			Message: "The upstream provider answered with status " + strconv.Itoa(f.status) + " and no usable error.",
+		}
+	}
+	for _, name := range []string{"Retry-After", "Retry-After-Ms", "Content-Type"} {
+		if v := f.header.Get(name); v != "" {
+			w.Header().Set(name, v)
+		}
+	}
+	w.WriteHeader(f.status)
+	_, err := io.Copy(w, bytes.NewReader(f.body))
+	return err
+}
+
+// backoff is the wait before retry attempt+1 when the upstream gave none:
+// 100ms, 200ms, 400ms, ...
+func backoff(attempt int) time.Duration {
+	return 100 * time.Millisecond << min(attempt, 10)
+}
+
+// retryAfter reads the wait an upstream asks for: retry-after-ms
+// (milliseconds), else Retry-After (seconds or an HTTP date), else def.
+func retryAfter(h http.Header, def time.Duration) time.Duration {
+	if ms, err := strconv.ParseFloat(strings.TrimSpace(h.Get("Retry-After-Ms")), 64); err == nil && ms >= 0 {
+		return time.Duration(ms * float64(time.Millisecond))
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return def
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs >= 0 {
+		return time.Duration(secs * float64(time.Second))
+	}
+	if at, err := http.ParseTime(v); err == nil {
+		return max(time.Until(at), 0)
+	}
+	return def
+}
+
+// sleep waits d unless ctx ends first; it reports whether it waited.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
