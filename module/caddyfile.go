@@ -43,6 +43,13 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    upstream <name> [openai|local|reference] {
 //	        ... options of that upstream type ...
 //	    }
+//	    record <path> {
+//	        max_size <size>
+//	        max_files <n>
+//	        sample <fraction>
+//	        max_body <size>
+//	        queue <n>
+//	    }
 //	    route <operation-pattern...> [model <model-pattern...>] to <upstream...> [fallback <upstream...>] {
 //	        weights <n...>
 //	        retries <n>
@@ -85,6 +92,10 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 		case "route":
 			if err := g.unmarshalRoute(d); err != nil {
+				return err
+			}
+		case "record":
+			if err := g.unmarshalRecord(d); err != nil {
 				return err
 			}
 		default:
@@ -223,5 +234,55 @@ func (g *Gateway) unmarshalRoute(d *caddyfile.Dispenser) error {
 		}
 	}
 	g.Routes = append(g.Routes, r)
+	return nil
+}
+
+func (g *Gateway) unmarshalRecord(d *caddyfile.Dispenser) error {
+	rc := &RecorderConfig{}
+	if !d.NextArg() {
+		return d.ArgErr()
+	}
+	rc.Path = d.Val()
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		option := d.Val()
+		var arg string
+		if !d.AllArgs(&arg) {
+			return d.ArgErr()
+		}
+		switch option {
+		case "max_size", "max_body":
+			n, err := humanize.ParseBytes(arg)
+			if err != nil || n == 0 {
+				return d.Errf("bad %s %q: want a size such as 64KiB", option, arg)
+			}
+			if option == "max_size" {
+				rc.MaxSize = int64(n)
+			} else {
+				rc.MaxBody = int(n)
+			}
+		case "max_files", "queue":
+			n, err := strconv.Atoi(arg)
+			if err != nil || n < 1 {
+				return d.Errf("bad %s %q: want a whole number of at least 1", option, arg)
+			}
+			if option == "max_files" {
+				rc.MaxFiles = n
+			} else {
+				rc.Queue = n
+			}
+		case "sample":
+			f, err := strconv.ParseFloat(arg, 64)
+			if err != nil || f <= 0 || f > 1 {
+				return d.Errf("bad sample %q: want a fraction in (0,1]", arg)
+			}
+			rc.Sample = f
+		default:
+			return d.Errf("unrecognized record option %q", option)
+		}
+	}
+	g.Record = rc
 	return nil
 }

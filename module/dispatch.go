@@ -30,12 +30,13 @@ type failedReply struct {
 // dispatch serves a call from a route: upstreams that answer over HTTP are
 // tried in order, with retries, until one answers with neither a 429 nor a
 // 5xx; any other upstream serves the call itself.
-func (g *Gateway) dispatch(w http.ResponseWriter, call *upstreams.Call, route *resolvedRoute) error {
+func (g *Gateway) dispatch(w *exchange, call *upstreams.Call, route *resolvedRoute) error {
 	// A streamed (multipart) request body can be sent only once.
 	replayable := call.Body != nil || call.Request.ContentLength == 0
 	var lastErr error
 	var lastReply *failedReply
 	for i, t := range route.candidates() {
+		w.upstream = t.name
 		f, ok := t.upstream.(upstreams.Forwarder)
 		if !ok {
 			return t.upstream.ServeCall(w, call)
@@ -45,6 +46,7 @@ func (g *Gateway) dispatch(w http.ResponseWriter, call *upstreams.Call, route *r
 				break
 			}
 			g.logger.Debug("falling back", zap.String("operation", call.Operation), zap.String("upstream", t.name))
+			gatewayMetrics.fallbacks.WithLabelValues(call.Operation, t.name).Inc()
 		}
 		for attempt := 0; ; attempt++ {
 			resp, err := f.Forward(call)
@@ -72,6 +74,7 @@ func (g *Gateway) dispatch(w http.ResponseWriter, call *upstreams.Call, route *r
 			if !sleep(call.Request.Context(), wait) {
 				return call.Request.Context().Err()
 			}
+			gatewayMetrics.retries.WithLabelValues(call.Operation, t.name).Inc()
 		}
 	}
 	if lastReply != nil {

@@ -66,7 +66,14 @@ type Gateway struct {
 	// Caddyfile: `route <operation-pattern...> [model <pattern...>] to <upstream...> [fallback <upstream...>]`
 	Routes []Route `json:"routes,omitempty"`
 
+	// Record writes every exchange (or a sample) to JSONL files, secrets
+	// redacted, for the conformance tools. Default: off.
+	//
+	// Caddyfile: `record <path> { ... }`
+	Record *RecorderConfig `json:"record,omitempty"`
+
 	keys           *keyring
+	recorder       *recorder
 	routes         map[string]*operationRoutes
 	modelUpstreams []modelSource
 	logger         *zap.Logger
@@ -87,6 +94,9 @@ const defaultMaxBodySize = 64 << 20
 // Provision sets defaults, loads keys and upstreams and resolves routes.
 func (g *Gateway) Provision(ctx caddy.Context) error {
 	g.logger = ctx.Logger()
+	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return fmt.Errorf("modelgate: registering metrics: %w", err)
+	}
 	if g.MaxBodySize == 0 {
 		g.MaxBodySize = defaultMaxBodySize
 	}
@@ -105,6 +115,17 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	g.keys = keys
 	if err := validateRoutes(g.Routes); err != nil {
 		return fmt.Errorf("modelgate: %w", err)
+	}
+	if g.Record != nil {
+		g.Record.setDefaults()
+		if err := g.Record.validate(); err != nil {
+			return fmt.Errorf("modelgate: %w", err)
+		}
+		rec, err := loadRecorder(*g.Record, g.logger)
+		if err != nil {
+			return fmt.Errorf("modelgate: %w", err)
+		}
+		g.recorder = rec
 	}
 	return g.provisionUpstreams(ctx)
 }
@@ -200,9 +221,15 @@ func (g *Gateway) Validate() error {
 	return nil
 }
 
-// Cleanup releases nothing of its own: upstreams are Caddy modules loaded
-// through the config context, which cleans them up.
+// Cleanup releases the recorder (its writer stops when no config uses it
+// any more). Upstreams are Caddy modules loaded through the config
+// context, which cleans them up.
 func (g *Gateway) Cleanup() error {
+	if g.recorder != nil {
+		_, err := recorders.Delete(g.Record.Path)
+		g.recorder = nil
+		return err
+	}
 	return nil
 }
 

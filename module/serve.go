@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -22,56 +23,74 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if !ok || (rest != "" && rest[0] != '/') {
 		return next.ServeHTTP(w, r)
 	}
-	defer g.recoverPanic(w, r)
+	start := time.Now()
+	ex := newExchange(w, g.recorder != nil && g.recorder.sampled())
+	op, call := g.serve(ex, r, rest)
+	ex.finish()
+	opID := "unmatched"
+	if op != nil {
+		opID = op.ID
+	}
+	observe(opID, start, ex)
+	if ex.recording {
+		g.recorder.record(newExchangeRecord(start, r, opID, call, ex, g.recorder.cfg.MaxBody))
+	}
+	return nil
+}
 
-	op, params := matchOperation(r.Method, rest)
+// serve answers one /v1 request through ex: match, admit, route. It returns
+// what it learnt of the request, for metrics and the record.
+func (g *Gateway) serve(ex *exchange, r *http.Request, path string) (op *Operation, call *upstreams.Call) {
+	defer g.recoverPanic(ex, r)
+	op, params := matchOperation(r.Method, path)
 	if op == nil {
-		upstreams.WriteError(w, &upstreams.Error{
+		upstreams.WriteError(ex, &upstreams.Error{
 			Status:  http.StatusNotFound,
 			Type:    upstreams.TypeInvalidRequest,
 			Message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path),
 		})
-		return nil
+		return nil, nil
 	}
 	call, apiErr := g.admit(r, op, params)
 	if apiErr != nil {
-		upstreams.WriteError(w, apiErr)
-		return nil
+		upstreams.WriteError(ex, apiErr)
+		return op, call
 	}
 	opRoutes := g.routes[op.ID]
 	if opRoutes.byGateway {
-		g.serveModels(w)
-		return nil
+		ex.upstream = "gateway"
+		g.serveModels(ex)
+		return op, call
 	}
 	route := opRoutes.pick(call.Model)
 	if route == nil {
-		upstreams.WriteError(w, &upstreams.Error{
+		upstreams.WriteError(ex, &upstreams.Error{
 			Status:  http.StatusNotFound,
 			Type:    upstreams.TypeInvalidRequest,
 			Param:   "model",
 			Code:    "model_not_found",
 			Message: fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", call.Model),
 		})
-		return nil
+		return op, call
 	}
-	upstreamName := route.primaries[0].name
+	ex.upstream = route.primaries[0].name
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 		repl.Set("http.modelgate.operation", op.ID)
 		repl.Set("http.modelgate.key_name", call.Principal.KeyName)
-		repl.Set("http.modelgate.upstream", upstreamName)
+		repl.Set("http.modelgate.upstream", ex.upstream)
 	}
 	if !route.implemented {
-		upstreams.WriteError(w, &upstreams.Error{
+		upstreams.WriteError(ex, &upstreams.Error{
 			Status:  http.StatusNotImplemented,
 			Type:    upstreams.TypeNotImplemented,
-			Message: fmt.Sprintf("The operation %s is not implemented by the upstream %q yet; route it to an upstream that serves it.", op.ID, upstreamName),
+			Message: fmt.Sprintf("The operation %s is not implemented by the upstream %q yet; route it to an upstream that serves it.", op.ID, ex.upstream),
 		})
-		return nil
+		return op, call
 	}
-	if err := g.dispatch(w, call, route); err != nil {
-		g.writeUpstreamError(w, r, op, upstreamName, err)
+	if err := g.dispatch(ex, call, route); err != nil {
+		g.writeUpstreamError(ex, r, op, ex.upstream, err)
 	}
-	return nil
+	return op, call
 }
 
 // admit runs every check that comes before routing: auth, permissions, the
@@ -183,7 +202,7 @@ func (g *Gateway) writeUpstreamError(w http.ResponseWriter, r *http.Request, op 
 
 // recoverPanic turns a panic in any handler below into a 500 envelope, so a
 // bug never shows the client a stack trace or a dropped connection.
-func (g *Gateway) recoverPanic(w http.ResponseWriter, r *http.Request) {
+func (g *Gateway) recoverPanic(w *exchange, r *http.Request) {
 	rec := recover()
 	if rec == nil {
 		return
@@ -196,5 +215,7 @@ func (g *Gateway) recoverPanic(w http.ResponseWriter, r *http.Request) {
 		zap.String("path", r.URL.Path),
 		zap.Any("panic", rec),
 		zap.Stack("stack"))
-	upstreams.WriteError(w, upstreams.ServerError("The server had an error while processing your request."))
+	if w.status == 0 {
+		upstreams.WriteError(w, upstreams.ServerError("The server had an error while processing your request."))
+	}
 }

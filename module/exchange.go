@@ -1,0 +1,163 @@
+package modelgate
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/tidwall/gjson"
+
+	"github.com/modelgate/modelgate/internal/sse"
+	"github.com/modelgate/modelgate/upstreams"
+)
+
+// maxCapture bounds the copy of a JSON reply kept to read its usage.
+const maxCapture = 1 << 20
+
+// usage is a reply's token usage.
+type usage struct {
+	prompt, completion, total int64
+}
+
+// exchange observes one response on its way to the client: its status,
+// when its first byte left, its size and its token usage. For a stream
+// whose usage chunk the gateway asked for on the client's behalf, it also
+// removes that chunk, writing every other event through as it completes.
+type exchange struct {
+	caddyhttp.ResponseWriterWrapper
+	// upstream is the name of the upstream that answered (or was last tried).
+	upstream  string
+	status    int
+	firstByte time.Time
+	written   int64
+
+	// dropUsageChunk: the client did not ask for stream usage; the gateway
+	// did, to settle tokens, and hides the extra chunk.
+	dropUsageChunk bool
+	stream         bool
+	splitter       *sse.Splitter
+	capture        *bytes.Buffer
+	usage          *usage
+	writeErr       error
+
+	// recording: the exchange goes to the recorder, which wants the
+	// stream's events too (up to maxEventBytes of them).
+	recording     bool
+	events        []string
+	eventBytes    int
+	eventsDropped bool
+}
+
+// maxEventBytes bounds the stream events kept for a record.
+const maxEventBytes = maxCapture
+
+func newExchange(w http.ResponseWriter, recording bool) *exchange {
+	return &exchange{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, recording: recording}
+}
+
+func (e *exchange) WriteHeader(status int) {
+	if e.status != 0 {
+		return
+	}
+	e.status = status
+	e.stream = upstreams.IsEventStream(e.Header())
+	if e.stream {
+		e.splitter = &sse.Splitter{OnEvent: e.onEvent}
+	} else {
+		e.capture = new(bytes.Buffer)
+	}
+	e.ResponseWriterWrapper.WriteHeader(status)
+}
+
+func (e *exchange) Write(p []byte) (int, error) {
+	if e.status == 0 {
+		e.WriteHeader(http.StatusOK)
+	}
+	if e.firstByte.IsZero() && len(p) > 0 {
+		e.firstByte = time.Now()
+	}
+	switch {
+	case e.stream && e.dropUsageChunk:
+		// Events reach the client through onEvent as each completes.
+		e.splitter.Write(p)
+		if e.writeErr != nil {
+			return 0, e.writeErr
+		}
+		return len(p), nil
+	case e.stream:
+		e.splitter.Write(p)
+	case e.capture.Len() < maxCapture:
+		e.capture.Write(p[:min(len(p), maxCapture-e.capture.Len())])
+	}
+	n, err := e.ResponseWriterWrapper.Write(p)
+	e.written += int64(n)
+	return n, err
+}
+
+// ReadFrom must not be promoted from the wrapper: io.Copy would bypass
+// Write and with it everything the exchange observes.
+func (e *exchange) ReadFrom(r io.Reader) (int64, error) {
+	return io.Copy(writerOnly{e}, r)
+}
+
+type writerOnly struct{ io.Writer }
+
+func (e *exchange) onEvent(ev sse.Event) {
+	u, usageOnly := chunkUsage(ev.Data)
+	if u != nil {
+		e.usage = u
+	}
+	hidden := e.dropUsageChunk && usageOnly
+	if e.recording && !hidden {
+		if e.eventBytes+len(ev.Data) <= maxEventBytes {
+			e.events = append(e.events, string(ev.Data))
+			e.eventBytes += len(ev.Data)
+		} else {
+			e.eventsDropped = true
+		}
+	}
+	if !e.dropUsageChunk || hidden || e.writeErr != nil {
+		return
+	}
+	n, err := e.ResponseWriterWrapper.Write(ev.Raw)
+	e.written += int64(n)
+	e.writeErr = err
+}
+
+// chunkUsage reads the usage of a stream chunk, and whether the chunk is
+// the usage-only one (no choices) that include_usage adds at the end.
+func chunkUsage(data []byte) (*usage, bool) {
+	if len(data) == 0 || data[0] != '{' {
+		return nil, false
+	}
+	u := gjson.GetBytes(data, "usage")
+	if !u.IsObject() {
+		return nil, false
+	}
+	choices := gjson.GetBytes(data, "choices")
+	return readUsage(u), choices.IsArray() && len(choices.Array()) == 0
+}
+
+func readUsage(u gjson.Result) *usage {
+	return &usage{
+		prompt:     u.Get("prompt_tokens").Int(),
+		completion: u.Get("completion_tokens").Int(),
+		total:      u.Get("total_tokens").Int(),
+	}
+}
+
+// finish sends what a filtered stream still holds (a last event without its
+// blank line) and reads the usage of a JSON reply once it has been sent.
+func (e *exchange) finish() {
+	if e.stream && e.dropUsageChunk && len(e.splitter.Pending()) > 0 && e.writeErr == nil {
+		n, _ := e.ResponseWriterWrapper.Write(e.splitter.Pending())
+		e.written += int64(n)
+	}
+	if e.capture != nil && e.usage == nil {
+		if u := gjson.GetBytes(e.capture.Bytes(), "usage"); u.IsObject() {
+			e.usage = readUsage(u)
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package modelgate
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// gatewayMetrics are built once per process and registered in every config's
+// registry (Caddy makes a new registry per config load). Labels are
+// operation, upstream and model-free values only: never keys or owners.
+var gatewayMetrics struct {
+	once       sync.Once
+	requests   *prometheus.CounterVec
+	duration   *prometheus.HistogramVec
+	firstByte  *prometheus.HistogramVec
+	tokens     *prometheus.CounterVec
+	refusals   *prometheus.CounterVec
+	retries    *prometheus.CounterVec
+	fallbacks  *prometheus.CounterVec
+	findings   *prometheus.CounterVec
+	collectors []prometheus.Collector
+}
+
+func initMetrics() {
+	const ns, sub = "caddy", "modelgate"
+	m := &gatewayMetrics
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "requests_total",
+		Help: "Requests answered, by operation, upstream and status code."}, []string{"operation", "upstream", "code"})
+	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "request_duration_seconds",
+		Help: "Time from the request to the end of the response.", Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12)}, []string{"operation", "upstream"})
+	m.firstByte = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "time_to_first_byte_seconds",
+		Help: "Time from the request to the first response byte.", Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12)}, []string{"operation", "upstream"})
+	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "tokens_total",
+		Help: "Tokens in replies' usage, by direction (prompt or completion)."}, []string{"operation", "upstream", "direction"})
+	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "rate_limit_refusals_total",
+		Help: "Requests refused by admission, by exhausted limit (requests, tokens, concurrency)."}, []string{"operation", "limit"})
+	m.retries = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "upstream_retries_total",
+		Help: "Attempts sent again to the same upstream."}, []string{"operation", "upstream"})
+	m.fallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "upstream_fallbacks_total",
+		Help: "Calls moved on to a later upstream of their route."}, []string{"operation", "upstream"})
+	m.findings = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "conformance_findings_total",
+		Help: "Upstream replies that departed from the response schemas."}, []string{"operation", "upstream"})
+	m.collectors = []prometheus.Collector{recorderDropped, m.requests, m.duration, m.firstByte, m.tokens, m.refusals, m.retries, m.fallbacks, m.findings}
+}
+
+// registerMetrics adds the gateway's collectors to a config's registry; a
+// second handler in the same config finds them already there.
+func registerMetrics(reg prometheus.Registerer) error {
+	gatewayMetrics.once.Do(initMetrics)
+	if reg == nil {
+		return nil
+	}
+	for _, c := range gatewayMetrics.collectors {
+		var already prometheus.AlreadyRegisteredError
+		if err := reg.Register(c); err != nil && !errors.As(err, &already) {
+			return err
+		}
+	}
+	return nil
+}
+
+// observe records one answered request.
+func observe(op string, start time.Time, ex *exchange) {
+	m := &gatewayMetrics
+	status := ex.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	m.requests.WithLabelValues(op, ex.upstream, strconv.Itoa(status)).Inc()
+	m.duration.WithLabelValues(op, ex.upstream).Observe(time.Since(start).Seconds())
+	if !ex.firstByte.IsZero() {
+		m.firstByte.WithLabelValues(op, ex.upstream).Observe(ex.firstByte.Sub(start).Seconds())
+	}
+	if ex.usage != nil {
+		m.tokens.WithLabelValues(op, ex.upstream, "prompt").Add(float64(ex.usage.prompt))
+		m.tokens.WithLabelValues(op, ex.upstream, "completion").Add(float64(ex.usage.completion))
+	}
+}

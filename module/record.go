@@ -1,0 +1,112 @@
+package modelgate
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/modelgate/modelgate/upstreams"
+)
+
+// exchangeRecord is one line of a recording: what `conformance check`
+// validates and `conformance replay` sends again.
+type exchangeRecord struct {
+	Time        time.Time        `json:"time"`
+	Operation   string           `json:"operation"`
+	KeyName     string           `json:"key_name,omitempty"`
+	Upstream    string           `json:"upstream,omitempty"`
+	Request     recordedRequest  `json:"request"`
+	Status      int              `json:"status"`
+	Response    recordedResponse `json:"response"`
+	LatencyMS   float64          `json:"latency_ms"`
+	FirstByteMS float64          `json:"first_byte_ms,omitempty"`
+}
+
+type recordedRequest struct {
+	Method string      `json:"method"`
+	Path   string      `json:"path"`
+	Query  string      `json:"query,omitempty"`
+	Header http.Header `json:"header"`
+	recordedBody
+}
+
+type recordedResponse struct {
+	Header http.Header `json:"header"`
+	recordedBody
+	// Events are a stream's `data:` payloads in order, [DONE] included.
+	Events []string `json:"events,omitempty"`
+}
+
+// recordedBody holds a body as JSON when it is JSON and whole, else as
+// text; Truncated marks a body cut at the recorder's max_body.
+type recordedBody struct {
+	Body      json.RawMessage `json:"body,omitempty"`
+	BodyText  string          `json:"body_text,omitempty"`
+	Truncated bool            `json:"truncated,omitempty"`
+}
+
+func newRecordedBody(b []byte, limit int) recordedBody {
+	if len(b) > limit {
+		return recordedBody{BodyText: string(b[:limit]), Truncated: true}
+	}
+	if json.Valid(b) {
+		return recordedBody{Body: json.RawMessage(b)}
+	}
+	return recordedBody{BodyText: string(b)}
+}
+
+// secretHeaders never reach a record in clear.
+var secretHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "Api-Key", "X-Api-Key"}
+
+func redacted(h http.Header) http.Header {
+	out := h.Clone()
+	for _, name := range secretHeaders {
+		if len(out.Values(name)) > 0 {
+			out.Set(name, "[redacted]")
+		}
+	}
+	return out
+}
+
+func newExchangeRecord(start time.Time, r *http.Request, op string, call *upstreams.Call, ex *exchange, maxBody int) exchangeRecord {
+	rec := exchangeRecord{
+		Time:      start.UTC(),
+		Operation: op,
+		Upstream:  ex.upstream,
+		Status:    ex.status,
+		LatencyMS: float64(time.Since(start).Microseconds()) / 1000,
+		Request: recordedRequest{
+			Method: r.Method,
+			Path:   r.URL.Path,
+			Query:  r.URL.RawQuery,
+			Header: redacted(r.Header),
+		},
+		Response: recordedResponse{Header: redacted(ex.Header())},
+	}
+	if !ex.firstByte.IsZero() {
+		rec.FirstByteMS = float64(ex.firstByte.Sub(start).Microseconds()) / 1000
+	}
+	if call != nil {
+		rec.KeyName = call.Principal.KeyName
+		if call.Body != nil {
+			rec.Request.recordedBody = newRecordedBody(call.Body, maxBody)
+		}
+	}
+	switch {
+	case ex.stream:
+		rec.Response.Events = ex.events
+		rec.Response.Truncated = ex.eventsDropped
+	case ex.capture != nil:
+		body := ex.capture.Bytes()
+		rb := newRecordedBody(body, maxBody)
+		rb.Truncated = rb.Truncated || ex.written > int64(len(body))
+		rec.Response.recordedBody = rb
+	}
+	return rec
+}
+
+// sampled draws whether this exchange is recorded.
+func (rec *recorder) sampled() bool {
+	return rec.cfg.Sample >= 1 || rand.Float64() < rec.cfg.Sample
+}

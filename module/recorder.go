@@ -1,0 +1,200 @@
+package modelgate
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+)
+
+// RecorderConfig records exchanges to JSONL files for the conformance
+// tools (`conformance check` and `replay`).
+//
+// Caddyfile:
+//
+//	record <path> {
+//	    max_size <size>
+//	    max_files <n>
+//	    sample <fraction>
+//	    max_body <size>
+//	    queue <n>
+//	}
+type RecorderConfig struct {
+	// Path of the JSONL file. Required. Rotated files get .1, .2, ...
+	Path string `json:"path"`
+	// MaxSize rotates the file when it grows past this many bytes.
+	// Default: 100 MiB.
+	MaxSize int64 `json:"max_size,omitempty"`
+	// MaxFiles is how many rotated files are kept. Default: 5.
+	MaxFiles int `json:"max_files,omitempty"`
+	// Sample is the fraction of exchanges recorded, in (0,1]. Default: 1.
+	Sample float64 `json:"sample,omitempty"`
+	// MaxBody caps each recorded request and response body (and the sum of
+	// a stream's events) in bytes; longer ones are cut and marked.
+	// Default: 64 KiB.
+	MaxBody int `json:"max_body,omitempty"`
+	// Queue is how many records may wait for the writer; when it is full
+	// records are dropped (and counted) rather than delaying a request.
+	// Default: 4096.
+	Queue int `json:"queue,omitempty"`
+}
+
+func (c *RecorderConfig) setDefaults() {
+	if c.MaxSize == 0 {
+		c.MaxSize = 100 << 20
+	}
+	if c.MaxFiles == 0 {
+		c.MaxFiles = 5
+	}
+	if c.Sample == 0 {
+		c.Sample = 1
+	}
+	if c.MaxBody == 0 {
+		c.MaxBody = 64 << 10
+	}
+	if c.Queue == 0 {
+		c.Queue = 4096
+	}
+}
+
+func (c *RecorderConfig) validate() error {
+	switch {
+	case c.Path == "":
+		return fmt.Errorf("record: a path is required")
+	case c.Sample <= 0 || c.Sample > 1:
+		return fmt.Errorf("record: sample must be in (0,1], got %v", c.Sample)
+	case c.MaxSize < 1024:
+		return fmt.Errorf("record: max_size must be at least 1KiB")
+	case c.MaxFiles < 1 || c.MaxBody < 1 || c.Queue < 1:
+		return fmt.Errorf("record: max_files, max_body and queue must be positive")
+	}
+	return nil
+}
+
+// recorders are shared by path across config reloads, so an old config's
+// in-flight requests and the new config write through one writer.
+var recorders = caddy.NewUsagePool()
+
+var recorderDropped = prometheus.NewCounter(prometheus.CounterOpts{
+	Namespace: "caddy", Subsystem: "modelgate", Name: "recorder_dropped_total",
+	Help: "Exchanges not recorded because the recorder's queue was full or closed.",
+})
+
+// recorder writes records from a bounded queue on its own goroutine. The
+// file is opened on the first record, not at provision, because Caddy
+// provisions configs it only validates.
+type recorder struct {
+	cfg    RecorderConfig
+	logger *zap.Logger
+	queue  chan []byte
+	mu     sync.RWMutex // guards closed against sends on a closed queue
+	closed bool
+	done   chan struct{}
+	start  sync.Once
+	size   atomic.Int64
+}
+
+func loadRecorder(cfg RecorderConfig, logger *zap.Logger) (*recorder, error) {
+	val, _, err := recorders.LoadOrNew(cfg.Path, func() (caddy.Destructor, error) {
+		return &recorder{cfg: cfg, logger: logger, queue: make(chan []byte, cfg.Queue), done: make(chan struct{})}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return val.(*recorder), nil
+}
+
+// record queues one record; it never blocks.
+func (rec *recorder) record(v any) {
+	line, err := json.Marshal(v)
+	if err != nil {
+		rec.logger.Error("encoding record", zap.Error(err))
+		return
+	}
+	rec.start.Do(func() { go rec.run() })
+	rec.mu.RLock()
+	defer rec.mu.RUnlock()
+	if rec.closed {
+		recorderDropped.Inc()
+		return
+	}
+	select {
+	case rec.queue <- append(line, '\n'):
+	default:
+		recorderDropped.Inc()
+	}
+}
+
+func (rec *recorder) run() {
+	defer close(rec.done)
+	var f *os.File
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	for line := range rec.queue {
+		if f == nil || rec.size.Load()+int64(len(line)) > rec.cfg.MaxSize {
+			var err error
+			if f, err = rec.rotate(f); err != nil {
+				rec.logger.Error("opening record file", zap.String("path", rec.cfg.Path), zap.Error(err))
+				recorderDropped.Inc()
+				continue
+			}
+		}
+		n, err := f.Write(line)
+		rec.size.Add(int64(n))
+		if err != nil {
+			rec.logger.Error("writing record", zap.Error(err))
+		}
+	}
+}
+
+// rotate closes f, shifts full files to .1, .2, ... and opens the file.
+// The first call only opens (appending to what an earlier run left).
+func (rec *recorder) rotate(f *os.File) (*os.File, error) {
+	path := rec.cfg.Path
+	if f != nil {
+		f.Close()
+		for i := rec.cfg.MaxFiles - 1; i >= 1; i-- {
+			os.Rename(path+"."+strconv.Itoa(i), path+"."+strconv.Itoa(i+1))
+		}
+		if err := os.Rename(path, path+".1"); err != nil {
+			return nil, fmt.Errorf("rotating: %w", err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, err
+	}
+	nf, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+	if err != nil {
+		return nil, err
+	}
+	st, err := nf.Stat()
+	if err != nil {
+		nf.Close()
+		return nil, err
+	}
+	rec.size.Store(st.Size())
+	return nf, nil
+}
+
+// Destruct stops the writer once the last config using it is gone: records
+// queued before are written, later ones are dropped.
+func (rec *recorder) Destruct() error {
+	rec.mu.Lock()
+	rec.closed = true
+	close(rec.queue)
+	rec.mu.Unlock()
+	// A writer never started has nothing to drain: mark it done instead.
+	rec.start.Do(func() { close(rec.done) })
+	<-rec.done
+	return nil
+}
