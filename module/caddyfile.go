@@ -43,6 +43,10 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    upstream <name> [openai|local|reference] {
 //	        ... options of that upstream type ...
 //	    }
+//	    model_rule <model-pattern...> {
+//	        refuse <parameter...>
+//	        reasoning_effort <value...>
+//	    }
 //	    record <path> {
 //	        max_size <size>
 //	        max_files <n>
@@ -94,6 +98,22 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := g.unmarshalRoute(d); err != nil {
 				return err
 			}
+		case "model_rule":
+			rule := ModelRule{Models: d.RemainingArgs()}
+			if len(rule.Models) == 0 {
+				return d.ArgErr()
+			}
+			for nesting := d.Nesting(); d.NextBlock(nesting); {
+				switch d.Val() {
+				case "refuse":
+					rule.Refuse = d.RemainingArgs()
+				case "reasoning_effort":
+					rule.ReasoningEfforts = d.RemainingArgs()
+				default:
+					return d.Errf("unrecognized model_rule option %q", d.Val())
+				}
+			}
+			g.ModelRules = append(g.ModelRules, rule)
 		case "record":
 			if err := g.unmarshalRecord(d); err != nil {
 				return err

@@ -42,6 +42,11 @@ type exchange struct {
 	usage          *usage
 	writeErr       error
 
+	// findings are departures from the spec seen in the request or the
+	// reply (deprecated features, discouraged combinations, nonconforming
+	// upstream replies); they go to the record.
+	findings []string
+
 	// recording: the exchange goes to the recorder, which wants the
 	// stream's events too (up to maxEventBytes of them).
 	recording     bool

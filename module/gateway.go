@@ -72,7 +72,14 @@ type Gateway struct {
 	// Caddyfile: `record <path> { ... }`
 	Record *RecorderConfig `json:"record,omitempty"`
 
+	// ModelRules add model-dependent rules for chat requests, checked
+	// before the built-in ones (see ModelRule). Default: none.
+	//
+	// Caddyfile: `model_rule <model-pattern...> { refuse <param...>; reasoning_effort <value...> }`
+	ModelRules []ModelRule `json:"model_rules,omitempty"`
+
 	keys           *keyring
+	modelRules     []ModelRule
 	recorder       *recorder
 	routes         map[string]*operationRoutes
 	modelUpstreams []modelSource
@@ -116,6 +123,12 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if err := validateRoutes(g.Routes); err != nil {
 		return fmt.Errorf("modelgate: %w", err)
 	}
+	for i, r := range g.ModelRules {
+		if len(r.Models) == 0 {
+			return fmt.Errorf("modelgate: model rule %d names no models", i)
+		}
+	}
+	g.modelRules = append(append([]ModelRule(nil), g.ModelRules...), builtinModelRules...)
 	if g.Record != nil {
 		g.Record.setDefaults()
 		if err := g.Record.validate(); err != nil {
@@ -171,8 +184,8 @@ func (g *Gateway) provisionUpstreams(ctx caddy.Context) error {
 		return loaded[name], nil
 	}
 
-	g.routes = make(map[string]*operationRoutes, len(operationTable))
-	for _, op := range operationTable {
+	g.routes = make(map[string]*operationRoutes, len(operationTable)+1)
+	for _, op := range append(operationTable[:len(operationTable):len(operationTable)], unknownOperation) {
 		configured := routesFor(g.Routes, op.ID)
 		or := &operationRoutes{}
 		g.routes[op.ID] = or
@@ -194,6 +207,11 @@ func (g *Gateway) provisionUpstreams(ctx caddy.Context) error {
 			return fmt.Errorf("modelgate: several openai upstreams (%v) and no route for %s; add one", providers, op.ID)
 		}
 		name := defaultUpstreamFor(op.ID, onlyProvider)
+		if name == "" {
+			// Nothing serves it: 404 for unknown paths, 501 otherwise.
+			or.unrouted = true
+			continue
+		}
 		u, err := load(name)
 		if err != nil {
 			return fmt.Errorf("modelgate: default route for %s: %w", op.ID, err)

@@ -28,6 +28,10 @@ const (
 	BodyJSON
 	// BodyMultipart: multipart/form-data, streamed to the upstream unread.
 	BodyMultipart
+	// BodyJSONOrMultipart: either, as the provider accepts both.
+	BodyJSONOrMultipart
+	// BodyOpaque: whatever the client sends, streamed unread (unknown paths).
+	BodyOpaque
 )
 
 // Operation is one row of the operation table.
@@ -80,6 +84,28 @@ var operationTable = []Operation{
 	{ID: upstreams.OpVectorStoreFilesContent, Method: http.MethodGet, Path: "/vector_stores/{vector_store_id}/files/{file_id}/content"},
 
 	{ID: upstreams.OpModelsList, Method: http.MethodGet, Path: "/models"},
+	{ID: upstreams.OpModelsRetrieve, Method: http.MethodGet, Path: "/models/{model}"},
+
+	{ID: upstreams.OpEmbeddingsCreate, Method: http.MethodPost, Path: "/embeddings", Body: BodyJSON, BodyRequired: true},
+	{ID: upstreams.OpResponsesCreate, Method: http.MethodPost, Path: "/responses", Body: BodyJSON, BodyRequired: true},
+	{ID: upstreams.OpCompletionsCreate, Method: http.MethodPost, Path: "/completions", Body: BodyJSON, BodyRequired: true},
+	{ID: upstreams.OpModerationsCreate, Method: http.MethodPost, Path: "/moderations", Body: BodyJSON, BodyRequired: true},
+	{ID: upstreams.OpImagesGenerate, Method: http.MethodPost, Path: "/images/generations", Body: BodyJSON, BodyRequired: true},
+	{ID: upstreams.OpImagesEdit, Method: http.MethodPost, Path: "/images/edits", Body: BodyJSONOrMultipart, BodyRequired: true},
+	{ID: upstreams.OpAudioSpeech, Method: http.MethodPost, Path: "/audio/speech", Body: BodyJSON, BodyRequired: true},
+	{ID: upstreams.OpAudioTranscriptions, Method: http.MethodPost, Path: "/audio/transcriptions", Body: BodyMultipart, BodyRequired: true},
+	{ID: upstreams.OpAudioTranslations, Method: http.MethodPost, Path: "/audio/translations", Body: BodyMultipart, BodyRequired: true},
+}
+
+// unknownOperation stands for any /v1 path the table does not know.
+var unknownOperation = Operation{ID: upstreams.OpUnknown, Body: BodyOpaque}
+
+// providerOperations are served only by an openai upstream by default.
+var providerOperations = map[string]bool{
+	upstreams.OpModelsRetrieve: true, upstreams.OpEmbeddingsCreate: true, upstreams.OpResponsesCreate: true,
+	upstreams.OpCompletionsCreate: true, upstreams.OpModerationsCreate: true, upstreams.OpImagesGenerate: true,
+	upstreams.OpImagesEdit: true, upstreams.OpAudioSpeech: true, upstreams.OpAudioTranscriptions: true,
+	upstreams.OpAudioTranslations: true, upstreams.OpUnknown: true,
 }
 
 // apiPrefix is the version prefix every operation path carries.

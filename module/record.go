@@ -21,6 +21,7 @@ type exchangeRecord struct {
 	Response    recordedResponse `json:"response"`
 	LatencyMS   float64          `json:"latency_ms"`
 	FirstByteMS float64          `json:"first_byte_ms,omitempty"`
+	Findings    []string         `json:"findings,omitempty"`
 }
 
 type recordedRequest struct {
@@ -83,6 +84,7 @@ func newExchangeRecord(start time.Time, r *http.Request, op string, call *upstre
 			Header: redacted(r.Header),
 		},
 		Response: recordedResponse{Header: redacted(ex.Header())},
+		Findings: ex.findings,
 	}
 	if !ex.firstByte.IsZero() {
 		rec.FirstByteMS = float64(ex.firstByte.Sub(start).Microseconds()) / 1000

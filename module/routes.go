@@ -91,6 +91,8 @@ type operationRoutes struct {
 	routes []*resolvedRoute
 	// byGateway: the gateway answers itself (models.list by default).
 	byGateway bool
+	// unrouted: no upstream serves the operation.
+	unrouted bool
 }
 
 // pick returns the route for a request's model, or nil when routes exist
@@ -171,6 +173,9 @@ func validateRoutes(routes []Route) error {
 }
 
 func matchesAnyOperation(pattern string) bool {
+	if pattern == upstreams.OpUnknown {
+		return true
+	}
 	for _, op := range operationTable {
 		if ok, _ := path.Match(pattern, op.ID); ok {
 			return true
@@ -179,12 +184,14 @@ func matchesAnyOperation(pattern string) bool {
 	return false
 }
 
-// routesFor returns the configured routes that name an operation.
+// routesFor returns the configured routes that name an operation. Unknown
+// paths pass through only where a route names `unknown` itself, never
+// through a wildcard.
 func routesFor(routes []Route, op string) []Route {
 	var out []Route
 	for _, r := range routes {
 		for _, pattern := range r.Operations {
-			if ok, _ := path.Match(pattern, op); ok {
+			if ok, _ := path.Match(pattern, op); ok && (op != upstreams.OpUnknown || pattern == op) {
 				out = append(out, r)
 				break
 			}
@@ -195,13 +202,14 @@ func routesFor(routes []Route, op string) []Route {
 
 // defaultUpstreamFor names where an operation goes when no route names it:
 // chat to the only configured provider, else to the reference engine;
-// everything else to the local implementation.
+// provider operations to the only provider, else nowhere (""); everything
+// else to the local implementation.
 func defaultUpstreamFor(op string, onlyProvider string) string {
-	if op == upstreams.OpChatCompletionsCreate {
-		if onlyProvider != "" {
-			return onlyProvider
-		}
+	switch {
+	case op == upstreams.OpChatCompletionsCreate && onlyProvider == "":
 		return builtinReference
+	case op == upstreams.OpChatCompletionsCreate || providerOperations[op]:
+		return onlyProvider
 	}
 	return builtinLocal
 }

@@ -43,6 +43,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 func (g *Gateway) serve(ex *exchange, r *http.Request, path string) (op *Operation, call *upstreams.Call) {
 	defer g.recoverPanic(ex, r)
 	op, params := matchOperation(r.Method, path)
+	if op == nil && !g.routes[upstreams.OpUnknown].unrouted {
+		op = &unknownOperation
+	}
 	if op == nil {
 		upstreams.WriteError(ex, &upstreams.Error{
 			Status:  http.StatusNotFound,
@@ -56,7 +59,28 @@ func (g *Gateway) serve(ex *exchange, r *http.Request, path string) (op *Operati
 		upstreams.WriteError(ex, apiErr)
 		return op, call
 	}
+	deprecations := deprecationsFor(op.ID, call.Body)
+	setDeprecationHeaders(ex.Header(), deprecations)
+	for _, d := range deprecations {
+		ex.findings = append(ex.findings, "deprecated: "+d.feature)
+	}
+	if op.ID == upstreams.OpChatCompletionsCreate {
+		ruleErr, findings := checkModelRules(g.modelRules, call.Model, call.Body)
+		if ruleErr != nil {
+			upstreams.WriteError(ex, ruleErr)
+			return op, call
+		}
+		ex.findings = append(ex.findings, findings...)
+	}
 	opRoutes := g.routes[op.ID]
+	if opRoutes.unrouted {
+		upstreams.WriteError(ex, &upstreams.Error{
+			Status:  http.StatusNotImplemented,
+			Type:    upstreams.TypeNotImplemented,
+			Message: fmt.Sprintf("No upstream serves %s: configure an openai upstream or a route for it.", op.ID),
+		})
+		return op, call
+	}
 	if opRoutes.byGateway {
 		ex.upstream = "gateway"
 		g.serveModels(ex)
@@ -135,8 +159,12 @@ func (g *Gateway) admit(r *http.Request, op *Operation, params map[string]string
 func (g *Gateway) readBody(r *http.Request, op *Operation) ([]byte, *upstreams.Error) {
 	hasBody := r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody
 	switch op.Body {
-	case BodyNone:
+	case BodyNone, BodyOpaque:
 		return nil, nil
+	case BodyJSONOrMultipart:
+		if mediaType(r) == "multipart/form-data" {
+			return nil, nil
+		}
 	case BodyMultipart:
 		if mediaType(r) != "multipart/form-data" {
 			return nil, upstreams.InvalidRequest("", "Invalid Content-Type header (%q): %s expects multipart/form-data.", r.Header.Get("Content-Type"), op.ID)

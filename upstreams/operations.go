@@ -34,5 +34,22 @@ const (
 	OpVectorStoreFilesDelete   = "vector_stores.files.delete"
 	OpVectorStoreFilesContent  = "vector_stores.files.content"
 
-	OpModelsList = "models.list"
+	OpModelsList     = "models.list"
+	OpModelsRetrieve = "models.retrieve"
+
+	// Provider operations outside the spec, passed through so a team's
+	// other calls keep working behind the gateway; batches run them too.
+	OpEmbeddingsCreate    = "embeddings.create"
+	OpResponsesCreate     = "responses.create"
+	OpCompletionsCreate   = "completions.create"
+	OpModerationsCreate   = "moderations.create"
+	OpImagesGenerate      = "images.generate"
+	OpImagesEdit          = "images.edit"
+	OpAudioSpeech         = "audio.speech"
+	OpAudioTranscriptions = "audio.transcriptions"
+	OpAudioTranslations   = "audio.translations"
+
+	// OpUnknown names every /v1 path the table does not know; it is
+	// answered 404 unless a route sends it to an upstream.
+	OpUnknown = "unknown"
 )

@@ -1,0 +1,82 @@
+package modelgate
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/modelgate/modelgate/upstreams"
+)
+
+// deprecation is what the gateway tells a client about a deprecated
+// interface or parameter, as RFC 9745 / RFC 8594 headers.
+type deprecation struct {
+	feature string
+	// date is the RFC 9745 structured date (@unix-seconds) since which the
+	// feature is deprecated.
+	date string
+	// sunset is the RFC 8594 HTTP date the feature goes away, if announced.
+	sunset string
+	// link names the replacement, as a Link header value.
+	link string
+}
+
+var (
+	// The Assistants interface (threads): deprecated 2025-08-26, shut down
+	// 2026-08-26 as announced by the public API; replaced by Responses.
+	threadsDeprecation = deprecation{
+		feature: "threads",
+		date:    "@1756166400",
+		sunset:  "Wed, 26 Aug 2026 00:00:00 GMT",
+		link:    `</v1/responses>; rel="successor-version"`,
+	}
+	// Chat parameters: the spec gives no date, so the date is that of the
+	// public API description our sources prove marks them deprecated
+	// (2026-08-21). Their replacements are parameters, not resources, so
+	// there is no Link.
+	parameterDeprecations = []deprecation{
+		{feature: "max_tokens", date: "@1787270400"},
+		{feature: "user", date: "@1787270400"},
+	}
+)
+
+// deprecationsFor lists what a request uses that is deprecated.
+func deprecationsFor(op string, body []byte) []deprecation {
+	if strings.HasPrefix(op, "threads.") {
+		return []deprecation{threadsDeprecation}
+	}
+	if op != upstreams.OpChatCompletionsCreate || body == nil {
+		return nil
+	}
+	var out []deprecation
+	for _, d := range parameterDeprecations {
+		if gjson.GetBytes(body, d.feature).Exists() {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// setDeprecationHeaders announces deprecations on the reply. Several
+// deprecated features share one Deprecation header: the earliest date.
+func setDeprecationHeaders(h http.Header, ds []deprecation) {
+	if len(ds) == 0 {
+		return
+	}
+	date := ds[0].date
+	for _, d := range ds[1:] {
+		if d.date < date { // same length "@" + 10 digits: lexical order is time order
+			date = d.date
+		}
+	}
+	h.Set("Deprecation", date)
+	for _, d := range ds {
+		if d.sunset != "" {
+			h.Set("Sunset", d.sunset)
+		}
+		if d.link != "" {
+			h.Add("Link", d.link)
+		}
+	}
+}

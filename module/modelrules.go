@@ -1,0 +1,104 @@
+package modelgate
+
+import (
+	"fmt"
+	"net/http"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/modelgate/modelgate/upstreams"
+)
+
+// ModelRule states what a family of models does not accept. For each of
+// Refuse and ReasoningEfforts, the first rule whose pattern matches the
+// request's model and that sets it decides; configured rules come before
+// the built-in ones, so a Caddyfile can extend or override them.
+//
+// Caddyfile:
+//
+//	model_rule <model-pattern...> {
+//	    refuse <parameter...>
+//	    reasoning_effort <value...>
+//	}
+type ModelRule struct {
+	// Models are glob patterns on the request's `model`. Required.
+	Models []string `json:"models"`
+	// Refuse lists chat parameters these models reject (e.g. max_tokens,
+	// stop). Default: none.
+	Refuse []string `json:"refuse,omitempty"`
+	// ReasoningEfforts lists the reasoning_effort values these models
+	// accept. Default: any the spec allows.
+	ReasoningEfforts []string `json:"reasoning_efforts,omitempty"`
+}
+
+// builtinModelRules encode the spec's model-dependent rules: max_tokens is
+// not compatible with o-series reasoning models; stop is not supported by
+// the latest reasoning models; reasoning_effort values depend on the model
+// (one pro model only high, newer models none..high, xhigh only the newest,
+// earlier models from minimal or low up).
+var builtinModelRules = []ModelRule{
+	{Models: []string{"gpt-5-pro*", "gpt-5.*-pro*"}, Refuse: []string{"max_tokens", "stop"}, ReasoningEfforts: []string{"high"}},
+	{Models: []string{"gpt-5.1*"}, Refuse: []string{"max_tokens", "stop"}, ReasoningEfforts: []string{"none", "low", "medium", "high"}},
+	{Models: []string{"gpt-5.[2-9]*"}, Refuse: []string{"max_tokens", "stop"}, ReasoningEfforts: []string{"none", "low", "medium", "high", "xhigh"}},
+	{Models: []string{"gpt-5*"}, Refuse: []string{"max_tokens", "stop"}, ReasoningEfforts: []string{"minimal", "low", "medium", "high"}},
+	{Models: []string{"o3*", "o4*"}, Refuse: []string{"max_tokens", "stop"}, ReasoningEfforts: []string{"low", "medium", "high"}},
+	{Models: []string{"o1*"}, Refuse: []string{"max_tokens"}, ReasoningEfforts: []string{"low", "medium", "high"}},
+}
+
+func (r *ModelRule) matches(model string) bool {
+	for _, pattern := range r.Models {
+		if ok, _ := path.Match(pattern, model); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// checkModelRules applies the rules to a chat request: a refused parameter
+// or an unsupported reasoning_effort is a 400 naming it. Setting both
+// temperature and top_p is allowed but returned as a finding.
+func checkModelRules(rules []ModelRule, model string, body []byte) (*upstreams.Error, []string) {
+	var refuse, efforts []string
+	refuseSet, effortsSet := false, false
+	for i := range rules {
+		r := &rules[i]
+		if (refuseSet || r.Refuse == nil) && (effortsSet || r.ReasoningEfforts == nil) || !r.matches(model) {
+			continue
+		}
+		if !refuseSet && r.Refuse != nil {
+			refuse, refuseSet = r.Refuse, true
+		}
+		if !effortsSet && r.ReasoningEfforts != nil {
+			efforts, effortsSet = r.ReasoningEfforts, true
+		}
+	}
+	for _, param := range refuse {
+		if gjson.GetBytes(body, param).Exists() {
+			msg := fmt.Sprintf("Unsupported parameter: '%s' is not supported with the model %s.", param, model)
+			if param == "max_tokens" {
+				msg += " Use 'max_completion_tokens' instead."
+			}
+			return &upstreams.Error{Status: http.StatusBadRequest, Type: upstreams.TypeInvalidRequest, Param: param, Code: "unsupported_parameter", Message: msg}, nil
+		}
+	}
+	if effort := gjson.GetBytes(body, "reasoning_effort"); effortsSet && effort.Type == gjson.String && !slices.Contains(efforts, effort.Str) {
+		return &upstreams.Error{
+			Status: http.StatusBadRequest, Type: upstreams.TypeInvalidRequest, Param: "reasoning_effort", Code: "unsupported_value",
+			Message: fmt.Sprintf("Unsupported value: 'reasoning_effort' does not support '%s' with the model %s. Supported values are: '%s'.",
+				effort.Str, model, strings.Join(efforts, "', '")),
+		}, nil
+	}
+	var findings []string
+	if isSet(body, "temperature") && isSet(body, "top_p") {
+		findings = append(findings, "temperature and top_p are both set; the spec recommends altering one, not both")
+	}
+	return nil, findings
+}
+
+func isSet(body []byte, field string) bool {
+	v := gjson.GetBytes(body, field)
+	return v.Exists() && v.Type != gjson.Null
+}
