@@ -1,0 +1,39 @@
+// Package reference is an offline, deterministic implementation of chat
+// completions: the upstream kind `reference`. It is not a language model
+// and never claims to be one. It implements the request and response
+// contract exactly, so gateways, test suites and client code can be
+// exercised with no provider and no network, reproducibly.
+//
+// How a reply is made (engine version in [Version]):
+//
+//   - Text is a sequence of words drawn from a fixed vocabulary by a
+//     generator seeded with a hash of the model, the messages, `seed`,
+//     `temperature`, `top_p` and the choice index; the first words quote
+//     the last user message. Same request, same reply; a different
+//     temperature, top_p or seed gives different text; choices differ.
+//   - The reply is a token sequence in the model's public encoding;
+//     `max_completion_tokens` (or `max_tokens`) cuts it at exactly that
+//     many tokens with finish_reason `length`. The first `stop` sequence
+//     found ends the text before it, finish_reason `stop`.
+//   - presence_penalty > 0 draws no word twice while unused words remain;
+//     frequency_penalty < 0 repeats the previous word every other draw;
+//     logit_bias of +50 or more puts that token's text at the start of
+//     the reply, -50 or less removes the token wherever it would appear.
+//   - Tools: `none` never calls; a named function is always called;
+//     `required` calls the tools the last user message names, else the
+//     first tool; `auto` calls the tools the last user message names (or
+//     the first tool when it asks to "use a tool" / "call a tool"). With
+//     parallel_tool_calls false only one tool is called. Arguments are
+//     JSON generated from the tool's parameters schema and validate
+//     against it. After `tool` messages the reply quotes their content.
+//   - response_format json_object answers {"reply": text}; json_schema
+//     answers JSON generated to validate against the given schema.
+//   - logprobs: each token with a deterministic log probability and its
+//     bytes; top_logprobs alternatives in descending order, the chosen
+//     token first.
+//   - Streaming renders the same tokens as chunks: the role first,
+//     content and tool-call deltas (with index), one finish_reason per
+//     choice, a usage chunk when stream_options.include_usage, [DONE].
+//   - usage counts the prompt with the gateway's tokenizer (package
+//     tokens) and the completion as the tokens generated for all choices.
+package reference

@@ -1,0 +1,131 @@
+// Package tokens counts tokens the way the public encodings do, offline:
+// o200k_base for current models, cl100k_base for gpt-4 and gpt-3.5. The
+// rate limiter estimates requests with it, the reference engine counts its
+// usage with it and vector store ingestion chunks by it, so all agree.
+package tokens
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/pkoukk/tiktoken-go"
+	loader "github.com/pkoukk/tiktoken-go-loader"
+)
+
+// Encoding is one public encoding, loaded on first use.
+type Encoding struct {
+	name string
+	once sync.Once
+	tk   *tiktoken.Tiktoken
+	err  error
+}
+
+var (
+	setLoader sync.Once
+	o200k     = &Encoding{name: "o200k_base"}
+	cl100k    = &Encoding{name: "cl100k_base"}
+)
+
+// ForModel returns the encoding a model uses: cl100k_base for the gpt-4 and
+// gpt-3.5 families (gpt-4o and gpt-4.1 aside), o200k_base for every other
+// model, including unknown ones.
+func ForModel(model string) *Encoding {
+	m := strings.ToLower(model)
+	if (strings.HasPrefix(m, "gpt-4") && !strings.HasPrefix(m, "gpt-4o") && !strings.HasPrefix(m, "gpt-4.")) ||
+		strings.HasPrefix(m, "gpt-3.5") || strings.HasPrefix(m, "text-embedding-") {
+		return cl100k
+	}
+	return o200k
+}
+
+// Name is the encoding's public name.
+func (e *Encoding) Name() string { return e.name }
+
+func (e *Encoding) load() *tiktoken.Tiktoken {
+	e.once.Do(func() {
+		setLoader.Do(func() { tiktoken.SetBpeLoader(loader.NewOfflineLoader()) })
+		e.tk, e.err = tiktoken.GetEncoding(e.name)
+	})
+	if e.err != nil {
+		// The vocabularies are embedded in the binary: failing to read
+		// them is a build defect, not a runtime condition.
+		panic("tokens: loading " + e.name + ": " + e.err.Error())
+	}
+	return e.tk
+}
+
+// Encode returns the token IDs of text; special-token text is encoded as
+// ordinary text, as a provider does for user content.
+func (e *Encoding) Encode(text string) []int { return e.load().EncodeOrdinary(text) }
+
+// Decode turns token IDs back into text.
+func (e *Encoding) Decode(ids []int) string { return e.load().Decode(ids) }
+
+// Count returns how many tokens text encodes to.
+func (e *Encoding) Count(text string) int {
+	if text == "" {
+		return 0
+	}
+	return len(e.Encode(text))
+}
+
+// Per-message framing of the chat format, as the public cookbook counts it.
+const (
+	tokensPerMessage = 3
+	tokensPerName    = 1
+	replyPriming     = 3
+)
+
+// CountChat estimates the prompt tokens of a decoded chat request: every
+// message's role, name and text content (string or text parts), tool calls,
+// tool results, and the tool definitions, plus the chat format's framing.
+func CountChat(model string, req map[string]any) int {
+	enc := ForModel(model)
+	n := replyPriming
+	msgs, _ := req["messages"].([]any)
+	for _, m := range msgs {
+		msg, ok := m.(map[string]any)
+		if !ok {
+			continue
+		}
+		n += tokensPerMessage
+		if role, ok := msg["role"].(string); ok {
+			n += enc.Count(role)
+		}
+		if name, ok := msg["name"].(string); ok {
+			n += enc.Count(name) + tokensPerName
+		}
+		n += enc.Count(contentText(msg["content"]))
+		if calls, ok := msg["tool_calls"].([]any); ok {
+			for _, c := range calls {
+				n += enc.Count(jsonText(c))
+			}
+		}
+	}
+	if tools, ok := req["tools"].([]any); ok {
+		for _, t := range tools {
+			n += enc.Count(jsonText(t))
+		}
+	}
+	return n
+}
+
+// contentText returns the text of a message content: a string, or the text
+// of its text parts.
+func contentText(content any) string {
+	switch c := content.(type) {
+	case string:
+		return c
+	case []any:
+		var b strings.Builder
+		for _, p := range c {
+			if part, ok := p.(map[string]any); ok {
+				if text, ok := part["text"].(string); ok {
+					b.WriteString(text)
+				}
+			}
+		}
+		return b.String()
+	}
+	return ""
+}

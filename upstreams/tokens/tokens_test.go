@@ -1,0 +1,53 @@
+package tokens
+
+import (
+	"testing"
+)
+
+func TestPublicEncodings(t *testing.T) {
+	// Token IDs of "hello world" in the public encodings.
+	if got := ForModel("gpt-4o-mini").Encode("hello world"); len(got) != 2 || got[0] != 24912 || got[1] != 2375 {
+		t.Fatalf("o200k hello world = %v", got)
+	}
+	if got := ForModel("gpt-4").Encode("hello world"); len(got) != 2 || got[0] != 15339 || got[1] != 1917 {
+		t.Fatalf("cl100k hello world = %v", got)
+	}
+	if ForModel("some-unknown-model").Name() != "o200k_base" || ForModel("gpt-3.5-turbo").Name() != "cl100k_base" || ForModel("gpt-4.1").Name() != "o200k_base" {
+		t.Fatal("model to encoding mapping")
+	}
+	enc := ForModel("gpt-4o")
+	text := "Tokenizers round-trip text exactly, even ünïcödé and emoji 🙂."
+	if enc.Decode(enc.Encode(text)) != text {
+		t.Fatal("round trip")
+	}
+}
+
+func TestCountChat(t *testing.T) {
+	req := map[string]any{"messages": []any{
+		map[string]any{"role": "system", "content": "You are terse."},
+		map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "hello world"}}},
+	}}
+	enc := ForModel("gpt-4o")
+	want := 3 + 2*3 + enc.Count("system") + enc.Count("You are terse.") + enc.Count("user") + enc.Count("hello world")
+	if got := CountChat("gpt-4o", req); got != want {
+		t.Fatalf("CountChat = %d, want %d", got, want)
+	}
+	req["tools"] = []any{map[string]any{"type": "function", "function": map[string]any{"name": "f"}}}
+	if CountChat("gpt-4o", req) <= want {
+		t.Fatal("tools must count")
+	}
+}
+
+func BenchmarkCount4KB(b *testing.B) {
+	enc := ForModel("gpt-4o")
+	text := ""
+	for len(text) < 4096 {
+		text += "The quick brown fox jumps over the lazy dog. "
+	}
+	enc.Count(text)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		enc.Count(text)
+	}
+}
