@@ -6,6 +6,7 @@ package modelgate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -190,13 +191,18 @@ func (g *Gateway) provisionUpstreams(ctx caddy.Context) error {
 		or := &operationRoutes{}
 		g.routes[op.ID] = or
 		for _, r := range configured {
-			res, err := resolveRoute(r, op.ID, load)
+			res, err := resolveRoute(r.Route, op.ID, load)
+			if errors.Is(err, errCannotServe) && !r.exact {
+				// A wildcard (`files.*`, `*`) covers what the upstream
+				// serves; the rest keeps its default route.
+				continue
+			}
 			if err != nil {
 				return fmt.Errorf("modelgate: route for %s: %w", op.ID, err)
 			}
 			or.routes = append(or.routes, res)
 		}
-		if len(configured) > 0 {
+		if len(or.routes) > 0 {
 			continue
 		}
 		if op.ID == upstreams.OpModelsList {

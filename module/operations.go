@@ -105,7 +105,7 @@ var providerOperations = map[string]bool{
 	upstreams.OpModelsRetrieve: true, upstreams.OpEmbeddingsCreate: true, upstreams.OpResponsesCreate: true,
 	upstreams.OpCompletionsCreate: true, upstreams.OpModerationsCreate: true, upstreams.OpImagesGenerate: true,
 	upstreams.OpImagesEdit: true, upstreams.OpAudioSpeech: true, upstreams.OpAudioTranscriptions: true,
-	upstreams.OpAudioTranslations: true, upstreams.OpUnknown: true,
+	upstreams.OpAudioTranslations: true,
 }
 
 // apiPrefix is the version prefix every operation path carries.

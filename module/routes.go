@@ -1,6 +1,7 @@
 package modelgate
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path"
@@ -184,28 +185,45 @@ func matchesAnyOperation(pattern string) bool {
 	return false
 }
 
+// namingRoute is a configured route that names an operation, exactly or
+// through a glob pattern.
+type namingRoute struct {
+	Route
+	exact bool
+}
+
 // routesFor returns the configured routes that name an operation. Unknown
 // paths pass through only where a route names `unknown` itself, never
 // through a wildcard.
-func routesFor(routes []Route, op string) []Route {
-	var out []Route
+func routesFor(routes []Route, op string) []namingRoute {
+	var out []namingRoute
 	for _, r := range routes {
+		exact, matched := false, false
 		for _, pattern := range r.Operations {
 			if ok, _ := path.Match(pattern, op); ok && (op != upstreams.OpUnknown || pattern == op) {
-				out = append(out, r)
-				break
+				matched = true
+				exact = exact || pattern == op
 			}
+		}
+		if matched {
+			out = append(out, namingRoute{Route: r, exact: exact})
 		}
 	}
 	return out
 }
 
+// errCannotServe: a route sends an operation to an upstream that does not
+// implement it.
+var errCannotServe = errors.New("cannot serve")
+
 // defaultUpstreamFor names where an operation goes when no route names it:
 // chat to the only configured provider, else to the reference engine;
-// provider operations to the only provider, else nowhere (""); everything
-// else to the local implementation.
+// provider operations to the only provider, else nowhere (""); unknown
+// paths nowhere; everything else to the local implementation.
 func defaultUpstreamFor(op string, onlyProvider string) string {
 	switch {
+	case op == upstreams.OpUnknown:
+		return ""
 	case op == upstreams.OpChatCompletionsCreate && onlyProvider == "":
 		return builtinReference
 	case op == upstreams.OpChatCompletionsCreate || providerOperations[op]:
@@ -239,7 +257,7 @@ func resolveRoute(r Route, op string, load upstreamLoader) (*resolvedRoute, erro
 			return target{}, err
 		}
 		if !serves(u, op) {
-			return target{}, fmt.Errorf("upstream %q cannot serve %s", name, op)
+			return target{}, fmt.Errorf("upstream %q %w %s", name, errCannotServe, op)
 		}
 		return target{name: name, upstream: u, weight: weight}, nil
 	}

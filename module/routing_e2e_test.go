@@ -93,7 +93,10 @@ func TestFallbacksAndRetries(t *testing.T) {
 			completionFrom("primary")(n, w, r)
 		}, block: "retries 1", wantFrom: "primary", primaryHits: 2},
 		{name: "429 asking longer than max_retry_wait skips to fallback", primary: failWith(429, map[string]string{"Retry-After": "60"}, errorEnvelope), block: "retries 3\nmax_retry_wait 2s", wantFrom: "fallback", primaryHits: 1, fallbackHits: 1},
-		{name: "slow primary times out and falls back", primary: func(_ int64, w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, block: "retries 0", wantFrom: "fallback", primaryHits: 1, fallbackHits: 1},
+		{name: "slow primary times out and falls back", primary: func(_ int64, w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body) // only then does the server notice the gateway hanging up
+			<-r.Context().Done()
+		}, block: "retries 0", wantFrom: "fallback", primaryHits: 1, fallbackHits: 1},
 		{name: "400 is the client's fault: no retry, no fallback", primary: failWith(400, map[string]string{"Content-Type": "application/json"}, `{"error":{"message":"bad","type":"invalid_request_error","param":"messages","code":null}}`), block: "retries 2", wantFrom: "", primaryHits: 1},
 	}
 	for _, tc := range tests {
@@ -239,7 +242,7 @@ func TestModelRoutesWeightsAndModelList(t *testing.T) {
 	for _, m := range models.Data {
 		ids = append(ids, m.ID+"@"+m.OwnedBy)
 	}
-	want := "gpt-4o-mini@a gpt-4o@a gpt-fast@b llama3@local_llm"
+	want := "gpt-4o@a gpt-4o-mini@a gpt-fast@b llama3@local_llm"
 	if strings.Join(ids, " ") != want {
 		t.Fatalf("models = %v, want %s", ids, want)
 	}

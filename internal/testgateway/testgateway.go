@@ -44,6 +44,8 @@ func Start(t testing.TB, site string) string {
 // Load adapts a whole Caddyfile and runs it until the test ends.
 func Load(t testing.TB, caddyfile string) {
 	t.Helper()
+	// Built-in stores default to Caddy's data folder: keep them per test.
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	cfg := Adapt(t, caddyfile)
 	if err := caddy.Load(cfg, true); err != nil {
 		t.Fatalf("loading config: %v\n%s", err, cfg)

@@ -1,0 +1,154 @@
+// Package local is the upstream kind `local`: the built-in implementations
+// of files and threads over a store (embedded SQLite by default).
+package local
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"go.uber.org/zap"
+
+	"github.com/modelgate/modelgate/upstreams"
+)
+
+func init() {
+	caddy.RegisterModule(Local{})
+}
+
+// Local serves files and threads from a store.
+type Local struct {
+	// DataDir holds the SQLite database and the file contents; it is
+	// created on first start. Placeholders are expanded.
+	// Default: `<caddy data dir>/modelgate`.
+	//
+	// Caddyfile: `data_dir <path>`
+	DataDir string `json:"data_dir,omitempty"`
+
+	store    Store
+	storeKey string
+	logger   *zap.Logger
+}
+
+// CaddyModule returns the Caddy module information.
+func (Local) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  upstreams.Namespace + ".local",
+		New: func() caddy.Module { return new(Local) },
+	}
+}
+
+// stores are shared across config reloads by location, so a reload never
+// closes the database under in-flight requests of the previous config.
+var stores = caddy.NewUsagePool()
+
+// pooledStore closes its store when the last config using it is gone.
+type pooledStore struct{ Store }
+
+func (p pooledStore) Destruct() error { return p.Close() }
+
+// Provision opens (or shares) the store.
+func (l *Local) Provision(ctx caddy.Context) error {
+	l.logger = ctx.Logger()
+	dir := caddy.NewReplacer().ReplaceAll(l.DataDir, "")
+	if dir == "" {
+		dir = filepath.Join(caddy.AppDataDir(), "modelgate")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("local upstream: data_dir: %w", err)
+	}
+	l.storeKey = "sqlite:" + abs
+	val, _, err := stores.LoadOrNew(l.storeKey, func() (caddy.Destructor, error) {
+		s, err := openSQLite(abs)
+		if err != nil {
+			return nil, err
+		}
+		return pooledStore{s}, nil
+	})
+	if err != nil {
+		l.storeKey = ""
+		return fmt.Errorf("local upstream: opening store in %s: %w", abs, err)
+	}
+	l.store = val.(pooledStore).Store
+	return nil
+}
+
+// Cleanup releases this config's use of the store.
+func (l *Local) Cleanup() error {
+	if l.storeKey == "" {
+		return nil
+	}
+	_, err := stores.Delete(l.storeKey)
+	l.storeKey = ""
+	return err
+}
+
+// handlers maps each operation the local upstream implements to its handler.
+var handlers = map[string]func(*Local, http.ResponseWriter, *upstreams.Call) error{
+	upstreams.OpFilesCreate:     (*Local).createFile,
+	upstreams.OpFilesList:       (*Local).listFiles,
+	upstreams.OpFilesRetrieve:   (*Local).retrieveFile,
+	upstreams.OpFilesDelete:     (*Local).deleteFile,
+	upstreams.OpFilesContent:    (*Local).fileContent,
+	upstreams.OpThreadsCreate:   (*Local).createThread,
+	upstreams.OpThreadsRetrieve: (*Local).retrieveThread,
+	upstreams.OpThreadsUpdate:   (*Local).updateThread,
+	upstreams.OpThreadsDelete:   (*Local).deleteThread,
+}
+
+// Serves reports whether the operation is implemented locally.
+func (l *Local) Serves(op string) bool { _, ok := handlers[op]; return ok }
+
+// ServeCall runs the operation's handler.
+func (l *Local) ServeCall(w http.ResponseWriter, c *upstreams.Call) error {
+	h, ok := handlers[c.Operation]
+	if !ok {
+		return &upstreams.Error{Status: http.StatusNotImplemented, Type: upstreams.TypeNotImplemented,
+			Message: fmt.Sprintf("The local upstream does not implement %s.", c.Operation)}
+	}
+	return h(l, w, c)
+}
+
+// notFoundOr turns ErrNotFound into the public 404 for the object kind.
+func notFoundOr(err error, kind, id string) error {
+	if errors.Is(err, ErrNotFound) {
+		return upstreams.NotFound("No %s found with id '%s'.", kind, id)
+	}
+	return err
+}
+
+// UnmarshalCaddyfile reads the upstream's block:
+//
+//	upstream <name> local {
+//	    data_dir <path>
+//	}
+func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the upstream's name or type
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		switch d.Val() {
+		case "data_dir":
+			if !d.AllArgs(&l.DataDir) {
+				return d.ArgErr()
+			}
+		default:
+			return d.Errf("unrecognized local upstream option %q", d.Val())
+		}
+	}
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner         = (*Local)(nil)
+	_ caddy.CleanerUpper        = (*Local)(nil)
+	_ caddyfile.Unmarshaler     = (*Local)(nil)
+	_ upstreams.Upstream        = (*Local)(nil)
+	_ upstreams.OperationServer = (*Local)(nil)
+)
