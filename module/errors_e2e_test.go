@@ -40,6 +40,7 @@ func rawRequest(t *testing.T, method, url, body string, header map[string]string
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
+	lastBody = data
 	var env envelope
 	if resp.StatusCode >= 400 {
 		if err := json.Unmarshal(data, &env); err != nil || env.Error.Message == "" {
@@ -159,6 +160,11 @@ func TestGatewayErrorEnvelopes(t *testing.T) {
 		})
 	}
 }
+
+// lastBody is the body of the last rawRequest, for tests that decode it.
+var lastBody []byte
+
+var jsonUnmarshal = json.Unmarshal
 
 const limitedKey = "sk-limited-files-only-0003"
 

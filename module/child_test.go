@@ -1,0 +1,210 @@
+package modelgate_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/openai/openai-go/v3"
+
+	"github.com/modelgate/modelgate/internal/testgateway"
+)
+
+// childConfigEnv makes the test binary a gateway process: it serves the
+// Caddyfile named by the variable until it is killed.
+const childConfigEnv = "MODELGATE_TEST_CHILD_CADDYFILE"
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(childConfigEnv); path != "" {
+		src, err := os.ReadFile(path)
+		if err == nil {
+			var cfg []byte
+			cfg, _, err = caddyconfig.GetAdapter("caddyfile").Adapt(src, nil)
+			if err == nil {
+				err = caddy.Load(cfg, true)
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "child gateway:", err)
+			os.Exit(2)
+		}
+		fmt.Println("READY")
+		select {}
+	}
+	os.Exit(m.Run())
+}
+
+// childGateway runs the gateway in a separate process on dataDir.
+type childGateway struct {
+	cmd  *exec.Cmd
+	base string
+}
+
+func startChild(t *testing.T, dataDir string, port int) *childGateway {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "Caddyfile")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`{
+	admin off
+	persist_config off
+	log {
+		level ERROR
+	}
+}
+http://127.0.0.1:%d {
+	modelgate {
+		key %s
+		upstream local local {
+			data_dir %s
+		}
+	}
+}
+`, port, clientKey, dataDir)), 0o600)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childConfigEnv+"="+cfg)
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "READY" {
+		t.Fatalf("child gateway did not start: %q %v", line, err)
+	}
+	return &childGateway{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+}
+
+// uploadStream sends a multipart upload of size bytes produced on the fly;
+// sent is closed after the first half has gone out.
+func uploadStream(ctx context.Context, base, name string, size int64, halfway chan<- struct{}) (*http.Response, error) {
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		mw.WriteField("purpose", "batch")
+		part, _ := mw.CreateFormFile("file", name)
+		chunk := bytes.Repeat([]byte(`{"custom_id":"x","method":"POST"}`+"\n"), 1<<15) // ~1 MiB
+		var sent int64
+		for sent < size {
+			n := min(int64(len(chunk)), size-sent)
+			if _, err := part.Write(chunk[:n]); err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+			sent += n
+			if halfway != nil && sent >= size/2 {
+				close(halfway)
+				halfway = nil
+			}
+		}
+		mw.Close()
+		pw.Close()
+	}()
+	req, _ := http.NewRequestWithContext(ctx, "POST", base+"/v1/files", pr)
+	req.Header.Set("Authorization", "Bearer "+clientKey)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	return http.DefaultClient.Do(req)
+}
+
+// TestCrashDuringUploadLeavesNothingListed kills the gateway process with
+// SIGKILL halfway through an upload, restarts it on the same data folder,
+// and finds the store opening cleanly with no partial file listed.
+func TestCrashDuringUploadLeavesNothingListed(t *testing.T) {
+	dataDir := t.TempDir()
+	port := testgateway.FreePort(t)
+	child := startChild(t, dataDir, port)
+
+	halfway := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := uploadStream(context.Background(), child.base, "big.jsonl", 64<<20, halfway)
+		done <- err
+	}()
+	<-halfway
+	child.cmd.Process.Signal(syscall.SIGKILL)
+	child.cmd.Wait()
+	if err := <-done; err == nil {
+		t.Fatal("the upload succeeded although the gateway was killed")
+	}
+	entries, _ := os.ReadDir(filepath.Join(dataDir, "files"))
+	t.Logf("left in the blob folder by the crash: %d entries", len(entries))
+
+	restarted := startChild(t, dataDir, port)
+	client := sdk(restarted.base)
+	page, err := client.Files.List(context.Background(), openai.FileListParams{})
+	if err != nil {
+		t.Fatalf("store did not open cleanly: %v", err)
+	}
+	if len(page.Data) != 0 {
+		t.Fatalf("a partial upload is listed: %+v", page.Data)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dataDir, "files")); len(entries) != 0 {
+		t.Fatalf("the restart left %d partial blobs behind", len(entries))
+	}
+	// The store still works.
+	f, err := client.Files.New(context.Background(), openai.FileNewParams{File: openai.File(strings.NewReader(`{"a":1}`), "ok.jsonl", "application/jsonl"), Purpose: openai.FilePurposeBatch})
+	if err != nil || f.Bytes != 7 {
+		t.Fatalf("upload after restart: %v", err)
+	}
+}
+
+// TestLargeUploadMemory uploads 200 MB to a gateway process and reads the
+// process's peak resident memory, which must stay far below the file size.
+func TestLargeUploadMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("uploads 200 MB")
+	}
+	child := startChild(t, t.TempDir(), testgateway.FreePort(t))
+	const size = 200 << 20
+	resp, err := uploadStream(context.Background(), child.base, "big.jsonl", size, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`"bytes":`+strconv.Itoa(size))) {
+		t.Fatalf("upload: %d %s", resp.StatusCode, body)
+	}
+	peak := peakRSS(t, child.cmd.Process.Pid)
+	t.Logf("peak RSS of the gateway after a %d MiB upload: %.1f MiB", size>>20, float64(peak)/(1<<20))
+	if peak > 100<<20 {
+		t.Fatalf("peak RSS %d MiB: the upload was held in memory", peak>>20)
+	}
+	// One byte more than the batch limit is refused.
+	resp, err = uploadStream(context.Background(), child.base, "big.jsonl", size+1, nil)
+	if err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Fatalf("200 MB + 1 byte batch file: status %d, want 413", resp.StatusCode)
+		}
+	}
+}
+
+// peakRSS reads VmHWM (peak resident set) of a process, in bytes.
+func peakRSS(t *testing.T, pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
+}

@@ -1,0 +1,228 @@
+package modelgate_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/modelgate/modelgate/internal/testgateway"
+)
+
+const otherKey = "sk-other-owner-key-0004"
+
+// startLocal serves modelgate on its built-in defaults with two keys of
+// different owners.
+func startLocal(t *testing.T, dataDir string) string {
+	return testgateway.Start(t, fmt.Sprintf(`
+	modelgate {
+		key %s {
+			owner alice
+		}
+		key %s {
+			owner bob
+		}
+		upstream local local {
+			data_dir %s
+		}
+	}`, clientKey, otherKey, dataDir))
+}
+
+func TestFilesEndToEnd(t *testing.T) {
+	base := startLocal(t, t.TempDir())
+	client := sdk(base)
+	ctx := context.Background()
+
+	content := make([]byte, 300<<10)
+	rand.Read(content)
+	f, err := client.Files.New(ctx, openai.FileNewParams{File: openai.File(bytes.NewReader(content), "data.bin", "application/octet-stream"), Purpose: openai.FilePurposeAssistants})
+	if err != nil {
+		t.Fatalf("upload: %v", err)
+	}
+	if f.Bytes != int64(len(content)) || f.Filename != "data.bin" || f.Purpose != "assistants" || f.Object != "file" || f.Status != "processed" {
+		t.Fatalf("file object %+v", f)
+	}
+	got, err := client.Files.Get(ctx, f.ID)
+	if err != nil || got.ID != f.ID || got.Bytes != f.Bytes {
+		t.Fatalf("retrieve: %v %+v", err, got)
+	}
+	resp, err := client.Files.Content(ctx, f.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Equal(body, content) {
+		t.Fatalf("content differs: %d bytes back for %d sent", len(body), len(content))
+	}
+
+	// Another owner sees nothing of it.
+	other := sdk(base, option.WithAPIKey(otherKey))
+	if _, err := other.Files.Get(ctx, f.ID); asAPIError(t, err).StatusCode != 404 {
+		t.Fatalf("another owner retrieved the file: %v", err)
+	}
+	if _, err := other.Files.Content(ctx, f.ID); asAPIError(t, err).StatusCode != 404 {
+		t.Fatalf("another owner read the content: %v", err)
+	}
+	if _, err := other.Files.Delete(ctx, f.ID); asAPIError(t, err).StatusCode != 404 {
+		t.Fatalf("another owner deleted the file: %v", err)
+	}
+
+	deleted, err := client.Files.Delete(ctx, f.ID)
+	if err != nil || !deleted.Deleted || deleted.ID != f.ID {
+		t.Fatalf("delete: %v %+v", err, deleted)
+	}
+	if _, err := client.Files.Get(ctx, f.ID); asAPIError(t, err).StatusCode != 404 {
+		t.Fatalf("deleted file still there: %v", err)
+	}
+}
+
+func TestFilesListPagesWithAutoPagination(t *testing.T) {
+	base := startLocal(t, t.TempDir())
+	client := sdk(base)
+	ctx := context.Background()
+	var ids []string
+	for i := 0; i < 130; i++ {
+		purpose := openai.FilePurposeUserData
+		if i%10 == 0 {
+			purpose = openai.FilePurposeBatch
+		}
+		name := fmt.Sprintf("f%03d.jsonl", i)
+		f, err := client.Files.New(ctx, openai.FileNewParams{File: openai.File(bytes.NewReader([]byte(`{"n":1}`)), name, "application/jsonl"), Purpose: purpose})
+		if err != nil {
+			t.Fatalf("upload %d: %v", i, err)
+		}
+		ids = append(ids, f.ID)
+	}
+	// Pages of 7, oldest first, every file exactly once and in order.
+	iter := client.Files.ListAutoPaging(ctx, openai.FileListParams{Limit: openai.Int(7), Order: openai.FileListParamsOrderAsc})
+	var seen []string
+	for iter.Next() {
+		seen = append(seen, iter.Current().ID)
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(seen) != fmt.Sprint(ids) {
+		t.Fatalf("auto-paging saw %d files, want the %d uploaded in order", len(seen), len(ids))
+	}
+	// Newest first by default; purpose filter.
+	page, err := client.Files.List(ctx, openai.FileListParams{Limit: openai.Int(3)})
+	if err != nil || len(page.Data) != 3 || page.Data[0].ID != ids[129] || !page.HasMore {
+		t.Fatalf("default page: %v %d has_more=%v", err, len(page.Data), page.HasMore)
+	}
+	batchOnly := client.Files.ListAutoPaging(ctx, openai.FileListParams{Purpose: openai.String("batch")})
+	n := 0
+	for batchOnly.Next() {
+		if batchOnly.Current().Purpose != "batch" {
+			t.Fatalf("purpose filter let %s through", batchOnly.Current().Purpose)
+		}
+		n++
+	}
+	if n != 13 {
+		t.Fatalf("%d batch files, want 13", n)
+	}
+	// The other owner's list is empty, with has_more present.
+	resp, _ := rawRequest(t, "GET", base+"/v1/files", "", map[string]string{"Authorization": "Bearer " + otherKey})
+	var list struct {
+		Data    []any `json:"data"`
+		HasMore *bool `json:"has_more"`
+	}
+	decodeBody(t, resp, &list)
+	if len(list.Data) != 0 || list.HasMore == nil || *list.HasMore {
+		t.Fatalf("other owner's list %+v", list)
+	}
+}
+
+func TestUploadRules(t *testing.T) {
+	base := startLocal(t, t.TempDir())
+	client := sdk(base)
+	ctx := context.Background()
+	_, err := client.Files.New(ctx, openai.FileNewParams{File: openai.File(bytes.NewReader([]byte("x")), "notes.txt", "text/plain"), Purpose: openai.FilePurposeBatch})
+	if e := asAPIError(t, err); e.StatusCode != 400 || e.Param != "file" {
+		t.Fatalf("batch file without .jsonl: %d %q", e.StatusCode, e.Param)
+	}
+	_, err = client.Files.New(ctx, openai.FileNewParams{File: openai.File(bytes.NewReader([]byte("x")), "a.txt", "text/plain"), Purpose: "nonsense"})
+	if e := asAPIError(t, err); e.StatusCode != 400 || e.Param != "purpose" {
+		t.Fatalf("bad purpose: %d %q", e.StatusCode, e.Param)
+	}
+	page, _ := client.Files.List(ctx, openai.FileListParams{})
+	if len(page.Data) != 0 {
+		t.Fatalf("refused uploads were listed: %d", len(page.Data))
+	}
+	resp, env := rawRequest(t, "GET", base+"/v1/files?limit=0", "", map[string]string{"Authorization": "Bearer " + clientKey})
+	if resp.StatusCode != 400 || *env.Error.Param != "limit" {
+		t.Fatalf("limit=0: %d", resp.StatusCode)
+	}
+}
+
+func TestThreadsEndToEnd(t *testing.T) {
+	base := startLocal(t, t.TempDir())
+	client := sdk(base)
+	ctx := context.Background()
+
+	empty, err := client.Beta.Threads.New(ctx, openai.BetaThreadNewParams{})
+	if err != nil || empty.Object != "thread" || len(empty.Metadata) != 0 {
+		t.Fatalf("empty thread: %v %+v", err, empty)
+	}
+	raw, _ := rawRequest(t, "GET", base+"/v1/threads/"+empty.ID, "", map[string]string{"Authorization": "Bearer " + clientKey, "OpenAI-Beta": "assistants=v2"})
+	var shape map[string]any
+	decodeBody(t, raw, &shape)
+	if fmt.Sprint(shape["metadata"]) != "map[]" || fmt.Sprint(shape["tool_resources"]) != "map[]" {
+		t.Fatalf("metadata and tool_resources must be {} when not given: %v", shape)
+	}
+
+	th, err := client.Beta.Threads.New(ctx, openai.BetaThreadNewParams{
+		Messages: []openai.BetaThreadNewParamsMessage{{Role: "user", Content: openai.BetaThreadNewParamsMessageContentUnion{OfString: openai.String("hello")}}},
+		Metadata: shared.Metadata{"team": "a"},
+		ToolResources: openai.BetaThreadNewParamsToolResources{
+			CodeInterpreter: openai.BetaThreadNewParamsToolResourcesCodeInterpreter{FileIDs: []string{"file-1"}},
+			FileSearch:      openai.BetaThreadNewParamsToolResourcesFileSearch{VectorStoreIDs: []string{"vs_1"}},
+		},
+	})
+	if err != nil || th.Metadata["team"] != "a" || th.ToolResources.CodeInterpreter.FileIDs[0] != "file-1" || th.ToolResources.FileSearch.VectorStoreIDs[0] != "vs_1" {
+		t.Fatalf("create: %v %+v", err, th)
+	}
+	got, err := client.Beta.Threads.Get(ctx, th.ID)
+	if err != nil || got.ID != th.ID || got.CreatedAt != th.CreatedAt {
+		t.Fatalf("retrieve: %v", err)
+	}
+	upd, err := client.Beta.Threads.Update(ctx, th.ID, openai.BetaThreadUpdateParams{Metadata: shared.Metadata{"team": "b", "x": "y"}})
+	if err != nil || upd.Metadata["team"] != "b" || upd.Metadata["x"] != "y" || len(upd.ToolResources.CodeInterpreter.FileIDs) != 1 {
+		t.Fatalf("update: %v %+v", err, upd)
+	}
+	other := sdk(base, option.WithAPIKey(otherKey))
+	if _, err := other.Beta.Threads.Get(ctx, th.ID); asAPIError(t, err).StatusCode != 404 {
+		t.Fatalf("other owner retrieved the thread: %v", err)
+	}
+	if _, err := other.Beta.Threads.Delete(ctx, th.ID); asAPIError(t, err).StatusCode != 404 {
+		t.Fatalf("other owner deleted the thread: %v", err)
+	}
+	del, err := client.Beta.Threads.Delete(ctx, th.ID)
+	if err != nil || !del.Deleted || del.Object != "thread.deleted" {
+		t.Fatalf("delete: %v %+v", err, del)
+	}
+	if _, err := client.Beta.Threads.Get(ctx, th.ID); asAPIError(t, err).StatusCode != 404 {
+		t.Fatalf("deleted thread retrievable: %v", err)
+	}
+	// Deprecation signal on the threads interface.
+	resp, _ := rawRequest(t, "POST", base+"/v1/threads", "{}", map[string]string{"Authorization": "Bearer " + clientKey, "OpenAI-Beta": "assistants=v2", "Content-Type": "application/json"})
+	if resp.Header.Get("Deprecation") == "" || resp.Header.Get("Sunset") == "" {
+		t.Fatalf("threads reply lacks Deprecation/Sunset: %v", resp.Header)
+	}
+}
+
+func decodeBody(t *testing.T, resp *http.Response, v any) {
+	t.Helper()
+	// rawRequest already read and closed the body; read it again from the envelope copy.
+	if err := jsonUnmarshal(lastBody, v); err != nil {
+		t.Fatalf("decoding %s: %v", lastBody, err)
+	}
+}
