@@ -1,0 +1,238 @@
+// Package schemas holds the JSON Schemas (draft 2020-12) of every
+// operation's request and response, compiled once, and validates documents
+// against them: requests with the public `param` of the first broken rule,
+// responses and streams with findings. The gateway and the conformance
+// suite share it.
+package schemas
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+//go:embed *.json
+var files embed.FS
+
+// baseURL names the embedded schemas; nothing is ever fetched from it.
+const baseURL = "https://modelgate.local/schemas/"
+
+// set is every schema, compiled on first use.
+var set struct {
+	once     sync.Once
+	err      error
+	compiled map[string]*jsonschema.Schema // by file name
+	docs     map[string]any                // decoded files, for keyword values
+}
+
+func load() error {
+	set.once.Do(func() {
+		set.compiled = map[string]*jsonschema.Schema{}
+		set.docs = map[string]any{}
+		c := jsonschema.NewCompiler()
+		c.Draft = jsonschema.Draft2020
+		c.LoadURL = func(url string) (io.ReadCloser, error) {
+			return nil, fmt.Errorf("schema %s is not embedded; schemas never load from the network", url)
+		}
+		names, err := fs.Glob(files, "*.json")
+		if err != nil {
+			set.err = err
+			return
+		}
+		for _, name := range names {
+			b, _ := files.ReadFile(name)
+			var doc any
+			if err := json.Unmarshal(b, &doc); err != nil {
+				set.err = fmt.Errorf("schema %s: %w", name, err)
+				return
+			}
+			set.docs[name] = doc
+			if err := c.AddResource(baseURL+name, bytes.NewReader(b)); err != nil {
+				set.err = fmt.Errorf("schema %s: %w", name, err)
+				return
+			}
+		}
+		for _, name := range names {
+			s, err := c.Compile(baseURL + name)
+			if err != nil {
+				set.err = fmt.Errorf("compiling %s: %w", name, err)
+				return
+			}
+			set.compiled[name] = s
+		}
+	})
+	return set.err
+}
+
+// schema returns a compiled schema by file name, nil when there is none.
+// The schemas are embedded, so a failure to compile them is a build
+// defect that every test catches; it panics rather than pass requests.
+func schema(name string) *jsonschema.Schema {
+	if err := load(); err != nil {
+		panic("schemas: " + err.Error())
+	}
+	return set.compiled[name]
+}
+
+// Violation is the first broken rule of a request, ready for a 400 envelope.
+type Violation struct{ Param, Message string }
+
+// ValidateRequest decodes body once, keeping numbers exact, checks it
+// against the operation's request schema and the rules JSON Schema cannot
+// state, and returns the decoded document. An operation without a request
+// schema accepts any JSON object.
+func ValidateRequest(operation string, body []byte) (map[string]any, *Violation) {
+	doc, v := decodeObject(body)
+	if v != nil {
+		return nil, v
+	}
+	if s := schema(operation + ".request.json"); s != nil {
+		if err := s.Validate(doc); err != nil {
+			return nil, violation(err, doc)
+		}
+	}
+	if v := extraRules(operation, doc); v != nil {
+		return nil, v
+	}
+	return doc, nil
+}
+
+func decodeObject(body []byte) (map[string]any, *Violation) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return map[string]any{}, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, &Violation{Message: "We could not parse the JSON body of your request: " + err.Error()}
+	}
+	if dec.More() {
+		return nil, &Violation{Message: "We could not parse the JSON body of your request: more than one JSON value."}
+	}
+	doc, ok := v.(map[string]any)
+	if !ok {
+		return nil, &Violation{Message: "The JSON body of your request must be an object."}
+	}
+	return doc, nil
+}
+
+// Finding is a way a response departs from its schema.
+type Finding struct{ Path, Message string }
+
+func (f Finding) String() string {
+	if f.Path == "" {
+		return f.Message
+	}
+	return f.Path + ": " + f.Message
+}
+
+// ValidateResponse checks a JSON response body of an operation. For
+// vector_stores.search it accepts both dialects and reports the one that
+// matched: "spec" or "openai" ("" when neither did, and for other
+// operations).
+func ValidateResponse(operation string, body []byte) (dialect string, findings []Finding) {
+	doc, v := decodeObject(body)
+	if v != nil {
+		return "", []Finding{{Message: v.Message}}
+	}
+	if operation == "vector_stores.search" {
+		spec := Validate("search_results_spec", body)
+		if len(spec) == 0 {
+			return "spec", nil
+		}
+		openai := Validate("search_results_openai", body)
+		if len(openai) == 0 {
+			return "openai", nil
+		}
+		if _, isPage := doc["search_query"]; isPage {
+			return "", openai
+		}
+		return "", spec
+	}
+	s := schema(operation + ".response.json")
+	if s == nil {
+		return "", nil
+	}
+	return "", findingsOf(s.Validate(doc), doc)
+}
+
+// definitions holds the compiled definitions of defs.json by name.
+var definitions sync.Map
+
+// Validate checks a document against a named definition of defs.json
+// (e.g. "batch_input_line", "error", "chat_completion_chunk").
+func Validate(definition string, body []byte) []Finding {
+	doc, v := decodeAny(body)
+	if v != nil {
+		return []Finding{{Message: v.Message}}
+	}
+	s, err := definitionSchema(definition)
+	if err != nil {
+		return []Finding{{Message: err.Error()}}
+	}
+	return findingsOf(s.Validate(doc), doc)
+}
+
+func definitionSchema(name string) (*jsonschema.Schema, error) {
+	if s, ok := definitions.Load(name); ok {
+		return s.(*jsonschema.Schema), nil
+	}
+	if err := load(); err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	for fname, doc := range set.docs {
+		b, _ := json.Marshal(doc)
+		c.AddResource(baseURL+fname, bytes.NewReader(b))
+	}
+	s, err := c.Compile(baseURL + "defs.json#/$defs/" + name)
+	if err != nil {
+		return nil, fmt.Errorf("no definition %q: %w", name, err)
+	}
+	definitions.Store(name, s)
+	return s, nil
+}
+
+func decodeAny(body []byte) (any, *Violation) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, &Violation{Message: "not valid JSON: " + err.Error()}
+	}
+	return v, nil
+}
+
+func findingsOf(err error, doc any) []Finding {
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []Finding{{Message: err.Error()}}
+	}
+	var out []Finding
+	for _, leaf := range leaves(ve) {
+		out = append(out, Finding{Path: fieldOf(leaf, doc), Message: describe(leaf)})
+	}
+	return out
+}
+
+// HasRequestSchema reports whether an operation's body is checked.
+func HasRequestSchema(operation string) bool {
+	return schema(operation+".request.json") != nil
+}
+
+// keywordOf is the last segment of a keyword location.
+func keywordOf(loc string) string {
+	return loc[strings.LastIndex(loc, "/")+1:]
+}
