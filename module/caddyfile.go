@@ -47,6 +47,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        refuse <parameter...>
 //	        reasoning_effort <value...>
 //	    }
+//	    response_check off|report|strict
 //	    record <path> {
 //	        max_size <size>
 //	        max_files <n>
@@ -58,6 +59,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        weights <n...>
 //	        retries <n>
 //	        max_retry_wait <duration>
+//	        response_check off|report|strict
 //	    }
 //	}
 func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
@@ -97,6 +99,10 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "route":
 			if err := g.unmarshalRoute(d); err != nil {
 				return err
+			}
+		case "response_check":
+			if !d.AllArgs(&g.ResponseCheck) {
+				return d.ArgErr()
 			}
 		case "model_rule":
 			rule := ModelRule{Models: d.RemainingArgs()}
@@ -239,6 +245,10 @@ func (g *Gateway) unmarshalRoute(d *caddyfile.Dispenser) error {
 				return d.Errf("bad retries %q: want a whole number", arg)
 			}
 			r.Retries = &n
+		case "response_check":
+			if !d.AllArgs(&r.ResponseCheck) {
+				return d.ArgErr()
+			}
 		case "max_retry_wait":
 			var arg string
 			if !d.AllArgs(&arg) {

@@ -63,6 +63,9 @@ func (g *Gateway) dispatch(w *exchange, call *upstreams.Call, route *resolvedRou
 				wait = retryAfter(resp.Header, backoff(attempt))
 			default:
 				defer resp.Body.Close()
+				if route.check == checkStrict && resp.StatusCode < 300 && !upstreams.IsEventStream(resp.Header) {
+					return relayChecked(w, call.Operation, resp)
+				}
 				if err := upstreams.Relay(w, resp); err != nil && call.Request.Context().Err() == nil {
 					g.logger.Warn("relaying upstream response failed", zap.String("upstream", t.name), zap.Error(err))
 				}

@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/modelgate/modelgate/internal/sse"
+	"github.com/modelgate/modelgate/schemas"
 	"github.com/modelgate/modelgate/upstreams"
 )
 
@@ -41,11 +42,16 @@ type exchange struct {
 	capture        *bytes.Buffer
 	usage          *usage
 	writeErr       error
+	finished       bool
 
 	// findings are departures from the spec seen in the request or the
 	// reply (deprecated features, discouraged combinations, nonconforming
 	// upstream replies); they go to the record.
 	findings []string
+
+	// checkStream checks a 2xx event stream with the schemas as it passes.
+	checkStream bool
+	checker     *schemas.StreamChecker
 
 	// recording: the exchange goes to the recorder, which wants the
 	// stream's events too (up to maxEventBytes of them).
@@ -70,6 +76,9 @@ func (e *exchange) WriteHeader(status int) {
 	e.stream = upstreams.IsEventStream(e.Header())
 	if e.stream {
 		e.splitter = &sse.Splitter{OnEvent: e.onEvent}
+		if e.checkStream && status < 300 {
+			e.checker = schemas.NewStreamChecker()
+		}
 	} else {
 		e.capture = new(bytes.Buffer)
 	}
@@ -87,12 +96,18 @@ func (e *exchange) Write(p []byte) (int, error) {
 	case e.stream && e.dropUsageChunk:
 		// Events reach the client through onEvent as each completes.
 		e.splitter.Write(p)
+		if e.checker != nil {
+			e.checker.Write(p)
+		}
 		if e.writeErr != nil {
 			return 0, e.writeErr
 		}
 		return len(p), nil
 	case e.stream:
 		e.splitter.Write(p)
+		if e.checker != nil {
+			e.checker.Write(p)
+		}
 	case e.capture.Len() < maxCapture:
 		e.capture.Write(p[:min(len(p), maxCapture-e.capture.Len())])
 	}
@@ -156,6 +171,10 @@ func readUsage(u gjson.Result) *usage {
 // finish sends what a filtered stream still holds (a last event without its
 // blank line) and reads the usage of a JSON reply once it has been sent.
 func (e *exchange) finish() {
+	if e.finished {
+		return
+	}
+	e.finished = true
 	if e.stream && e.dropUsageChunk && len(e.splitter.Pending()) > 0 && e.writeErr == nil {
 		n, _ := e.ResponseWriterWrapper.Write(e.splitter.Pending())
 		e.written += int64(n)

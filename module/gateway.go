@@ -73,6 +73,14 @@ type Gateway struct {
 	// Caddyfile: `record <path> { ... }`
 	Record *RecorderConfig `json:"record,omitempty"`
 
+	// ResponseCheck checks upstream replies against the response schemas:
+	// `off`, `report` (findings to the log, a metric and the record; the
+	// reply is untouched) or `strict` (a nonconforming JSON reply from a
+	// provider becomes 502). Routes may override it. Default: report.
+	//
+	// Caddyfile: `response_check off|report|strict`
+	ResponseCheck string `json:"response_check,omitempty"`
+
 	// ModelRules add model-dependent rules for chat requests, checked
 	// before the built-in ones (see ModelRule). Default: none.
 	//
@@ -123,6 +131,12 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	g.keys = keys
 	if err := validateRoutes(g.Routes); err != nil {
 		return fmt.Errorf("modelgate: %w", err)
+	}
+	if g.ResponseCheck == "" {
+		g.ResponseCheck = checkReport
+	}
+	if !validCheckMode(g.ResponseCheck) {
+		return fmt.Errorf("modelgate: response_check must be off, report or strict, got %q", g.ResponseCheck)
 	}
 	for i, r := range g.ModelRules {
 		if len(r.Models) == 0 {
@@ -191,7 +205,7 @@ func (g *Gateway) provisionUpstreams(ctx caddy.Context) error {
 		or := &operationRoutes{}
 		g.routes[op.ID] = or
 		for _, r := range configured {
-			res, err := resolveRoute(r.Route, op.ID, load)
+			res, err := resolveRoute(r.Route, op.ID, load, g.ResponseCheck)
 			if errors.Is(err, errCannotServe) && !r.exact {
 				// A wildcard (`files.*`, `*`) covers what the upstream
 				// serves; the rest keeps its default route.
@@ -223,6 +237,7 @@ func (g *Gateway) provisionUpstreams(ctx caddy.Context) error {
 			return fmt.Errorf("modelgate: default route for %s: %w", op.ID, err)
 		}
 		or.routes = []*resolvedRoute{{
+			check:        g.ResponseCheck,
 			primaries:    []target{{name: name, upstream: u, weight: 1}},
 			totalWeight:  1,
 			retries:      defaultRetries,

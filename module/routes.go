@@ -24,6 +24,7 @@ import (
 //	    weights <n...>
 //	    retries <n>
 //	    max_retry_wait <duration>
+//	    response_check off|report|strict
 //	}]
 type Route struct {
 	// Operations this route serves, as operation IDs or glob patterns
@@ -53,6 +54,10 @@ type Route struct {
 	// MaxRetryWait is the longest wait before a retry; an upstream asking
 	// for more is skipped for the next one at once. Default: 5s.
 	MaxRetryWait caddy.Duration `json:"max_retry_wait,omitempty"`
+
+	// ResponseCheck checks the route's replies against the response
+	// schemas: off, report or strict. Default: the gateway's response_check.
+	ResponseCheck string `json:"response_check,omitempty"`
 }
 
 // Names of the built-in upstreams that exist without being configured.
@@ -81,6 +86,8 @@ type resolvedRoute struct {
 	totalWeight  int
 	retries      int
 	maxRetryWait time.Duration
+	// check is the response checking mode.
+	check string
 	// implemented is false when the upstream an operation went to by
 	// default cannot serve it yet: the gateway answers 501.
 	implemented bool
@@ -155,6 +162,9 @@ func validateRoutes(routes []Route) error {
 			if w < 1 {
 				return fmt.Errorf("route %d: weights must be at least 1", i)
 			}
+		}
+		if r.ResponseCheck != "" && !validCheckMode(r.ResponseCheck) {
+			return fmt.Errorf("route %d: response_check must be off, report or strict", i)
 		}
 		if r.Retries != nil && *r.Retries < 0 {
 			return fmt.Errorf("route %d: retries must not be negative", i)
@@ -238,8 +248,12 @@ type upstreamLoader func(name string) (upstreams.Upstream, error)
 
 // resolveRoute loads a configured route's upstreams and checks each can
 // serve the operation.
-func resolveRoute(r Route, op string, load upstreamLoader) (*resolvedRoute, error) {
+func resolveRoute(r Route, op string, load upstreamLoader, check string) (*resolvedRoute, error) {
+	if r.ResponseCheck != "" {
+		check = r.ResponseCheck
+	}
 	res := &resolvedRoute{
+		check:        check,
 		models:       r.Models,
 		retries:      defaultRetries,
 		maxRetryWait: defaultMaxRetryWait,

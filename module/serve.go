@@ -11,9 +11,9 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/tidwall/gjson"
 	"go.uber.org/zap"
 
+	"github.com/modelgate/modelgate/schemas"
 	"github.com/modelgate/modelgate/upstreams"
 )
 
@@ -111,9 +111,12 @@ func (g *Gateway) serve(ex *exchange, r *http.Request, path string) (op *Operati
 		})
 		return op, call
 	}
+	ex.checkStream = route.check != checkOff
 	if err := g.dispatch(ex, call, route); err != nil {
 		g.writeUpstreamError(ex, r, op, ex.upstream, err)
 	}
+	ex.finish()
+	ex.checkReply(op.ID, g.logger)
 	return op, call
 }
 
@@ -148,8 +151,17 @@ func (g *Gateway) admit(r *http.Request, op *Operation, params map[string]string
 		return nil, apiErr
 	}
 	call.Body = body
-	if body != nil {
-		call.Model = gjson.GetBytes(body, "model").String()
+	if op.Body == BodyJSON || (op.Body == BodyJSONOrMultipart && body != nil) {
+		doc, v := schemas.ValidateRequest(op.ID, body)
+		if v != nil {
+			return nil, upstreams.InvalidRequest(v.Param, "%s", v.Message)
+		}
+		call.Model, _ = doc["model"].(string)
+	}
+	if op.Method == http.MethodGet && r.URL.RawQuery != "" {
+		if v := schemas.ValidateQuery(op.ID, r.URL.Query()); v != nil {
+			return nil, upstreams.InvalidRequest(v.Param, "%s", v.Message)
+		}
 	}
 	return call, nil
 }

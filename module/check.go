@@ -1,0 +1,81 @@
+package modelgate
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+
+	"go.uber.org/zap"
+
+	"github.com/modelgate/modelgate/schemas"
+	"github.com/modelgate/modelgate/upstreams"
+)
+
+// Response checking modes: what the gateway does with an upstream reply
+// that departs from the response schemas.
+const (
+	// checkOff: replies are not checked.
+	checkOff = "off"
+	// checkReport: findings go to the log, a metric and the record; the
+	// client gets the reply untouched.
+	checkReport = "report"
+	// checkStrict: a nonconforming JSON reply from a provider becomes a
+	// 502 envelope; streams (which cannot be taken back) are reported.
+	checkStrict = "strict"
+)
+
+func validCheckMode(mode string) bool {
+	return mode == checkOff || mode == checkReport || mode == checkStrict
+}
+
+// maxStrictBody bounds the reply a strict check holds before sending.
+const maxStrictBody = 64 << 20
+
+// relayChecked relays a provider's 2xx JSON reply only once it conforms.
+func relayChecked(w *exchange, op string, resp *http.Response) error {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStrictBody+1))
+	if err != nil {
+		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: "upstream_error",
+			Message: "The upstream reply was cut short."}
+	}
+	_, findings := schemas.ValidateResponse(op, body)
+	if len(body) > maxStrictBody {
+		findings = append(findings, schemas.Finding{Message: "reply too large to check"})
+	}
+	if len(findings) > 0 {
+		w.noteFindings(op, "response", findings)
+		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: "upstream_nonconforming",
+			Message: fmt.Sprintf("The upstream reply does not conform to the API: %s.", findings[0])}
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	return upstreams.Relay(w, resp)
+}
+
+// checkReply reports how a reply that was sent departs from the schemas.
+func (e *exchange) checkReply(op string, logger *zap.Logger) {
+	var findings []schemas.Finding
+	switch {
+	case e.checker != nil:
+		findings = e.checker.Close()
+	case !e.checkStream || e.stream || e.status >= 300 || e.capture == nil || e.written > int64(e.capture.Len()):
+		return // not checked, or not a whole JSON success reply
+	default:
+		_, findings = schemas.ValidateResponse(op, e.capture.Bytes())
+	}
+	if len(findings) == 0 {
+		return
+	}
+	e.noteFindings(op, "response", findings)
+	if c := logger.Check(zap.WarnLevel, "upstream reply departs from the API"); c != nil {
+		c.Write(zap.String("operation", op), zap.String("upstream", e.upstream), zap.String("finding", findings[0].String()), zap.Int("findings", len(findings)))
+	}
+}
+
+func (e *exchange) noteFindings(op, where string, findings []schemas.Finding) {
+	gatewayMetrics.findings.WithLabelValues(op, e.upstream).Add(float64(len(findings)))
+	for _, f := range findings {
+		e.findings = append(e.findings, where+": "+f.String())
+	}
+}
