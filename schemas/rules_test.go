@@ -124,8 +124,8 @@ func TestLimitsAtTheirBoundaries(t *testing.T) {
 func TestMessagesSayTheRule(t *testing.T) {
 	for body, want := range map[string]string{
 		chatWith(`,"metadata":` + pairs(17, 3, 1)):             "metadata must have at most 16 pairs",
-		`{"query":"q","max_num_results":51}`:                    "max_num_results must be at most 50",
-		chatWith(`,"top_logprobs":3`):                           "top_logprobs requires logprobs to be true",
+		`{"query":"q","max_num_results":51}`:                   "max_num_results must be at most 50",
+		chatWith(`,"top_logprobs":3`):                          "top_logprobs requires logprobs to be true",
 		`{"metadata":{"` + strings.Repeat("k", 65) + `":"v"}}`: "metadata keys must be at most 64 characters",
 	} {
 		op := "chat.completions.create"
