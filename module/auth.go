@@ -13,6 +13,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/modelgate/modelgate/module/ratelimit"
 	"github.com/modelgate/modelgate/upstreams"
 )
 
@@ -44,6 +45,12 @@ type KeyConfig struct {
 	// Caddyfile: `owner <owner>` inside the key block.
 	Owner string `json:"owner,omitempty"`
 
+	// Limits of the key: requests and tokens per minute, concurrent
+	// requests. Default: none.
+	//
+	// Caddyfile: `rpm <n>`, `tpm <n>` and `max_concurrent <n>` inside the key block.
+	Limits ratelimit.Limits `json:"limits,omitempty"`
+
 	// Operations the key may call, as operation IDs or glob patterns
 	// (`files.*`, `chat.completions.create`). Default: all operations.
 	//
@@ -62,7 +69,14 @@ type principal struct {
 	digest [sha256.Size]byte
 	upstreams.Principal
 	operations []string
+	limits     ratelimit.Limits
+	// limiter is the key's admission state, shared across reloads; nil
+	// when the key has no limits.
+	limiter *ratelimit.Key
 }
+
+// limiterID names a key's admission state: its digest, never the key.
+func (p *principal) limiterID() string { return hex.EncodeToString(p.digest[:]) }
 
 // allows reports whether the key may call the operation.
 func (p *principal) allows(op string) bool {
@@ -153,6 +167,10 @@ func newPrincipal(k KeyConfig) (principal, error) {
 		p.Owner = p.KeyName
 	}
 	p.operations = k.Operations
+	p.limits = k.Limits
+	if k.Limits.RequestsPerMinute < 0 || k.Limits.TokensPerMinute < 0 || k.Limits.MaxConcurrent < 0 {
+		return p, fmt.Errorf("limits must not be negative")
+	}
 	return p, nil
 }
 

@@ -35,6 +35,9 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        name <name>
 //	        owner <owner>
 //	        operations <pattern...>
+//	        rpm <requests-per-minute>
+//	        tpm <tokens-per-minute>
+//	        max_concurrent <n>
 //	    }
 //	    key_sha256 <hex> { ... same block ... }
 //	    keys_file <path>
@@ -161,6 +164,24 @@ func (g *Gateway) unmarshalKey(d *caddyfile.Dispenser) error {
 			k.Operations = d.RemainingArgs()
 			if len(k.Operations) == 0 {
 				return d.ArgErr()
+			}
+		case "rpm", "tpm", "max_concurrent":
+			option := d.Val()
+			var arg string
+			if !d.AllArgs(&arg) {
+				return d.ArgErr()
+			}
+			n, err := strconv.ParseInt(arg, 10, 64)
+			if err != nil || n < 1 {
+				return d.Errf("bad %s %q: want a whole number of at least 1", option, arg)
+			}
+			switch option {
+			case "rpm":
+				k.Limits.RequestsPerMinute = n
+			case "tpm":
+				k.Limits.TokensPerMinute = n
+			default:
+				k.Limits.MaxConcurrent = n
 			}
 		default:
 			return d.Errf("unrecognized key option %q", d.Val())

@@ -16,6 +16,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/modelgate/modelgate/module/ratelimit"
 	"github.com/modelgate/modelgate/upstreams"
 )
 
@@ -129,6 +130,15 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("modelgate: %w", err)
 	}
 	g.keys = keys
+	for i := range keys.keys {
+		p := &keys.keys[i]
+		if p.limits.IsZero() {
+			continue
+		}
+		if p.limiter, err = ratelimit.Acquire(p.limiterID(), p.limits); err != nil {
+			return fmt.Errorf("modelgate: limits of key %s: %w", p.KeyName, err)
+		}
+	}
 	if err := validateRoutes(g.Routes); err != nil {
 		return fmt.Errorf("modelgate: %w", err)
 	}
@@ -260,10 +270,18 @@ func (g *Gateway) Validate() error {
 	return nil
 }
 
-// Cleanup releases the recorder (its writer stops when no config uses it
-// any more). Upstreams are Caddy modules loaded through the config
+// Cleanup releases the keys' admission state and the recorder (each ends
+// when no config uses it any more). Upstreams are Caddy modules loaded through the config
 // context, which cleans them up.
 func (g *Gateway) Cleanup() error {
+	if g.keys != nil {
+		for i := range g.keys.keys {
+			if p := &g.keys.keys[i]; p.limiter != nil {
+				ratelimit.Release(p.limiterID())
+				p.limiter = nil
+			}
+		}
+	}
 	if g.recorder != nil {
 		_, err := recorders.Delete(g.Record.Path)
 		g.recorder = nil

@@ -54,7 +54,7 @@ func (g *Gateway) serve(ex *exchange, r *http.Request, path string) (op *Operati
 		})
 		return nil, nil
 	}
-	call, apiErr := g.admit(r, op, params)
+	call, p, doc, apiErr := g.admit(r, op, params)
 	if apiErr != nil {
 		upstreams.WriteError(ex, apiErr)
 		return op, call
@@ -71,6 +71,14 @@ func (g *Gateway) serve(ex *exchange, r *http.Request, path string) (op *Operati
 			return op, call
 		}
 		ex.findings = append(ex.findings, findings...)
+	}
+	if p.limiter != nil {
+		ticket, refusal := g.admitRate(ex, call, p, doc)
+		if refusal != nil {
+			return op, call
+		}
+		defer ticket.Release()
+		defer func() { settle(ticket, ex) }()
 	}
 	opRoutes := g.routes[op.ID]
 	if opRoutes.unrouted {
@@ -122,13 +130,13 @@ func (g *Gateway) serve(ex *exchange, r *http.Request, path string) (op *Operati
 
 // admit runs every check that comes before routing: auth, permissions, the
 // beta header, the content type and the body. It returns the Call to route.
-func (g *Gateway) admit(r *http.Request, op *Operation, params map[string]string) (*upstreams.Call, *upstreams.Error) {
+func (g *Gateway) admit(r *http.Request, op *Operation, params map[string]string) (*upstreams.Call, *principal, map[string]any, *upstreams.Error) {
 	p, apiErr := g.keys.authenticate(r)
 	if apiErr != nil {
-		return nil, apiErr
+		return nil, nil, nil, apiErr
 	}
 	if !p.allows(op.ID) {
-		return nil, &upstreams.Error{
+		return nil, p, nil, &upstreams.Error{
 			Status:  http.StatusForbidden,
 			Type:    upstreams.TypeInvalidRequest,
 			Code:    "permission_denied",
@@ -137,7 +145,7 @@ func (g *Gateway) admit(r *http.Request, op *Operation, params map[string]string
 	}
 	betaName, betaOK := findBeta(r.Header, g.betaHdr)
 	if op.Beta == BetaRequire && !betaOK {
-		return nil, betaError(betaName, g.betaHdr)
+		return nil, p, nil, betaError(betaName, g.betaHdr)
 	}
 	call := &upstreams.Call{
 		Operation:  op.ID,
@@ -148,22 +156,24 @@ func (g *Gateway) admit(r *http.Request, op *Operation, params map[string]string
 	}
 	body, apiErr := g.readBody(r, op)
 	if apiErr != nil {
-		return nil, apiErr
+		return nil, p, nil, apiErr
 	}
 	call.Body = body
+	var doc map[string]any
 	if op.Body == BodyJSON || (op.Body == BodyJSONOrMultipart && body != nil) {
-		doc, v := schemas.ValidateRequest(op.ID, body)
+		var v *schemas.Violation
+		doc, v = schemas.ValidateRequest(op.ID, body)
 		if v != nil {
-			return nil, upstreams.InvalidRequest(v.Param, "%s", v.Message)
+			return nil, p, nil, upstreams.InvalidRequest(v.Param, "%s", v.Message)
 		}
 		call.Model, _ = doc["model"].(string)
 	}
 	if op.Method == http.MethodGet && r.URL.RawQuery != "" {
 		if v := schemas.ValidateQuery(op.ID, r.URL.Query()); v != nil {
-			return nil, upstreams.InvalidRequest(v.Param, "%s", v.Message)
+			return nil, p, nil, upstreams.InvalidRequest(v.Param, "%s", v.Message)
 		}
 	}
-	return call, nil
+	return call, p, doc, nil
 }
 
 // readBody checks the content type and reads a JSON body once, within the

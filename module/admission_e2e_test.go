@@ -1,0 +1,115 @@
+package modelgate_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/modelgate/modelgate/internal/testgateway"
+)
+
+func limitedGateway(port int, keyBlock string) string {
+	return fmt.Sprintf(`{
+	admin off
+	persist_config off
+	auto_https off
+	grace_period 1ns
+	log {
+		level ERROR
+	}
+}
+http://127.0.0.1:%d {
+	modelgate {
+		%s
+		route chat.completions.create to reference
+	}
+}
+`, port, keyBlock)
+}
+
+func TestRequestLimitBurstAndReload(t *testing.T) {
+	port := testgateway.FreePort(t)
+	cfg := limitedGateway(port, "key "+clientKey+" {\n rpm 3\n }")
+	testgateway.Load(t, cfg)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	chat := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`
+	for i := 0; i < 2; i++ {
+		resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", chat, chatHeaders)
+		if resp.StatusCode != 200 || resp.Header.Get("X-Ratelimit-Limit-Requests") != "3" || resp.Header.Get("X-Ratelimit-Remaining-Requests") != strconv.Itoa(2-i) {
+			t.Fatalf("request %d: %d %v", i, resp.StatusCode, resp.Header)
+		}
+		if resp.Header.Get("X-Ratelimit-Reset-Requests") == "" {
+			t.Fatal("no reset header")
+		}
+	}
+	// A reload of the same config keeps what was spent.
+	if err := caddy.Load(testgateway.Adapt(t, cfg), true); err != nil {
+		t.Fatal(err)
+	}
+	resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", chat, chatHeaders)
+	if resp.StatusCode != 200 || resp.Header.Get("X-Ratelimit-Remaining-Requests") != "0" {
+		t.Fatalf("third request after reload: %d remaining %q", resp.StatusCode, resp.Header.Get("X-Ratelimit-Remaining-Requests"))
+	}
+	resp, env := rawRequest(t, "POST", base+"/v1/chat/completions", chat, chatHeaders)
+	if resp.StatusCode != 429 || *env.Error.Code != "rate_limit_exceeded" || env.Error.Type != "requests" {
+		t.Fatalf("fourth request: %d %+v", resp.StatusCode, env.Error)
+	}
+	if ra, _ := strconv.Atoi(resp.Header.Get("Retry-After")); ra < 1 || ra > 20 || resp.Header.Get("X-Ratelimit-Remaining-Requests") != "0" {
+		t.Fatalf("429 headers %v", resp.Header)
+	}
+	// The SDK sees a typed rate-limit error.
+	client := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey(clientKey), option.WithMaxRetries(0))
+	_, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("x")}})
+	if e := asAPIError(t, err); e.StatusCode != 429 {
+		t.Fatalf("SDK: %v", err)
+	}
+}
+
+// TestStreamedAndNonStreamedRepliesChargeTheSameTokens sends the same
+// request streamed (without asking for usage) and not, on two keys with the
+// same token limit: both end with the same tokens left, the streaming
+// client never sees the usage chunk the gateway asked for, and a burst
+// over the limit is refused.
+func TestStreamedAndNonStreamedRepliesChargeTheSameTokens(t *testing.T) {
+	const streamKey = "sk-stream-key-000000005"
+	port := testgateway.FreePort(t)
+	testgateway.Load(t, limitedGateway(port, "key "+clientKey+" {\n tpm 5000\n }\n key "+streamKey+" {\n tpm 5000\n }"))
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	req := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"count tokens for me"}],"max_completion_tokens":30%s}`
+	headers := func(key string) map[string]string {
+		return map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json"}
+	}
+	resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", fmt.Sprintf(req, ""), headers(clientKey))
+	if resp.StatusCode != 200 {
+		t.Fatalf("non-streamed: %d", resp.StatusCode)
+	}
+	resp, _ = rawRequest(t, "POST", base+"/v1/chat/completions", fmt.Sprintf(req, `,"stream":true`), headers(streamKey))
+	if resp.StatusCode != 200 {
+		t.Fatalf("streamed: %d", resp.StatusCode)
+	}
+	if strings.Contains(string(lastBody), `"choices":[]`) || strings.Contains(string(lastBody), `"usage":{`) {
+		t.Fatalf("the client saw the usage chunk it did not ask for:\n%s", lastBody)
+	}
+	// A tiny probe on each key shows what is left after settling.
+	probe := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}],"max_completion_tokens":1}`
+	ra, _ := rawRequest(t, "POST", base+"/v1/chat/completions", probe, headers(clientKey))
+	rb, _ := rawRequest(t, "POST", base+"/v1/chat/completions", probe, headers(streamKey))
+	left, streamLeft := ra.Header.Get("X-Ratelimit-Remaining-Tokens"), rb.Header.Get("X-Ratelimit-Remaining-Tokens")
+	if left == "" || left != streamLeft {
+		t.Fatalf("tokens left: non-streamed %q, streamed %q", left, streamLeft)
+	}
+	if n, _ := strconv.Atoi(left); n >= 5000-30 || n < 4800 {
+		t.Fatalf("tokens left %d: usage was not settled", n)
+	}
+	// A request asking for more than the limit can never pass.
+	resp, env := rawRequest(t, "POST", base+"/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}],"max_completion_tokens":6000}`, headers(clientKey))
+	if resp.StatusCode != 429 || env.Error.Type != "tokens" || resp.Header.Get("X-Ratelimit-Limit-Tokens") != "5000" || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("over the token limit: %d %+v %v", resp.StatusCode, env.Error, resp.Header)
+	}
+}
