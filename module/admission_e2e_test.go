@@ -3,6 +3,7 @@ package modelgate_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,6 +53,9 @@ func TestRequestLimitBurstAndReload(t *testing.T) {
 	if err := caddy.Load(testgateway.Adapt(t, cfg), true); err != nil {
 		t.Fatal(err)
 	}
+	// The old server closed its idle connections; a POST is never retried
+	// on one, so start afresh as any client would after a reset.
+	http.DefaultClient.CloseIdleConnections()
 	resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", chat, chatHeaders)
 	if resp.StatusCode != 200 || resp.Header.Get("X-Ratelimit-Remaining-Requests") != "0" {
 		t.Fatalf("third request after reload: %d remaining %q", resp.StatusCode, resp.Header.Get("X-Ratelimit-Remaining-Requests"))
