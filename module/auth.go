@@ -223,3 +223,14 @@ func maskKey(key string) string {
 	}
 	return key[:3] + strings.Repeat("*", len(key)-7) + key[len(key)-4:]
 }
+
+// principalFor is the configured key a dispatched call acts for, found by
+// name; a key removed from the config since leaves its owner without limits.
+func (kr *keyring) principalFor(who upstreams.Principal) *principal {
+	for i := range kr.keys {
+		if kr.keys[i].KeyName == who.KeyName && kr.keys[i].Owner == who.Owner {
+			return &kr.keys[i]
+		}
+	}
+	return &principal{Principal: who}
+}

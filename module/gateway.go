@@ -256,6 +256,11 @@ func (g *Gateway) provisionUpstreams(ctx caddy.Context) error {
 		}}
 	}
 	g.modelUpstreams = modelListers(g.routes[upstreams.OpChatCompletionsCreate])
+	for _, u := range loaded {
+		if du, ok := u.(upstreams.DispatcherUser); ok {
+			du.UseDispatcher(g)
+		}
+	}
 	return nil
 }
 

@@ -59,6 +59,14 @@ func (g *Gateway) serve(ex *exchange, r *http.Request, path string) (op *Operati
 		upstreams.WriteError(ex, apiErr)
 		return op, call
 	}
+	g.serveCall(ex, op, call, p, doc)
+	return op, call
+}
+
+// serveCall answers an admitted call: model rules, rate limits, routing.
+// Client requests and dispatched work (batches) both end here.
+func (g *Gateway) serveCall(ex *exchange, op *Operation, call *upstreams.Call, p *principal, doc map[string]any) {
+	r := call.Request
 	deprecations := deprecationsFor(op.ID, call.Body)
 	setDeprecationHeaders(ex.Header(), deprecations)
 	for _, d := range deprecations {
@@ -68,14 +76,14 @@ func (g *Gateway) serve(ex *exchange, r *http.Request, path string) (op *Operati
 		ruleErr, findings := checkModelRules(g.modelRules, call.Model, call.Body)
 		if ruleErr != nil {
 			upstreams.WriteError(ex, ruleErr)
-			return op, call
+			return
 		}
 		ex.findings = append(ex.findings, findings...)
 	}
 	if p.limiter != nil {
 		ticket, refusal := g.admitRate(ex, call, p, doc)
 		if refusal != nil {
-			return op, call
+			return
 		}
 		defer ticket.Release()
 		defer func() { settle(ticket, ex) }()
@@ -87,12 +95,12 @@ func (g *Gateway) serve(ex *exchange, r *http.Request, path string) (op *Operati
 			Type:    upstreams.TypeNotImplemented,
 			Message: fmt.Sprintf("No upstream serves %s: configure an openai upstream or a route for it.", op.ID),
 		})
-		return op, call
+		return
 	}
 	if opRoutes.byGateway {
 		ex.upstream = "gateway"
 		g.serveModels(ex)
-		return op, call
+		return
 	}
 	route := opRoutes.pick(call.Model)
 	if route == nil {
@@ -103,7 +111,7 @@ func (g *Gateway) serve(ex *exchange, r *http.Request, path string) (op *Operati
 			Code:    "model_not_found",
 			Message: fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", call.Model),
 		})
-		return op, call
+		return
 	}
 	ex.upstream = route.primaries[0].name
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
@@ -117,7 +125,7 @@ func (g *Gateway) serve(ex *exchange, r *http.Request, path string) (op *Operati
 			Type:    upstreams.TypeNotImplemented,
 			Message: fmt.Sprintf("The operation %s is not implemented by the upstream %q yet; route it to an upstream that serves it.", op.ID, ex.upstream),
 		})
-		return op, call
+		return
 	}
 	ex.checkStream = route.check != checkOff
 	if err := g.dispatch(ex, call, route); err != nil {
@@ -125,7 +133,6 @@ func (g *Gateway) serve(ex *exchange, r *http.Request, path string) (op *Operati
 	}
 	ex.finish()
 	ex.checkReply(op.ID, g.logger)
-	return op, call
 }
 
 // admit runs every check that comes before routing: auth, permissions, the
