@@ -52,9 +52,8 @@ type ListQuery struct {
 	Purpose string
 }
 
-// Store keeps the local implementations' objects. Every method is scoped
-// to an owner.
-type Store interface {
+// FileStore keeps files: metadata rows and their contents.
+type FileStore interface {
 	// WriteFileContent durably stores content for the file ID about to be
 	// inserted and returns its size. Until InsertFile the file is not
 	// listed; content never followed by InsertFile is removed at the next
@@ -68,13 +67,24 @@ type Store interface {
 	// OpenFile returns the file's content.
 	OpenFile(ctx context.Context, owner, id string) (io.ReadCloser, error)
 	DeleteFile(ctx context.Context, owner, id string) error
+}
 
+// ThreadStore keeps threads and the messages they were created with.
+type ThreadStore interface {
 	CreateThread(ctx context.Context, t *Thread, msgs []ThreadMessage) error
 	GetThread(ctx context.Context, owner, id string) (*Thread, error)
 	// UpdateThread replaces the fields given (nil ones stay).
 	UpdateThread(ctx context.Context, owner, id string, metadata, toolResources json.RawMessage) (*Thread, error)
 	DeleteThread(ctx context.Context, owner, id string) error
 	ThreadMessages(ctx context.Context, owner, threadID string) ([]ThreadMessage, error)
+}
 
+// Store keeps the local implementations' objects; every method is scoped
+// to an owner. Every store keeps files and threads; the resources of later
+// kinds (batches, vector stores) are interfaces of their own, which a
+// store implements when it can keep them.
+type Store interface {
+	FileStore
+	ThreadStore
 	Close() error
 }
