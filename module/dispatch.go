@@ -2,12 +2,10 @@ package modelgate
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -57,10 +55,10 @@ func (g *Gateway) dispatch(w *exchange, call *upstreams.Call, route *resolvedRou
 					return err
 				}
 				lastErr, lastReply = err, nil
-				wait = backoff(attempt)
+				wait = upstreams.Backoff(attempt)
 			case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
 				lastReply, lastErr = keepFailedReply(resp), nil
-				wait = retryAfter(resp.Header, backoff(attempt))
+				wait = upstreams.RetryAfter(resp.Header, upstreams.Backoff(attempt))
 			default:
 				defer resp.Body.Close()
 				if route.check == checkStrict && resp.StatusCode < 300 && !upstreams.IsEventStream(resp.Header) {
@@ -74,7 +72,7 @@ func (g *Gateway) dispatch(w *exchange, call *upstreams.Call, route *resolvedRou
 			if attempt >= route.retries || !replayable || wait > route.maxRetryWait {
 				break
 			}
-			if !sleep(call.Request.Context(), wait) {
+			if !upstreams.Sleep(call.Request.Context(), wait) {
 				return call.Request.Context().Err()
 			}
 			gatewayMetrics.retries.WithLabelValues(call.Operation, t.name).Inc()
@@ -115,44 +113,4 @@ func relayFailedReply(w http.ResponseWriter, f *failedReply) error {
 	w.WriteHeader(f.status)
 	_, err := io.Copy(w, bytes.NewReader(f.body))
 	return err
-}
-
-// backoff is the wait before retry attempt+1 when the upstream gave none:
-// 100ms, 200ms, 400ms, ...
-func backoff(attempt int) time.Duration {
-	return 100 * time.Millisecond << min(attempt, 10)
-}
-
-// retryAfter reads the wait an upstream asks for: retry-after-ms
-// (milliseconds), else Retry-After (seconds or an HTTP date), else def.
-func retryAfter(h http.Header, def time.Duration) time.Duration {
-	if ms, err := strconv.ParseFloat(strings.TrimSpace(h.Get("Retry-After-Ms")), 64); err == nil && ms >= 0 {
-		return time.Duration(ms * float64(time.Millisecond))
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return def
-	}
-	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs >= 0 {
-		return time.Duration(secs * float64(time.Second))
-	}
-	if at, err := http.ParseTime(v); err == nil {
-		return max(time.Until(at), 0)
-	}
-	return def
-}
-
-// sleep waits d unless ctx ends first; it reports whether it waited.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

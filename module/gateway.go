@@ -93,8 +93,11 @@ type Gateway struct {
 	recorder       *recorder
 	routes         map[string]*operationRoutes
 	modelUpstreams []modelSource
-	logger         *zap.Logger
-	betaHdr        []string
+	// dispatcherUsers run work through this gateway (batches) and must
+	// stop before it goes.
+	dispatcherUsers []upstreams.DispatcherUser
+	logger          *zap.Logger
+	betaHdr         []string
 }
 
 // CaddyModule returns the Caddy module information.
@@ -259,6 +262,7 @@ func (g *Gateway) provisionUpstreams(ctx caddy.Context) error {
 	for _, u := range loaded {
 		if du, ok := u.(upstreams.DispatcherUser); ok {
 			du.UseDispatcher(g)
+			g.dispatcherUsers = append(g.dispatcherUsers, du)
 		}
 	}
 	return nil
@@ -275,10 +279,15 @@ func (g *Gateway) Validate() error {
 	return nil
 }
 
-// Cleanup releases the keys' admission state and the recorder (each ends
+// Cleanup stops the work upstreams send through the gateway, then
+// releases the keys' admission state and the recorder (each ends
 // when no config uses it any more). Upstreams are Caddy modules loaded through the config
 // context, which cleans them up.
 func (g *Gateway) Cleanup() error {
+	for _, du := range g.dispatcherUsers {
+		du.UseDispatcher(nil)
+	}
+	g.dispatcherUsers = nil
 	if g.keys != nil {
 		for i := range g.keys.keys {
 			if p := &g.keys.keys[i]; p.limiter != nil {

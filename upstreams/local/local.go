@@ -1,5 +1,5 @@
 // Package local is the upstream kind `local`: the built-in implementations
-// of files and threads over a store (embedded SQLite by default).
+// of files, threads and batches over a store (embedded SQLite by default).
 package local
 
 import (
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strconv"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -28,7 +30,21 @@ type Local struct {
 	// Caddyfile: `data_dir <path>`
 	DataDir string `json:"data_dir,omitempty"`
 
+	// BatchConcurrency is how many requests of one batch are in flight at
+	// once. Default: 8.
+	//
+	// Caddyfile: `batch_concurrency <n>`
+	BatchConcurrency int `json:"batch_concurrency,omitempty"`
+
+	// BatchLease is how long a worker holds a batch without renewing its
+	// lease; a batch whose worker died is resumed by another (or by the
+	// restarted process) once its lease has run out. Default: 30s.
+	//
+	// Caddyfile: `batch_lease <duration>`
+	BatchLease caddy.Duration `json:"batch_lease,omitempty"`
+
 	store    Store
+	batches  *batchRunner
 	storeKey string
 	logger   *zap.Logger
 }
@@ -53,6 +69,15 @@ func (p pooledStore) Destruct() error { return p.Close() }
 // Provision opens (or shares) the store.
 func (l *Local) Provision(ctx caddy.Context) error {
 	l.logger = ctx.Logger()
+	if l.BatchConcurrency == 0 {
+		l.BatchConcurrency = 8
+	}
+	if l.BatchLease == 0 {
+		l.BatchLease = caddy.Duration(30 * time.Second)
+	}
+	if l.BatchConcurrency < 0 || l.BatchLease < caddy.Duration(time.Second) {
+		return fmt.Errorf("local upstream: batch_concurrency must be positive and batch_lease at least 1s")
+	}
 	dir := caddy.NewReplacer().ReplaceAll(l.DataDir, "")
 	if dir == "" {
 		dir = filepath.Join(caddy.AppDataDir(), "modelgate")
@@ -77,8 +102,24 @@ func (l *Local) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// Cleanup releases this config's use of the store.
+// UseDispatcher starts (or, given nil, stops) the batch runner, which
+// sends batches' requests through the gateway's routing.
+func (l *Local) UseDispatcher(d upstreams.Dispatcher) {
+	l.batches.Stop()
+	l.batches = nil
+	bs, ok := l.store.(BatchStore)
+	if d == nil || !ok {
+		return
+	}
+	l.batches = newBatchRunner(bs, l.store, d, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency)
+	l.batches.start()
+}
+
+// Cleanup stops the batch runner and releases this config's use of the
+// store.
 func (l *Local) Cleanup() error {
+	l.batches.Stop()
+	l.batches = nil
 	if l.storeKey == "" {
 		return nil
 	}
@@ -98,6 +139,10 @@ var handlers = map[string]func(*Local, http.ResponseWriter, *upstreams.Call) err
 	upstreams.OpThreadsRetrieve: (*Local).retrieveThread,
 	upstreams.OpThreadsUpdate:   (*Local).updateThread,
 	upstreams.OpThreadsDelete:   (*Local).deleteThread,
+	upstreams.OpBatchesCreate:   (*Local).createBatch,
+	upstreams.OpBatchesRetrieve: (*Local).retrieveBatch,
+	upstreams.OpBatchesList:     (*Local).listBatches,
+	upstreams.OpBatchesCancel:   (*Local).cancelBatch,
 }
 
 // Serves reports whether the operation is implemented locally.
@@ -125,6 +170,8 @@ func notFoundOr(err error, kind, id string) error {
 //
 //	upstream <name> local {
 //	    data_dir <path>
+//	    batch_concurrency <n>
+//	    batch_lease <duration>
 //	}
 func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the upstream's name or type
@@ -137,6 +184,26 @@ func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&l.DataDir) {
 				return d.ArgErr()
 			}
+		case "batch_concurrency":
+			var v string
+			if !d.AllArgs(&v) {
+				return d.ArgErr()
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return d.Errf("batch_concurrency must be a positive integer, got %q", v)
+			}
+			l.BatchConcurrency = n
+		case "batch_lease":
+			var v string
+			if !d.AllArgs(&v) {
+				return d.ArgErr()
+			}
+			dur, err := caddy.ParseDuration(v)
+			if err != nil {
+				return d.Errf("batch_lease: %v", err)
+			}
+			l.BatchLease = caddy.Duration(dur)
 		default:
 			return d.Errf("unrecognized local upstream option %q", d.Val())
 		}
@@ -151,4 +218,5 @@ var (
 	_ caddyfile.Unmarshaler     = (*Local)(nil)
 	_ upstreams.Upstream        = (*Local)(nil)
 	_ upstreams.OperationServer = (*Local)(nil)
+	_ upstreams.DispatcherUser  = (*Local)(nil)
 )

@@ -33,4 +33,48 @@ var sqliteMigrations = []string{
 		created_at  INTEGER NOT NULL
 	);
 	CREATE INDEX thread_messages_thread ON thread_messages(thread_id, seq);`,
+	// 2: batches and their requests
+	`CREATE TABLE batches (
+		seq                INTEGER PRIMARY KEY AUTOINCREMENT,
+		id                 TEXT NOT NULL UNIQUE,
+		owner              TEXT NOT NULL,
+		key_name           TEXT NOT NULL,
+		endpoint           TEXT NOT NULL,
+		input_file_id      TEXT NOT NULL,
+		completion_window  TEXT NOT NULL,
+		status             TEXT NOT NULL,
+		metadata           TEXT,
+		output_expires     INTEGER,
+		model              TEXT,
+		errors             TEXT,
+		output_file_id     TEXT,
+		error_file_id      TEXT,
+		created_at         INTEGER NOT NULL,
+		in_progress_at     INTEGER,
+		expires_at         INTEGER NOT NULL,
+		finalizing_at      INTEGER,
+		completed_at       INTEGER,
+		failed_at          INTEGER,
+		expired_at         INTEGER,
+		cancelling_at      INTEGER,
+		cancelled_at       INTEGER,
+		total              INTEGER NOT NULL DEFAULT 0,
+		completed          INTEGER NOT NULL DEFAULT 0,
+		failed             INTEGER NOT NULL DEFAULT 0,
+		input_tokens       INTEGER NOT NULL DEFAULT 0,
+		output_tokens      INTEGER NOT NULL DEFAULT 0,
+		lease_owner        TEXT NOT NULL DEFAULT '',
+		lease_until        INTEGER NOT NULL DEFAULT 0
+	);
+	CREATE INDEX batches_owner_seq ON batches(owner, seq);
+	CREATE INDEX batches_open ON batches(status, lease_until);
+	CREATE TABLE batch_requests (
+		batch_id  TEXT NOT NULL REFERENCES batches(id) ON DELETE CASCADE,
+		line      INTEGER NOT NULL,
+		custom_id TEXT NOT NULL,
+		body      TEXT NOT NULL,
+		result    TEXT,
+		failed    INTEGER NOT NULL DEFAULT 0,
+		PRIMARY KEY (batch_id, line)
+	) WITHOUT ROWID;`,
 }

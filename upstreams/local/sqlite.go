@@ -142,7 +142,7 @@ func (s *sqliteStore) InsertFile(ctx context.Context, f *File) error {
 
 const fileColumns = `id, owner, filename, purpose, bytes, created_at, expires_at`
 
-func scanFile(row interface{ Scan(...any) error }) (*File, error) {
+func scanFile(row rowScanner) (*File, error) {
 	var f File
 	var expires sql.NullInt64
 	if err := row.Scan(&f.ID, &f.Owner, &f.Filename, &f.Purpose, &f.Bytes, &f.CreatedAt, &expires); err != nil {
@@ -163,12 +163,21 @@ func (s *sqliteStore) GetFile(ctx context.Context, owner, id string) (*File, err
 }
 
 func (s *sqliteStore) ListFiles(ctx context.Context, owner string, q ListQuery) ([]File, bool, error) {
-	where := `owner = ?`
-	args := []any{owner}
+	where, args := ``, []any(nil)
 	if q.Purpose != "" {
-		where += ` AND purpose = ?`
-		args = append(args, q.Purpose)
+		where, args = ` AND purpose = ?`, []any{q.Purpose}
 	}
+	return listRows(ctx, s.db, "files", fileColumns, where, args, owner, q, scanFile)
+}
+
+// rowScanner is a *sql.Row or *sql.Rows.
+type rowScanner interface{ Scan(...any) error }
+
+// listRows pages through an owner's rows of table in creation (seq) order,
+// with extra conditions (each starting with AND) and their arguments.
+func listRows[T any](ctx context.Context, db *sql.DB, table, columns, where string, args []any, owner string, q ListQuery, scan func(rowScanner) (*T, error)) ([]T, bool, error) {
+	where = `owner = ?` + where
+	args = append([]any{owner}, args...)
 	cmp, order := ">", "ASC"
 	if q.Desc {
 		cmp, order = "<", "DESC"
@@ -179,25 +188,25 @@ func (s *sqliteStore) ListFiles(ctx context.Context, owner string, q ListQuery) 
 		if q.Desc {
 			past = "-1"
 		}
-		where += ` AND seq ` + cmp + ` COALESCE((SELECT seq FROM files WHERE owner = ? AND id = ?), ` + past + `)`
+		where += ` AND seq ` + cmp + ` COALESCE((SELECT seq FROM ` + table + ` WHERE owner = ? AND id = ?), ` + past + `)`
 		args = append(args, owner, q.After)
 	}
 	args = append(args, q.Limit+1)
-	rows, err := s.db.QueryContext(ctx, `SELECT `+fileColumns+` FROM files WHERE `+where+` ORDER BY seq `+order+` LIMIT ?`, args...)
+	rows, err := db.QueryContext(ctx, `SELECT `+columns+` FROM `+table+` WHERE `+where+` ORDER BY seq `+order+` LIMIT ?`, args...)
 	if err != nil {
-		return nil, false, fmt.Errorf("listing files: %w", err)
+		return nil, false, fmt.Errorf("listing %s: %w", table, err)
 	}
 	defer rows.Close()
-	var out []File
+	var out []T
 	for rows.Next() {
-		f, err := scanFile(rows)
+		v, err := scan(rows)
 		if err != nil {
-			return nil, false, err
+			return nil, false, fmt.Errorf("reading %s: %w", table, err)
 		}
-		out = append(out, *f)
+		out = append(out, *v)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, false, err
+		return nil, false, fmt.Errorf("listing %s: %w", table, err)
 	}
 	hasMore := len(out) > q.Limit
 	if hasMore {

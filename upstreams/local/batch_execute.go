@@ -1,0 +1,235 @@
+package local
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/tidwall/gjson"
+	"go.uber.org/zap"
+
+	"github.com/modelgate/modelgate/upstreams"
+)
+
+// maxServerRetries bounds the attempts at a request whose route keeps
+// answering 5xx; a 429 (the caller's own limits, or the provider's) is
+// waited on until the batch expires, as the limits ask.
+const maxServerRetries = 5
+
+// pendingPage is how many pending requests are read from the store at once.
+const pendingPage = 256
+
+// execute sends the batch's pending requests, concurrency at a time, and
+// stores each outcome as it arrives. When none is left it moves the batch
+// to finalizing; when the window closes first it ends it as expired.
+func (r *batchRunner) execute(ctx context.Context, b *Batch) error {
+	op := batchEndpoints[b.Endpoint]
+	who := upstreams.Principal{KeyName: b.KeyName, Owner: b.Owner}
+	for {
+		if now() >= b.ExpiresAt {
+			return r.finish(ctx, b, StatusExpired, "batch_expired", "This request was not executed before the batch expired.")
+		}
+		sent, err := r.executePass(ctx, b, op, who)
+		if err != nil {
+			return err
+		}
+		if sent == 0 && now() < b.ExpiresAt {
+			break
+		}
+	}
+	from, _ := move(b, StatusFinalizing, now())
+	return r.store.UpdateBatch(ctx, b, from)
+}
+
+// executePass sends every request pending at its start once and reports
+// how many it sent.
+func (r *batchRunner) executePass(ctx context.Context, b *Batch, op string, who upstreams.Principal) (int, error) {
+	jobs := make(chan BatchRequest)
+	var wg sync.WaitGroup
+	var storeErr error
+	var once sync.Once
+	for range r.concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for req := range jobs {
+				o, ok := r.send(ctx, op, who, req)
+				if !ok {
+					continue
+				}
+				if err := r.store.FinishBatchRequest(ctx, b.ID, o); err != nil && ctx.Err() == nil {
+					once.Do(func() { storeErr = err })
+				}
+			}
+		}()
+	}
+	sent, after := 0, 0
+	var err error
+feed:
+	for now() < b.ExpiresAt {
+		var page []BatchRequest
+		page, err = r.store.PendingBatchRequests(ctx, b.ID, after, pendingPage)
+		if err != nil || len(page) == 0 {
+			break
+		}
+		for _, req := range page {
+			select {
+			case jobs <- req:
+				sent++
+			case <-ctx.Done():
+				break feed
+			}
+		}
+		after = page[len(page)-1].Line
+	}
+	close(jobs)
+	wg.Wait()
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err == nil {
+		err = storeErr
+	}
+	return sent, err
+}
+
+// outputLine is a line of a batch's output or error file.
+type outputLine struct {
+	ID       string          `json:"id"`
+	CustomID string          `json:"custom_id"`
+	Response *outputResponse `json:"response"`
+	Error    *outputError    `json:"error"`
+}
+
+type outputResponse struct {
+	StatusCode int             `json:"status_code"`
+	RequestID  string          `json:"request_id"`
+	Body       json.RawMessage `json:"body"`
+}
+
+type outputError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// send runs one request through the gateway, waiting out 429s and
+// retrying 5xx, and returns its outcome; false when the batch stopped
+// first (the request stays pending).
+func (r *batchRunner) send(ctx context.Context, op string, who upstreams.Principal, req BatchRequest) (BatchOutcome, bool) {
+	line := outputLine{ID: newID("batch_req_"), CustomID: req.CustomID}
+	var reply *upstreams.Reply
+	for attempt := 0; ; attempt++ {
+		var err error
+		reply, err = r.dispatch.Dispatch(ctx, op, who, req.Body)
+		if err != nil {
+			if ctx.Err() != nil {
+				return BatchOutcome{}, false
+			}
+			line.Error = &outputError{Code: "server_error", Message: "The request could not be sent: " + err.Error()}
+			return outcome(req.Line, line, true)
+		}
+		retry := reply.Status == http.StatusTooManyRequests || (reply.Status >= 500 && attempt+1 < maxServerRetries)
+		if !retry {
+			break
+		}
+		if !upstreams.Sleep(ctx, upstreams.RetryAfter(reply.Header, upstreams.Backoff(attempt))) {
+			return BatchOutcome{}, false
+		}
+	}
+	body := json.RawMessage(reply.Body)
+	if !json.Valid(body) {
+		// Keep what came, as a JSON string, rather than break the file.
+		body, _ = json.Marshal(string(reply.Body))
+	}
+	requestID := reply.Header.Get("X-Request-Id")
+	if requestID == "" {
+		requestID = newID("req_")
+	}
+	line.Response = &outputResponse{StatusCode: reply.Status, RequestID: requestID, Body: body}
+	o, ok := outcome(req.Line, line, reply.Status >= 400)
+	usage := gjson.GetBytes(reply.Body, "usage")
+	o.InputTokens = usage.Get("prompt_tokens").Int() + usage.Get("input_tokens").Int()
+	o.OutputTokens = usage.Get("completion_tokens").Int() + usage.Get("output_tokens").Int()
+	return o, ok
+}
+
+func outcome(n int, line outputLine, failed bool) (BatchOutcome, bool) {
+	data, err := json.Marshal(line)
+	if err != nil {
+		data, _ = json.Marshal(outputLine{ID: line.ID, CustomID: line.CustomID,
+			Error: &outputError{Code: "server_error", Message: "The reply could not be recorded."}})
+		failed = true
+	}
+	return BatchOutcome{Line: n, Result: data, Failed: failed}, true
+}
+
+// writeResults writes the output (failed false) or error (failed true)
+// file of a batch and returns its ID, nil when it would be empty. The ID
+// is derived from the batch's, so a finish interrupted by a crash and run
+// again finds the file it already wrote instead of writing a second one.
+func (r *batchRunner) writeResults(ctx context.Context, b *Batch, kind string, failed bool) (*string, error) {
+	id := derivedID("file-", b.ID+"/"+kind)
+	if _, err := r.files.GetFile(ctx, b.Owner, id); err == nil {
+		return &id, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	pr, pw := io.Pipe()
+	counted := make(chan int, 1)
+	go func() {
+		lines := 0
+		w := bufio.NewWriterSize(pw, 64<<10)
+		err := r.store.EachBatchResult(ctx, b.ID, func(_ string, result []byte, isFailed bool) error {
+			if result == nil || isFailed != failed {
+				return nil
+			}
+			lines++
+			if _, err := w.Write(result); err != nil {
+				return err
+			}
+			return w.WriteByte('\n')
+		})
+		if err == nil {
+			err = w.Flush()
+		}
+		pw.CloseWithError(err)
+		counted <- lines
+	}()
+	size, err := r.files.WriteFileContent(ctx, id, pr)
+	if err != nil {
+		pr.CloseWithError(err)
+		return nil, fmt.Errorf("writing the %s file: %w", kind, err)
+	}
+	lines := <-counted
+	if lines == 0 {
+		return nil, r.files.DiscardFileContent(id)
+	}
+	created := now()
+	f := &File{ID: id, Owner: b.Owner, Filename: b.ID + "_" + kind + ".jsonl", Purpose: "batch_output", Bytes: size, CreatedAt: created}
+	if b.OutputExpires != nil {
+		at := created + *b.OutputExpires
+		f.ExpiresAt = &at
+	}
+	if err := r.files.InsertFile(ctx, f); err != nil {
+		return nil, fmt.Errorf("listing the %s file: %w", kind, err)
+	}
+	r.logger.Debug("batch file written", zap.String("batch", b.ID), zap.String("file", id), zap.Int("lines", lines))
+	return &id, nil
+}
+
+// derivedID is an object ID computed from a seed: the same seed always
+// gives the same ID.
+func derivedID(prefix, seed string) string {
+	sum := sha256.Sum256([]byte(seed))
+	b := []byte(prefix)
+	for _, v := range sum[:24] {
+		b = append(b, idAlphabet[int(v)%len(idAlphabet)])
+	}
+	return string(b)
+}

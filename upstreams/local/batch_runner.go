@@ -1,0 +1,290 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/modelgate/modelgate/upstreams"
+)
+
+// batchRunner runs the open batches of a store in the background: it
+// leases one, validates its input, sends its requests through the
+// gateway's routing and writes its output and error files, storing every
+// outcome as it arrives so that a restarted runner (here or on another
+// instance sharing the store) resumes where this one stopped.
+type batchRunner struct {
+	store       BatchStore
+	files       FileStore
+	dispatch    upstreams.Dispatcher
+	logger      *zap.Logger
+	worker      string
+	lease       time.Duration
+	concurrency int
+	// maxBatches is how many batches one runner works on at once.
+	maxBatches int
+
+	wakeup chan struct{}
+	// cancels holds, by batch ID, what stops the work of the batches
+	// running here, for a cancel to take effect at once.
+	mu      sync.Mutex
+	cancels map[string]context.CancelFunc
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+func newBatchRunner(store BatchStore, files FileStore, d upstreams.Dispatcher, logger *zap.Logger, lease time.Duration, concurrency int) *batchRunner {
+	host, _ := os.Hostname()
+	return &batchRunner{
+		store: store, files: files, dispatch: d, logger: logger,
+		worker: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), newID("")[:8]),
+		lease:  lease, concurrency: concurrency, maxBatches: 2,
+		wakeup: make(chan struct{}, 1), done: make(chan struct{}), cancels: map[string]context.CancelFunc{},
+	}
+}
+
+// start runs the runner until Stop.
+func (r *batchRunner) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.stop = cancel
+	go r.loop(ctx)
+}
+
+// Stop ends the runner and waits for it: requests in flight are abandoned
+// (their lines stay pending) and leases are given back.
+func (r *batchRunner) Stop() {
+	if r == nil {
+		return
+	}
+	r.stop()
+	<-r.done
+}
+
+// wake tells the runner there may be work (a batch created or cancelled).
+func (r *batchRunner) wake() {
+	if r == nil {
+		return
+	}
+	select {
+	case r.wakeup <- struct{}{}:
+	default:
+	}
+}
+
+// cancel stops the work of a batch running here; a batch running
+// elsewhere learns of its cancel at its next lease renewal.
+func (r *batchRunner) cancel(id string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if stop, ok := r.cancels[id]; ok {
+		stop()
+	}
+}
+
+// pollInterval is how often the store is asked for batches no wake-up
+// announced: another instance's, or a dead worker's whose lease ran out.
+func (r *batchRunner) pollInterval() time.Duration { return min(time.Second, r.lease/3) }
+
+func (r *batchRunner) loop(ctx context.Context) {
+	defer close(r.done)
+	var running sync.WaitGroup
+	defer running.Wait()
+	slots := make(chan struct{}, r.maxBatches)
+	poll := time.NewTicker(r.pollInterval())
+	defer poll.Stop()
+	for {
+	claim:
+		for {
+			select {
+			case slots <- struct{}{}:
+			default:
+				break claim
+			}
+			b, err := r.store.ClaimBatch(ctx, r.worker, now(), r.leaseEnd())
+			if err != nil || b == nil {
+				<-slots
+				if err != nil && ctx.Err() == nil {
+					r.logger.Error("claiming a batch", zap.Error(err))
+				}
+				break
+			}
+			running.Add(1)
+			go func() {
+				defer running.Done()
+				defer func() { <-slots }()
+				r.run(ctx, b)
+			}()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.wakeup:
+		case <-poll.C:
+		}
+	}
+}
+
+func (r *batchRunner) leaseEnd() int64 {
+	return now() + int64((r.lease+time.Second-1)/time.Second)
+}
+
+// run works on one leased batch until it reaches a final state, the lease
+// is lost or the runner stops.
+func (r *batchRunner) run(ctx context.Context, b *Batch) {
+	log := r.logger.With(zap.String("batch", b.ID))
+	ctx, lost := context.WithCancel(ctx)
+	defer lost()
+	// work is cancelled when the user cancels: validation and requests
+	// stop, and the batch finishes as cancelled.
+	work, cancelled := context.WithCancel(ctx)
+	defer cancelled()
+	r.mu.Lock()
+	r.cancels[b.ID] = cancelled
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.cancels, b.ID)
+		r.mu.Unlock()
+	}()
+	go r.heartbeat(ctx, b.ID, lost, cancelled)
+	defer func() {
+		if err := r.store.ReleaseLease(context.WithoutCancel(ctx), b.ID, r.worker); err != nil {
+			log.Warn("releasing a batch", zap.Error(err))
+		}
+	}()
+	for ctx.Err() == nil {
+		var err error
+		switch b.Status {
+		case StatusValidating:
+			err = r.validate(work, b)
+		case StatusInProgress:
+			err = r.execute(work, b)
+		case StatusFinalizing:
+			err = r.finish(ctx, b, StatusCompleted, "", "")
+		case StatusCancelling:
+			err = r.finish(ctx, b, StatusCancelled, "batch_cancelled", "The batch was cancelled before this request was sent.")
+		default:
+			return // a final state
+		}
+		if err != nil && ctx.Err() == nil && work.Err() == nil && !errors.Is(err, ErrConflict) {
+			log.Error("running a batch", zap.String("status", b.Status), zap.Error(err))
+			if !upstreams.Sleep(ctx, r.pollInterval()) {
+				return
+			}
+		}
+		// Whatever happened, go on from the stored state: a cancel or
+		// another transition may have moved it.
+		fresh, err := r.store.GetBatch(ctx, b.Owner, b.ID)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Error("reading a batch", zap.Error(err))
+			}
+			return
+		}
+		b = fresh
+		if b.Status == StatusCancelling && work.Err() == nil {
+			cancelled()
+		}
+	}
+}
+
+// heartbeat renews the lease; it ends the run when the lease is lost and
+// stops the work when the user cancels.
+func (r *batchRunner) heartbeat(ctx context.Context, id string, lost, cancelled context.CancelFunc) {
+	t := time.NewTicker(r.lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		status, err := r.store.RenewLease(ctx, id, r.worker, r.leaseEnd())
+		switch {
+		case errors.Is(err, ErrLeaseLost):
+			r.logger.Warn("batch lease lost", zap.String("batch", id))
+			lost()
+			return
+		case err != nil:
+			if ctx.Err() == nil {
+				r.logger.Warn("renewing a batch lease", zap.String("batch", id), zap.Error(err))
+			}
+		case status == StatusCancelling:
+			cancelled()
+		}
+	}
+}
+
+// validate checks the input file and stores its requests, then fails the
+// batch or starts it. A validation cut short starts again from the top.
+func (r *batchRunner) validate(ctx context.Context, b *Batch) error {
+	if err := r.store.ReplaceBatchRequests(ctx, b.ID); err != nil {
+		return err
+	}
+	in, err := r.readInput(ctx, b)
+	if err != nil {
+		return err
+	}
+	at := now()
+	if len(in.errors) > 0 {
+		if err := r.store.ReplaceBatchRequests(ctx, b.ID); err != nil {
+			return err
+		}
+		move(b, StatusFailed, at)
+		b.Errors = in.errors
+	} else {
+		move(b, StatusInProgress, at)
+		b.Total, b.Model = in.total, in.model
+	}
+	return r.store.UpdateBatch(ctx, b, StatusValidating)
+}
+
+func (r *batchRunner) readInput(ctx context.Context, b *Batch) (batchInput, error) {
+	f, err := r.files.OpenFile(ctx, b.Owner, b.InputFileID)
+	if errors.Is(err, ErrNotFound) {
+		// Deleted since the batch was created.
+		return batchInput{errors: []BatchError{{Code: "invalid_file", Message: fmt.Sprintf("The input file %s no longer exists.", b.InputFileID)}}}, nil
+	}
+	if err != nil {
+		return batchInput{}, err
+	}
+	defer f.Close()
+	return validateBatchInput(ctx, f, b.Endpoint, func(reqs []BatchRequest) error {
+		return r.store.AddBatchRequests(ctx, b.ID, reqs)
+	})
+}
+
+// finish gives the requests left over their error, writes the output and
+// error files and moves the batch to its final state.
+func (r *batchRunner) finish(ctx context.Context, b *Batch, to, code, message string) error {
+	if code != "" {
+		if b.InProgressAt == nil {
+			// Cancelled while validating: nothing was sent, nothing to report.
+			if err := r.store.ReplaceBatchRequests(ctx, b.ID); err != nil {
+				return err
+			}
+		} else if err := r.store.FailPendingBatchRequests(ctx, b.ID, code, message); err != nil {
+			return err
+		}
+	}
+	var err error
+	if b.OutputFileID, err = r.writeResults(ctx, b, "output", false); err != nil {
+		return err
+	}
+	if b.ErrorFileID, err = r.writeResults(ctx, b, "errors", true); err != nil {
+		return err
+	}
+	from, ok := move(b, to, now())
+	if !ok {
+		return fmt.Errorf("batch %s cannot go from %s to %s", b.ID, from, to)
+	}
+	return r.store.UpdateBatch(ctx, b, from)
+}

@@ -1,0 +1,49 @@
+package upstreams
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Backoff is the wait before retry attempt+1 when the upstream gave none:
+// 100ms, 200ms, 400ms, ...
+func Backoff(attempt int) time.Duration {
+	return 100 * time.Millisecond << min(attempt, 10)
+}
+
+// RetryAfter reads the wait an upstream asks for: retry-after-ms
+// (milliseconds), else Retry-After (seconds or an HTTP date), else def.
+func RetryAfter(h http.Header, def time.Duration) time.Duration {
+	if ms, err := strconv.ParseFloat(strings.TrimSpace(h.Get("Retry-After-Ms")), 64); err == nil && ms >= 0 {
+		return time.Duration(ms * float64(time.Millisecond))
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return def
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs >= 0 {
+		return time.Duration(secs * float64(time.Second))
+	}
+	if at, err := http.ParseTime(v); err == nil {
+		return max(time.Until(at), 0)
+	}
+	return def
+}
+
+// Sleep waits d unless ctx ends first; it reports whether it waited.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
