@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
@@ -68,6 +69,7 @@ http://127.0.0.1:%d {
 		key %s
 		upstream local local {
 			data_dir %s
+			batch_lease 2s
 		}
 	}
 }
@@ -217,4 +219,50 @@ func peakRSS(t *testing.T, pid int) int64 {
 	}
 	t.Fatal("no VmHWM")
 	return 0
+}
+
+// TestBatchSurvivesAKilledGateway kills the gateway while a 5,000-request
+// batch runs; the restarted gateway finishes it and every custom_id is in
+// the output exactly once.
+func TestBatchSurvivesAKilledGateway(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a 5,000-request batch")
+	}
+	dataDir, port := t.TempDir(), testgateway.FreePort(t)
+	child := startChild(t, dataDir, port)
+	client := sdk(child.base)
+	ctx := context.Background()
+	const n = 5000
+	b, err := client.Batches.New(ctx, openai.BatchNewParams{InputFileID: uploadBatchFile(t, client, batchInput(n, "gpt-4o-mini")),
+		Endpoint: openai.BatchNewParamsEndpointV1ChatCompletions, CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before *openai.Batch
+	for {
+		before = pollBatch(t, client, b.ID, openai.BatchStatusInProgress, openai.BatchStatusCompleted)
+		if before.RequestCounts.Completed >= n/10 || before.Status == openai.BatchStatusCompleted {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	child.cmd.Process.Signal(syscall.SIGKILL)
+	child.cmd.Wait()
+	if before.Status == openai.BatchStatusCompleted {
+		t.Fatal("the batch finished before the gateway could be killed")
+	}
+	t.Logf("killed the gateway with %d of %d requests done", before.RequestCounts.Completed, n)
+
+	restarted := startChild(t, dataDir, port)
+	client = sdk(restarted.base)
+	done := pollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
+	lines := resultLines(t, client, done.OutputFileID)
+	if done.Status != openai.BatchStatusCompleted || len(lines) != n || done.RequestCounts.Completed != n || done.ErrorFileID != "" {
+		t.Fatalf("after the restart: %d output lines, %s", len(lines), done.RawJSON())
+	}
+	for i := range n {
+		if _, ok := lines[fmt.Sprintf("req-%d", i)]; !ok {
+			t.Fatalf("req-%d is missing from the output", i)
+		}
+	}
 }

@@ -134,7 +134,9 @@ func (r *batchRunner) send(ctx context.Context, op string, who upstreams.Princip
 			line.Error = &outputError{Code: "server_error", Message: "The request could not be sent: " + err.Error()}
 			return outcome(req.Line, line, true)
 		}
-		retry := reply.Status == http.StatusTooManyRequests || (reply.Status >= 500 && attempt+1 < maxServerRetries)
+		// 501 means no route serves the endpoint: no retry will change that.
+		retry := reply.Status == http.StatusTooManyRequests ||
+			(reply.Status >= 500 && reply.Status != http.StatusNotImplemented && attempt+1 < maxServerRetries)
 		if !retry {
 			break
 		}
