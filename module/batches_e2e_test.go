@@ -30,7 +30,7 @@ func batchInput(n int, model string) string {
 	return b.String()
 }
 
-func uploadBatchFile(t *testing.T, client openai.Client, content string) string {
+func uploadBatchFile(t testing.TB, client openai.Client, content string) string {
 	t.Helper()
 	f, err := client.Files.New(context.Background(), openai.FileNewParams{
 		File: openai.File(strings.NewReader(content), "input.jsonl", "application/jsonl"), Purpose: openai.FilePurposeBatch})
@@ -41,7 +41,7 @@ func uploadBatchFile(t *testing.T, client openai.Client, content string) string 
 }
 
 // pollBatch retrieves the batch until it reaches one of the statuses.
-func pollBatch(t *testing.T, client openai.Client, id string, statuses ...openai.BatchStatus) *openai.Batch {
+func pollBatch(t testing.TB, client openai.Client, id string, statuses ...openai.BatchStatus) *openai.Batch {
 	t.Helper()
 	for range 6000 {
 		b, err := client.Batches.Get(context.Background(), id)
@@ -61,7 +61,7 @@ func pollBatch(t *testing.T, client openai.Client, id string, statuses ...openai
 
 // resultLines downloads a result file and returns its lines by custom_id,
 // each checked against the public output line shape and seen once.
-func resultLines(t *testing.T, client openai.Client, fileID string) map[string]map[string]any {
+func resultLines(t testing.TB, client openai.Client, fileID string) map[string]map[string]any {
 	t.Helper()
 	out := map[string]map[string]any{}
 	if fileID == "" {

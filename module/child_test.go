@@ -54,7 +54,7 @@ type childGateway struct {
 	base string
 }
 
-func startChild(t *testing.T, dataDir string, port int) *childGateway {
+func startChild(t testing.TB, dataDir string, port int) *childGateway {
 	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "Caddyfile")
 	os.WriteFile(cfg, []byte(fmt.Sprintf(`{
@@ -206,7 +206,7 @@ func TestLargeUploadMemory(t *testing.T) {
 }
 
 // peakRSS reads VmHWM (peak resident set) of a process, in bytes.
-func peakRSS(t *testing.T, pid int) int64 {
+func peakRSS(t testing.TB, pid int) int64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Fatal(err)
@@ -264,5 +264,37 @@ func TestBatchSurvivesAKilledGateway(t *testing.T) {
 		if _, ok := lines[fmt.Sprintf("req-%d", i)]; !ok {
 			t.Fatalf("req-%d is missing from the output", i)
 		}
+	}
+}
+
+// BenchmarkBatch50k runs a 50,000-request batch against the reference
+// engine in a gateway process and reports how long validation took, the
+// execution rate and the process's peak resident memory.
+//
+//	go test -run '^$' -bench Batch50k -benchtime 1x ./module/
+func BenchmarkBatch50k(b *testing.B) {
+	const n = 50000
+	input := batchInput(n, "gpt-4o-mini")
+	for range b.N {
+		child := startChild(b, b.TempDir(), testgateway.FreePort(b))
+		client := sdk(child.base)
+		fileID := uploadBatchFile(b, client, input)
+		start := time.Now()
+		batch, err := client.Batches.New(context.Background(), openai.BatchNewParams{InputFileID: fileID,
+			Endpoint: openai.BatchNewParamsEndpointV1ChatCompletions, CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
+		if err != nil {
+			b.Fatal(err)
+		}
+		pollBatch(b, client, batch.ID, openai.BatchStatusInProgress, openai.BatchStatusCompleted)
+		validated := time.Since(start)
+		done := pollBatch(b, client, batch.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
+		executed := time.Since(start) - validated
+		if done.RequestCounts.Completed != n {
+			b.Fatalf("batch %s", done.RawJSON())
+		}
+		b.ReportMetric(validated.Seconds(), "validation-s")
+		b.ReportMetric(n/executed.Seconds(), "requests/s")
+		b.ReportMetric(float64(peakRSS(b, child.cmd.Process.Pid))/(1<<20), "peak-RSS-MiB")
+		b.ReportMetric(float64(len(input))/(1<<20), "input-MiB")
 	}
 }
