@@ -36,7 +36,11 @@ func (t *T) newThread(body map[string]any) string {
 
 func (t *T) threadRequest(method, id string, body map[string]any) *exchange {
 	op := map[string]string{http.MethodGet: "threads.retrieve", http.MethodPost: "threads.update", http.MethodDelete: "threads.delete"}[method]
-	return t.do(request{op: op, method: method, path: "/v1/threads/" + id, json: body, beta: true})
+	r := request{op: op, method: method, path: "/v1/threads/" + id, beta: true}
+	if body != nil {
+		r.json = body
+	}
+	return t.do(r)
 }
 
 const specThread = "Thread: `object` always `thread`; `metadata` and `tool_resources` an empty object when none was given. Create, retrieve, update and delete thread."
