@@ -33,9 +33,6 @@ type requestCounts struct {
 	Failed    int64 `json:"failed"`
 }
 
-// terminalBatch are the states a batch does not leave.
-var terminalBatch = []string{"failed", "completed", "expired", "cancelled"}
-
 // batchInput uploads a batch file of n chat requests (custom ids r0..)
 // with purpose batch and returns its ID.
 func (t *T) batchInput(n int) string {

@@ -178,16 +178,6 @@ func (r *Report) Count(s Status) int {
 	return n
 }
 
-// Result returns the result of a check by ID.
-func (r *Report) Result(id string) (Result, bool) {
-	for _, res := range r.Results {
-		if res.ID == id {
-			return res, true
-		}
-	}
-	return Result{}, false
-}
-
 // Check is one conformance check.
 type Check struct {
 	ID   string

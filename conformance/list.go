@@ -11,7 +11,6 @@ import (
 type listItem struct {
 	ID        string `json:"id"`
 	CreatedAt int64  `json:"created_at"`
-	Status    string `json:"status"`
 }
 
 type listPage struct {
