@@ -1,0 +1,223 @@
+package conformance_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelgate/modelgate/conformance"
+)
+
+// fault breaks one rule of the API in an otherwise conforming target:
+// intercept answers a request itself (ok false: forward it), mutate
+// rewrites a forwarded reply's body.
+type fault struct {
+	name      string
+	areas     []string
+	want      []string // exactly the checks that must fail
+	intercept func(f *faultState, r *http.Request, body []byte) (status int, reply string, ok bool)
+	mutate    func(f *faultState, r *http.Request, body []byte, status int, reply []byte) []byte
+}
+
+// faultState is what a fault remembers between requests.
+type faultState struct {
+	mu      sync.Mutex
+	threads map[string][]byte // created threads, by id
+	deleted map[string]bool
+}
+
+// brokenTarget serves the gateway at base through a fault.
+func brokenTarget(t *testing.T, base string, f fault) string {
+	state := &faultState{threads: map[string][]byte{}, deleted: map[string]bool{}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if f.intercept != nil {
+			if status, reply, ok := f.intercept(state, r, body); ok {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(status)
+				io.WriteString(w, reply)
+				return
+			}
+		}
+		req, _ := http.NewRequestWithContext(r.Context(), r.Method, base+r.URL.RequestURI(), bytes.NewReader(body))
+		req.Header = r.Header.Clone()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		reply, _ := io.ReadAll(resp.Body)
+		if f.mutate != nil {
+			reply = f.mutate(state, r, body, resp.StatusCode, reply)
+		}
+		for k, v := range resp.Header {
+			if k != "Content-Length" {
+				w.Header()[k] = v
+			}
+		}
+		w.WriteHeader(resp.StatusCode)
+		w.Write(reply)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func isThreadPath(r *http.Request) (id string, ok bool) {
+	id, ok = strings.CutPrefix(r.URL.Path, "/v1/threads/")
+	return id, ok && id != "" && !strings.Contains(id, "/")
+}
+
+// rewriteJSON decodes a JSON reply, changes it and encodes it again.
+func rewriteJSON(reply []byte, change func(map[string]any)) []byte {
+	var doc map[string]any
+	if json.Unmarshal(reply, &doc) != nil {
+		return reply
+	}
+	change(doc)
+	out, _ := json.Marshal(doc)
+	return out
+}
+
+// notImplementedAreas run against a target answering 501 for batches and
+// vector stores: every check that needs them must fail, none skip.
+var notImplementedAreas = []string{conformance.AreaBatches, conformance.AreaVectorStores, conformance.AreaLimits, conformance.AreaErrors, conformance.AreaAuth}
+
+var faults = []fault{
+	{name: "conforming proxy", want: nil},
+	{name: "list without has_more", want: []string{"files.list.paging"},
+		mutate: func(_ *faultState, r *http.Request, _ []byte, status int, reply []byte) []byte {
+			if r.Method == http.MethodGet && r.URL.Path == "/v1/files" && status == http.StatusOK {
+				return rewriteJSON(reply, func(d map[string]any) { delete(d, "has_more") })
+			}
+			return reply
+		}},
+	{name: "wrong object on retrieve", want: []string{"threads.lifecycle"},
+		mutate: func(_ *faultState, r *http.Request, _ []byte, status int, reply []byte) []byte {
+			if _, ok := isThreadPath(r); ok && r.Method == http.MethodGet && status == http.StatusOK {
+				return rewriteJSON(reply, func(d map[string]any) { d["object"] = "thread.object" })
+			}
+			return reply
+		}},
+	{name: "metadata limit not enforced", want: []string{"limits.metadata.pairs.threads.create"},
+		intercept: func(_ *faultState, r *http.Request, body []byte) (int, string, bool) {
+			var req struct {
+				Metadata map[string]any `json:"metadata"`
+			}
+			if r.Method == http.MethodPost && r.URL.Path == "/v1/threads" && json.Unmarshal(body, &req) == nil && len(req.Metadata) == 17 {
+				md, _ := json.Marshal(req.Metadata)
+				return http.StatusOK, `{"id":"thread_fake","object":"thread","created_at":1,"metadata":` + string(md) + `,"tool_resources":{}}`, true
+			}
+			return 0, "", false
+		}},
+	{name: "stream without [DONE]", want: []string{"chat.stream.basic", "chat.stream.n", "chat.stream.usage", "chat.stream.tools"},
+		mutate: func(_ *faultState, r *http.Request, _ []byte, _ int, reply []byte) []byte {
+			return bytes.ReplaceAll(reply, []byte("data: [DONE]\n\n"), nil)
+		}},
+	{name: "tool-call delta without index", want: []string{"chat.stream.tools"},
+		mutate: func(_ *faultState, r *http.Request, _ []byte, _ int, reply []byte) []byte {
+			return regexp.MustCompile(`(\{)"index":\d+,("id"|"function")`).ReplaceAll(reply, []byte("$1$2"))
+		}},
+	{name: "deleted thread still retrievable", want: []string{"threads.lifecycle"},
+		intercept: func(f *faultState, r *http.Request, _ []byte) (int, string, bool) {
+			id, ok := isThreadPath(r)
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if ok && r.Method == http.MethodGet && f.deleted[id] {
+				return http.StatusOK, string(f.threads[id]), true
+			}
+			return 0, "", false
+		},
+		mutate: func(f *faultState, r *http.Request, _ []byte, status int, reply []byte) []byte {
+			id, ok := isThreadPath(r)
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			switch {
+			case ok && r.Method == http.MethodGet && status == http.StatusOK:
+				f.threads[id] = reply
+			case ok && r.Method == http.MethodDelete && status == http.StatusOK:
+				f.deleted[id] = true
+			}
+			return reply
+		}},
+	{name: "200 instead of 401", want: []string{"auth.no-key.files.list"},
+		intercept: func(_ *faultState, r *http.Request, _ []byte) (int, string, bool) {
+			if r.Header.Get("Authorization") == "" && r.URL.Path == "/v1/files" {
+				return http.StatusOK, `{"object":"list","data":[],"first_id":null,"last_id":null,"has_more":false}`, true
+			}
+			return 0, "", false
+		}},
+	{name: "n ignored", want: []string{"chat.n"},
+		mutate: func(_ *faultState, r *http.Request, body []byte, status int, reply []byte) []byte {
+			if r.URL.Path == "/v1/chat/completions" && status == http.StatusOK && bytes.Contains(body, []byte(`"n":3`)) {
+				return rewriteJSON(reply, func(d map[string]any) { d["choices"] = d["choices"].([]any)[:1] })
+			}
+			return reply
+		}},
+	{name: "batches and vector stores not implemented", areas: notImplementedAreas,
+		want: func() []string {
+			var ids []string
+			for _, ch := range conformance.Checks() {
+				if ch.ID == "limits.batches.input-requests" || !slices.Contains(notImplementedAreas, ch.Area) {
+					continue // heavy (skipped without Config.Heavy) or not run
+				}
+				for _, a := range append([]string{ch.Area}, ch.Requires...) {
+					if a == conformance.AreaBatches || a == conformance.AreaVectorStores {
+						ids = append(ids, ch.ID)
+						break
+					}
+				}
+			}
+			return ids
+		}(),
+		intercept: func(_ *faultState, r *http.Request, _ []byte) (int, string, bool) {
+			if strings.HasPrefix(r.URL.Path, "/v1/batches") || strings.HasPrefix(r.URL.Path, "/v1/vector_stores") {
+				return http.StatusNotImplemented, `{"error":{"message":"not implemented","type":"not_implemented","param":null,"code":null}}`, true
+			}
+			return 0, "", false
+		}},
+}
+
+// TestSuiteCatchesBrokenTargets runs the suite through each fault and
+// requires exactly the checks the fault breaks to fail, with evidence.
+func TestSuiteCatchesBrokenTargets(t *testing.T) {
+	base := startQuickstart(t, "")
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			areas := f.areas
+			if areas == nil {
+				areas = implementedAreas
+			}
+			report, err := conformance.Run(context.Background(), conformance.Config{BaseURL: brokenTarget(t, base, f), APIKey: devKey, Areas: areas})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var failed []string
+			for _, res := range report.Results {
+				if res.Status != conformance.Fail {
+					continue
+				}
+				failed = append(failed, res.ID)
+				if len(res.Evidence) == 0 || res.Evidence[0].Expected == "" || res.Evidence[0].Seen == "" {
+					t.Errorf("%s failed without evidence: %+v", res.ID, res)
+				}
+			}
+			want := slices.Clone(f.want)
+			slices.Sort(want)
+			slices.Sort(failed)
+			if !slices.Equal(failed, want) {
+				var text strings.Builder
+				report.WriteText(&text)
+				t.Fatalf("failed checks %v, want %v\n%s", failed, want, text.String())
+			}
+		})
+	}
+}

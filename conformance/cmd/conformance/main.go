@@ -1,0 +1,176 @@
+// Command conformance runs the modelgate conformance suite against any
+// implementation of the model API, and checks or replays recorded traffic.
+//
+//	conformance run --base-url URL --api-key KEY [--profile spec|openai] [--areas a,b] [--format text|json] [--junit FILE]
+//	conformance list
+//	conformance check-records FILE.jsonl...
+//	conformance replay --base-url URL --api-key KEY FILE.jsonl...
+//
+// The exit status is 0 when everything passed, 1 when a check failed (or a
+// record has findings, or a replay differs), 2 when the run could not be
+// made.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/modelgate/modelgate/conformance"
+)
+
+// errFailed is a run that worked and found departures from the spec.
+var errFailed = errors.New("departures from the spec found")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdout)
+	switch {
+	case errors.Is(err, errFailed):
+		os.Exit(1)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		os.Exit(2)
+	}
+}
+
+const usage = `usage:
+  conformance run --base-url URL --api-key KEY [flags]   run the suite
+  conformance list                                        list the checks
+  conformance check-records FILE...                       check recorded traffic against the schemas
+  conformance replay --base-url URL --api-key KEY FILE... send recorded requests again and compare`
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%s", usage)
+	}
+	switch args[0] {
+	case "run":
+		return runSuite(ctx, args[1:], out)
+	case "list":
+		for _, ch := range conformance.Checks() {
+			fmt.Fprintf(out, "%s\t%s\n", ch.ID, ch.Spec)
+		}
+		return nil
+	case "check-records", "check":
+		return checkRecords(args[1:], out)
+	case "replay":
+		return replay(ctx, args[1:], out)
+	}
+	return fmt.Errorf("unknown command %q\n%s", args[0], usage)
+}
+
+// targetFlags are the flags naming the implementation under test.
+func targetFlags(fs *flag.FlagSet, cfg *conformance.Config) {
+	fs.StringVar(&cfg.BaseURL, "base-url", "", "root URL of the implementation (a trailing /v1 is accepted)")
+	fs.StringVar(&cfg.APIKey, "api-key", os.Getenv("CONFORMANCE_API_KEY"), "a valid API key (default $CONFORMANCE_API_KEY)")
+	fs.DurationVar(&cfg.RequestTimeout, "timeout", 0, "bound of each HTTP exchange (default 60s)")
+}
+
+func runSuite(ctx context.Context, args []string, out io.Writer) error {
+	var cfg conformance.Config
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	targetFlags(fs, &cfg)
+	fs.StringVar(&cfg.Profile, "profile", conformance.ProfileSpec, "shape the target is held to where spec and public API differ: spec or openai")
+	fs.StringVar(&cfg.BetaHeader, "beta-header", "", "name of the header carrying assistants=v2 (default Vendor-Beta, OpenAI-Beta with --profile openai)")
+	fs.StringVar(&cfg.Model, "model", "", "chat model to ask for (default reference)")
+	areas := fs.String("areas", "", "comma-separated areas to include (default all): "+strings.Join(conformance.AllAreas, ","))
+	fs.IntVar(&cfg.Parallel, "parallel", 0, "checks run at once (default 4)")
+	fs.DurationVar(&cfg.WaitTimeout, "wait", 0, "bound of waiting for batches and ingestion (default 3m)")
+	fs.BoolVar(&cfg.Heavy, "heavy", false, "include the limit probes that upload large inputs")
+	format := fs.String("format", "text", "report format on stdout: text or json")
+	junit := fs.String("junit", "", "also write a JUnit XML report to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *areas != "" {
+		cfg.Areas = strings.Split(*areas, ",")
+	}
+	if *format != "text" && *format != "json" {
+		return fmt.Errorf("format must be text or json, got %q", *format)
+	}
+	report, err := conformance.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	write := report.WriteText
+	if *format == "json" {
+		write = report.WriteJSON
+	}
+	if err := write(out); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	if *junit != "" {
+		f, err := os.Create(*junit)
+		if err != nil {
+			return fmt.Errorf("writing the JUnit report: %w", err)
+		}
+		err = report.WriteJUnit(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("writing the JUnit report: %w", err)
+		}
+	}
+	if report.Count(conformance.Fail) > 0 {
+		return errFailed
+	}
+	return nil
+}
+
+func checkRecords(args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("check-records needs at least one recording file")
+	}
+	results, err := conformance.CheckRecords(args...)
+	if err != nil {
+		return err
+	}
+	bad, err := conformance.WriteRecordFindings(out, results)
+	if err != nil {
+		return fmt.Errorf("writing findings: %w", err)
+	}
+	if bad > 0 {
+		return errFailed
+	}
+	return nil
+}
+
+func replay(ctx context.Context, args []string, out io.Writer) error {
+	var cfg conformance.Config
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	targetFlags(fs, &cfg)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return fmt.Errorf("replay needs at least one recording file")
+	}
+	var recs []conformance.Record
+	for _, path := range fs.Args() {
+		r, err := conformance.ReadRecords(path)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, r...)
+	}
+	results, err := conformance.Replay(ctx, cfg, recs)
+	if err != nil {
+		return err
+	}
+	differ, err := conformance.WriteReplay(out, results)
+	if err != nil {
+		return fmt.Errorf("writing the replay report: %w", err)
+	}
+	if differ > 0 {
+		return errFailed
+	}
+	return nil
+}

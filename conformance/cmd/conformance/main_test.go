@@ -1,0 +1,60 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// notImplemented answers every request 501 in the error envelope.
+func notImplemented(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotImplemented)
+		io.WriteString(w, `{"error":{"message":"not implemented","type":"server_error","param":null,"code":null}}`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestRunReportsFailuresWithExitStatus(t *testing.T) {
+	junit := filepath.Join(t.TempDir(), "report.xml")
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"run", "--base-url", notImplemented(t) + "/v1", "--api-key", "k", "--areas", "threads", "--junit", junit}, &out)
+	if !errors.Is(err, errFailed) {
+		t.Fatalf("run against a 501 target: %v, want errFailed", err)
+	}
+	if !strings.Contains(out.String(), "FAIL  threads.lifecycle") || !strings.Contains(out.String(), "status 501") {
+		t.Fatalf("report lacks the failure and its evidence:\n%s", out.String())
+	}
+	xml, err := os.ReadFile(junit)
+	if err != nil || !bytes.Contains(xml, []byte(`<testcase name="threads.lifecycle"`)) || !bytes.Contains(xml, []byte("<failure")) {
+		t.Fatalf("JUnit report: %v\n%s", err, xml)
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"run", "--base-url", "http://x", "--api-key", "k", "--areas", "nope"}, &out); err == nil || errors.Is(err, errFailed) {
+		t.Fatalf("an unknown area: %v, want a usage error", err)
+	}
+}
+
+func TestCheckRecordsNamesTheBadRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rec.jsonl")
+	lines := `{"operation":"threads.create","request":{"method":"POST","path":"/v1/threads","header":{}},"status":200,"response":{"header":{},"body":{"id":"thread_1","object":"thread","created_at":1,"metadata":{},"tool_resources":{}}}}
+{"operation":"threads.retrieve","request":{"method":"GET","path":"/v1/threads/thread_1","header":{}},"status":404,"response":{"header":{},"body_text":"<html>not found</html>"}}
+`
+	os.WriteFile(path, []byte(lines), 0o600)
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"check-records", path}, &out); !errors.Is(err, errFailed) {
+		t.Fatalf("check-records: %v, want errFailed\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "rec.jsonl:2 threads.retrieve") || strings.Contains(out.String(), "rec.jsonl:1 ") {
+		t.Fatalf("findings name the wrong records:\n%s", out.String())
+	}
+}

@@ -1,0 +1,53 @@
+package conformance_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/modelgate/modelgate/conformance"
+	"github.com/modelgate/modelgate/internal/testgateway"
+)
+
+// devKey is the quick start's development key.
+const devKey = "sk-modelgate-dev"
+
+// implementedAreas are the areas modelgate's main branch serves.
+var implementedAreas = []string{conformance.AreaAuth, conformance.AreaErrors, conformance.AreaLimits, conformance.AreaChat, conformance.AreaFiles, conformance.AreaThreads}
+
+// startQuickstart serves caddyfiles/quickstart.Caddyfile on a free port,
+// with the site block's extra lines added, and returns its base URL.
+func startQuickstart(t *testing.T, extra string) string {
+	t.Helper()
+	src, err := os.ReadFile("../caddyfiles/quickstart.Caddyfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := testgateway.FreePort(t)
+	cfg := strings.Replace(string(src), "http://localhost:8080", fmt.Sprintf("http://localhost:%d", port), 1)
+	cfg = strings.Replace(cfg, "\tmodelgate {\n", "\tmodelgate {\n"+extra, 1)
+	t.Setenv("MODELGATE_DATA_DIR", t.TempDir())
+	testgateway.Load(t, cfg)
+	return fmt.Sprintf("http://localhost:%d", port)
+}
+
+func TestSuitePassesAgainstModelgate(t *testing.T) {
+	base := startQuickstart(t, "")
+	report, err := conformance.Run(context.Background(), conformance.Config{BaseURL: base, APIKey: devKey, Areas: implementedAreas})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	report.WriteText(&text)
+	t.Logf("suite against modelgate: %d checks in %d ms", len(report.Results), report.ElapsedMS)
+	if report.Count(conformance.Fail) > 0 || report.Count(conformance.Pass) == 0 {
+		t.Fatalf("the suite does not pass against modelgate:\n%s", text.String())
+	}
+	for _, res := range report.Results {
+		if res.Status == conformance.Skip {
+			t.Logf("skipped %s: %s", res.ID, res.Reason)
+		}
+	}
+}

@@ -1,0 +1,169 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelgate/modelgate/internal/sse"
+	"github.com/modelgate/modelgate/schemas"
+)
+
+// chatStream is what a chat completions event stream showed: the
+// findings against the stream invariants and, per choice, what the deltas
+// add up to.
+type chatStream struct {
+	findings []schemas.Finding
+	chunks   int
+	choices  map[int64]*streamChoice
+	// usage is the usage chunk's usage, nil when none came.
+	usage *usage
+}
+
+type streamChoice struct {
+	roles        int
+	content      string
+	finishReason string
+	toolCalls    map[int64]*streamToolCall
+}
+
+type streamToolCall struct {
+	id, name, arguments string
+}
+
+type usage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+}
+
+type streamChunk struct {
+	Usage   *usage `json:"usage"`
+	Choices []struct {
+		Index        int64   `json:"index"`
+		FinishReason *string `json:"finish_reason"`
+		Delta        struct {
+			Role      string  `json:"role"`
+			Content   *string `json:"content"`
+			ToolCalls []struct {
+				Index    *int64 `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+	} `json:"choices"`
+}
+
+// readChatStream checks a whole chat completions stream: the schemas'
+// stream checker (chunk schema, one id, one finish_reason per choice,
+// [DONE]) and the invariants only a whole stream shows: the role comes
+// once per choice, in its first delta; nothing follows a choice's
+// finish_reason; every tool call starts with its id and name and its
+// arguments add up to JSON; a usage chunk, when asked for, comes once,
+// last, with no choices and a total that adds up, while every other chunk
+// carries none.
+func readChatStream(raw []byte, wantUsage bool) *chatStream {
+	cs := &chatStream{choices: map[int64]*streamChoice{}}
+	checker := schemas.NewStreamChecker()
+	checker.Write(raw)
+	cs.findings = checker.Close()
+	add := func(event int, format string, args ...any) {
+		cs.findings = append(cs.findings, schemas.Finding{Path: fmt.Sprintf("event %d", event), Message: fmt.Sprintf(format, args...)})
+	}
+	usageAt := 0
+	var split sse.Splitter
+	split.OnEvent = func(ev sse.Event) {
+		data := bytes.TrimSpace(ev.Data)
+		if len(data) == 0 || string(data) == "[DONE]" {
+			return
+		}
+		cs.chunks++
+		n := cs.chunks
+		var chunk streamChunk
+		if json.Unmarshal(data, &chunk) != nil {
+			return // the checker reported it
+		}
+		if chunk.Usage != nil {
+			switch {
+			case !wantUsage:
+				add(n, "usage in a chunk although stream_options.include_usage was not set")
+			case cs.usage != nil:
+				add(n, "a second chunk with usage")
+			case len(chunk.Choices) > 0:
+				add(n, "the usage chunk has choices; they must be an empty array")
+			}
+			cs.usage, usageAt = chunk.Usage, n
+			if u := chunk.Usage; u.TotalTokens != u.PromptTokens+u.CompletionTokens {
+				add(n, "usage total_tokens %d is not prompt_tokens %d + completion_tokens %d", u.TotalTokens, u.PromptTokens, u.CompletionTokens)
+			}
+		} else if usageAt > 0 {
+			add(n, "a chunk after the usage chunk")
+		}
+		for _, c := range chunk.Choices {
+			ch := cs.choices[c.Index]
+			first := ch == nil
+			if first {
+				ch = &streamChoice{toolCalls: map[int64]*streamToolCall{}}
+				cs.choices[c.Index] = ch
+			}
+			d := c.Delta
+			if ch.finishReason != "" && (d.Role != "" || (d.Content != nil && *d.Content != "") || len(d.ToolCalls) > 0) {
+				add(n, "choice %d has a delta after its finish_reason", c.Index)
+			}
+			if d.Role != "" {
+				ch.roles++
+				if ch.roles > 1 {
+					add(n, "choice %d carries the role a second time", c.Index)
+				}
+			} else if first {
+				add(n, "the first delta of choice %d has no role", c.Index)
+			}
+			if d.Content != nil {
+				ch.content += *d.Content
+			}
+			for _, tc := range d.ToolCalls {
+				if tc.Index == nil {
+					continue // the chunk schema reports a missing index
+				}
+				call := ch.toolCalls[*tc.Index]
+				if call == nil {
+					if tc.ID == "" || tc.Function.Name == "" {
+						add(n, "the first delta of tool call %d of choice %d lacks its id or function name", *tc.Index, c.Index)
+					}
+					call = &streamToolCall{id: tc.ID, name: tc.Function.Name}
+					ch.toolCalls[*tc.Index] = call
+				}
+				call.arguments += tc.Function.Arguments
+			}
+			if c.FinishReason != nil {
+				ch.finishReason = *c.FinishReason
+			}
+		}
+	}
+	split.Write(raw)
+	for idx, ch := range cs.choices {
+		for i, call := range ch.toolCalls {
+			if !json.Valid([]byte(call.arguments)) {
+				add(cs.chunks, "the arguments of tool call %d of choice %d add up to invalid JSON: %q", i, idx, call.arguments)
+			}
+		}
+	}
+	if wantUsage && cs.usage == nil {
+		add(cs.chunks, "stream_options.include_usage was set but no chunk carried usage")
+	}
+	return cs
+}
+
+// streamEvents turns recorded `data:` payloads back into stream bytes.
+func streamEvents(events []string) []byte {
+	var b bytes.Buffer
+	for _, e := range events {
+		b.WriteString("data: ")
+		b.WriteString(e)
+		b.WriteString("\n\n")
+	}
+	return b.Bytes()
+}
