@@ -171,13 +171,14 @@ func (g *Gateway) admit(r *http.Request, op *Operation, params map[string]string
 		var v *schemas.Violation
 		doc, v = schemas.ValidateRequest(op.ID, body)
 		if v != nil {
-			return nil, p, nil, upstreams.InvalidRequest(v.Param, "%s", v.Message)
+			// The call goes back with the refusal so the record keeps the body.
+			return call, p, nil, upstreams.InvalidRequest(v.Param, "%s", v.Message)
 		}
 		call.Model, _ = doc["model"].(string)
 	}
 	if op.Method == http.MethodGet && r.URL.RawQuery != "" {
 		if v := schemas.ValidateQuery(op.ID, r.URL.Query()); v != nil {
-			return nil, p, nil, upstreams.InvalidRequest(v.Param, "%s", v.Message)
+			return call, p, nil, upstreams.InvalidRequest(v.Param, "%s", v.Message)
 		}
 	}
 	return call, p, doc, nil

@@ -41,3 +41,14 @@ func TestResponses(t *testing.T) {
 		t.Errorf("error envelope: %v", f)
 	}
 }
+
+// TestResponseWithoutSchemaIsNotParsed: file content is any bytes; with no
+// response schema there is nothing to report.
+func TestResponseWithoutSchemaIsNotParsed(t *testing.T) {
+	if _, findings := ValidateResponse("files.content", []byte("\x00binary, not JSON")); len(findings) != 0 {
+		t.Fatalf("findings on file content: %v", findings)
+	}
+	if _, findings := ValidateResponse("files.retrieve", []byte("not JSON")); len(findings) == 0 {
+		t.Fatal("a broken JSON reply with a schema passed")
+	}
+}
