@@ -28,14 +28,21 @@ func post(t *testing.T, url string, body []byte) *http.Response {
 func TestUpstreamRepliesConform(t *testing.T) {
 	srv := httptest.NewServer(NewUpstream(StreamShape{Chunks: 3}))
 	defer srv.Close()
-	if _, v := schemas.ValidateRequest("chat.completions.create", ChatRequestBody(false)); v != nil {
-		t.Fatalf("the benchmark request is invalid: %+v", v)
+	bodies := NewChatBodies(false)
+	first, second := bodies.Next(), bodies.Next()
+	doc, v := schemas.ValidateRequest("chat.completions.create", second)
+	if v != nil {
+		t.Fatalf("the benchmark request is invalid: %+v\n%s", v, second)
 	}
-	if n := len(ChatRequestBody(false)); n < 1000 || n > 2000 {
+	msgs := doc["messages"].([]any)
+	if last := msgs[len(msgs)-1].(map[string]any)["content"].(string); !strings.HasSuffix(last, "(request 2).") {
+		t.Errorf("the newest turn of the second request is %q", last)
+	}
+	if n := len(first); n < 1000 || n > 2000 {
 		t.Errorf("request body is %d bytes, want a realistic 1-2 KB", n)
 	}
 
-	resp := post(t, srv.URL, ChatRequestBody(false))
+	resp := post(t, srv.URL, first)
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
@@ -45,7 +52,7 @@ func TestUpstreamRepliesConform(t *testing.T) {
 	}
 
 	for _, usage := range []bool{false, true} {
-		req := ChatRequestBody(true)
+		req := NewChatBodies(true).Next()
 		if usage {
 			req = bytes.Replace(req, []byte(`"stream":true`), []byte(`"stream":true,"stream_options":{"include_usage":true}`), 1)
 		}

@@ -63,17 +63,16 @@ func FixedRate(ctx context.Context, baseURL string, l Load) Requests {
 }
 
 func attack(ctx context.Context, a *vegeta.Attacker, baseURL, key string, rate vegeta.Rate, d time.Duration) Requests {
-	target := vegeta.Target{
-		Method: http.MethodPost,
-		URL:    baseURL + "/v1/chat/completions",
-		Body:   ChatRequestBody(false),
-		Header: requestHeader(key),
+	url, header, bodies := baseURL+"/v1/chat/completions", requestHeader(key), NewChatBodies(false)
+	targeter := func(t *vegeta.Target) error {
+		*t = vegeta.Target{Method: http.MethodPost, URL: url, Body: bodies.Next(), Header: header}
+		return nil
 	}
 	stop := context.AfterFunc(ctx, func() { a.Stop() })
 	defer stop()
 	var out Requests
 	var first, last time.Time
-	for res := range a.Attack(vegeta.NewStaticTargeter(target), rate, d, "") {
+	for res := range a.Attack(targeter, rate, d, "") {
 		if first.IsZero() || res.Timestamp.Before(first) {
 			first = res.Timestamp
 		}
@@ -111,7 +110,7 @@ type Streams struct {
 func Stream(ctx context.Context, baseURL string, l Load) Streams {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: l.Streams}}
 	defer client.CloseIdleConnections()
-	body := ChatRequestBody(true)
+	bodies := NewChatBodies(true)
 	ctx, cancel := context.WithTimeout(ctx, l.StreamFor)
 	defer cancel()
 	var mu sync.Mutex
@@ -120,7 +119,7 @@ func Stream(ctx context.Context, baseURL string, l Load) Streams {
 	for range l.Streams {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				first, delays, err := streamOnce(context.WithoutCancel(ctx), client, baseURL, l.Key, body)
+				first, delays, err := streamOnce(context.WithoutCancel(ctx), client, baseURL, l.Key, bodies.Next())
 				mu.Lock()
 				if err != nil {
 					out.Failed++
