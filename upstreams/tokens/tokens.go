@@ -18,6 +18,8 @@ type Encoding struct {
 	once sync.Once
 	tk   *tiktoken.Tiktoken
 	err  error
+	// counts caches Count.
+	counts countCache
 }
 
 var (
@@ -66,7 +68,12 @@ func (e *Encoding) Count(text string) int {
 	if text == "" {
 		return 0
 	}
-	return len(e.Encode(text))
+	key, n, ok := e.counts.lookup(text)
+	if !ok {
+		n = len(e.Encode(text))
+		e.counts.store(key, len(text), n)
+	}
+	return n
 }
 
 // Per-message framing of the chat format, as the public cookbook counts it.

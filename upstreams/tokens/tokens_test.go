@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"strconv"
 	"testing"
 )
 
@@ -38,6 +39,48 @@ func TestCountChat(t *testing.T) {
 	}
 }
 
+func TestCountCacheAgreesAndStaysBounded(t *testing.T) {
+	enc := ForModel("gpt-4o")
+	for _, text := range []string{"hello world", "hello world", "hello  world", "hello world "} {
+		if got, want := enc.Count(text), len(enc.Encode(text)); got != want {
+			t.Errorf("Count(%q) = %d, Encode gives %d tokens", text, got, want)
+		}
+	}
+	var c countCache
+	for i := range 3 * countShards * shardCapacity {
+		key, _, _ := c.lookup(strconv.Itoa(i))
+		c.store(key, len(strconv.Itoa(i)), i)
+	}
+	for i := range c.shards {
+		if n := len(c.shards[i].counts); n > shardCapacity {
+			t.Fatalf("shard %d holds %d texts, more than %d", i, n, shardCapacity)
+		}
+	}
+	key, _, _ := c.lookup("abc")
+	c.store(key, len("abc"), 7)
+	if _, n, ok := c.lookup("abc"); !ok || n != 7 {
+		t.Errorf("lookup after store = %d, %v", n, ok)
+	}
+}
+
+func BenchmarkCountNew4KB(b *testing.B) {
+	enc := ForModel("gpt-4o")
+	text := ""
+	for len(text) < 4096 {
+		text += "The quick brown fox jumps over the lazy dog. "
+	}
+	enc.Count(text)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(text)))
+	i := 0
+	for b.Loop() {
+		i++
+		enc.Count(text + strconv.Itoa(i)) // new text: encoded, not cached
+	}
+}
+
+// BenchmarkCount4KB counts a text seen before, as the earlier turns of a
+// conversation are.
 func BenchmarkCount4KB(b *testing.B) {
 	enc := ForModel("gpt-4o")
 	text := ""

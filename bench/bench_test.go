@@ -1,0 +1,208 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/schemas"
+)
+
+func post(t *testing.T, url string, body []byte) *http.Response {
+	t.Helper()
+	resp, err := http.Post(url+"/v1/chat/completions", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// TestUpstreamRepliesConform: what the fake sends is what the gateway's
+// own checks accept, so the full configuration measures no findings path.
+func TestUpstreamRepliesConform(t *testing.T) {
+	srv := httptest.NewServer(NewUpstream(StreamShape{Chunks: 3}))
+	defer srv.Close()
+	bodies := NewChatBodies(false)
+	first, second := bodies.Next(), bodies.Next()
+	doc, v := schemas.ValidateRequest("chat.completions.create", second)
+	if v != nil {
+		t.Fatalf("the benchmark request is invalid: %+v\n%s", v, second)
+	}
+	msgs := doc["messages"].([]any)
+	if last := msgs[len(msgs)-1].(map[string]any)["content"].(string); !strings.HasSuffix(last, "(request 2).") {
+		t.Errorf("the newest turn of the second request is %q", last)
+	}
+	if n := len(first); n < 1000 || n > 2000 {
+		t.Errorf("request body is %d bytes, want a realistic 1-2 KB", n)
+	}
+
+	resp := post(t, srv.URL, first)
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	if _, findings := schemas.ValidateResponse("chat.completions.create", body); len(findings) > 0 {
+		t.Errorf("completion departs from the schema: %v", findings)
+	}
+
+	for _, usage := range []bool{false, true} {
+		req := NewChatBodies(true).Next()
+		if usage {
+			req = bytes.Replace(req, []byte(`"stream":true`), []byte(`"stream":true,"stream_options":{"include_usage":true}`), 1)
+		}
+		resp := post(t, srv.URL, req)
+		stream, _ := io.ReadAll(resp.Body)
+		checker := schemas.NewStreamChecker()
+		checker.Write(stream)
+		if findings := checker.Close(); len(findings) > 0 {
+			t.Errorf("usage %v: stream departs from the schema: %v\n%s", usage, findings, stream)
+		}
+		if got := strings.Count(string(stream), sentPrefix); got != 3 {
+			t.Errorf("usage %v: %d timed content chunks, want 3", usage, got)
+		}
+		if got := strings.Contains(string(stream), `"total_tokens"`); got != usage {
+			t.Errorf("usage chunk present = %v, want %v", got, usage)
+		}
+	}
+}
+
+func TestReadStreamTimesEveryChunk(t *testing.T) {
+	sent := time.Now().Add(-time.Millisecond)
+	stream := "data: " + streamChunk(sent.UnixNano(), "") + "\n\n" +
+		": keep-alive\n\n" +
+		"data: " + streamChunk(sent.UnixNano(), "") + "\n\n" +
+		"data: [DONE]\n\n"
+	first, delays, err := readStream(strings.NewReader(stream), sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first <= 0 || len(delays) != 2 || delays[0] < time.Millisecond {
+		t.Errorf("first %v, delays %v; want two delays of at least 1ms", first, delays)
+	}
+	if _, _, err := readStream(strings.NewReader("data: [DONE]\n\n"), sent); err == nil {
+		t.Error("a stream without content chunks was accepted")
+	}
+	if _, _, err := readStream(strings.NewReader(stream[:len(stream)-len("data: [DONE]\n\n")]), sent); err == nil {
+		t.Error("a stream cut before [DONE] was accepted")
+	}
+}
+
+func TestQuantile(t *testing.T) {
+	var ds []time.Duration
+	for i := 100; i >= 1; i-- {
+		ds = append(ds, time.Duration(i))
+	}
+	for q, want := range map[float64]time.Duration{0: 1, 0.5: 50, 0.99: 99, 1: 100} {
+		if got := Quantile(ds, q); got != want {
+			t.Errorf("Quantile(1..100, %v) = %v, want %v", q, got, want)
+		}
+	}
+	if ds[0] != 100 {
+		t.Error("Quantile sorted its input in place")
+	}
+	if Quantile(nil, 0.5) != 0 {
+		t.Error("Quantile of nothing is not 0")
+	}
+}
+
+func ms(n ...int) []time.Duration {
+	var ds []time.Duration
+	for _, v := range n {
+		ds = append(ds, time.Duration(v)*time.Millisecond)
+	}
+	return ds
+}
+
+func TestSummariseComparesWithinRounds(t *testing.T) {
+	round := func(ok int, lat []time.Duration, first, chunks []time.Duration) Round {
+		return Round{
+			Max:    Requests{OK: ok, Elapsed: time.Second},
+			Fixed:  Requests{OK: len(lat), Latencies: lat},
+			Stream: Streams{Completed: len(first), FirstChunk: first, ChunkDelay: chunks},
+		}
+	}
+	results := []Result{
+		{Name: Direct, Rounds: []Round{round(4000, ms(1, 1, 1), ms(1), ms(1, 1)), round(4000, ms(1), ms(1), ms(1))}},
+		// The machine slowed down in round 2: the floor halved too.
+		{Name: Floor, Rounds: []Round{round(2000, ms(2, 2, 2), ms(2), ms(1, 1)), round(1000, ms(2), ms(2), ms(1))}, PeakRSS: 64 << 20},
+		{Name: Full, Rounds: []Round{round(1800, ms(3, 3, 3), ms(4), ms(1, 20)), round(900, ms(3), ms(4), ms(2))}, PeakRSS: 100 << 20},
+	}
+	rows := Summarise(results, 10*time.Millisecond)
+	full := rows[2]
+	if full.RPS != 1350 || full.VsFloor != 0.9 {
+		t.Errorf("full: rps %v (want median 1350), x floor %v (want 0.9 in both rounds)", full.RPS, full.VsFloor)
+	}
+	if full.P50 != 3*time.Millisecond || full.AddedP50 != 2*time.Millisecond || full.OverFloor != time.Millisecond {
+		t.Errorf("full latencies: p50 %v, +direct %v, +floor %v", full.P50, full.AddedP50, full.OverFloor)
+	}
+	if full.FirstChunkOverFloor != 2*time.Millisecond || full.AddedFirstChunk != 3*time.Millisecond {
+		t.Errorf("full first chunk: +floor %v, +direct %v", full.FirstChunkOverFloor, full.AddedFirstChunk)
+	}
+	if full.Held != 1 || full.Chunks != 3 {
+		t.Errorf("held %d of %d chunks, want 1 of 3", full.Held, full.Chunks)
+	}
+	var out strings.Builder
+	if err := PrintTable(&out, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"modelgate-full", "1350", "0.90", "100 MiB", "1/3"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	v := Verdicts(rows, Full)
+	if len(v) != 4 || !strings.HasSuffix(v[0], ": met") || !strings.HasSuffix(v[1], "MISSED") || !strings.HasSuffix(v[3], "MISSED") {
+		t.Errorf("verdicts %q", v)
+	}
+}
+
+func TestMemoryTrend(t *testing.T) {
+	var flat, growing []MemSample
+	for i := range 20 {
+		at := time.Duration(i) * 30 * time.Second
+		flat = append(flat, MemSample{At: at, RSS: 100 << 20, HeapInuse: 10 << 20})
+		growing = append(growing, MemSample{At: at, RSS: int64(100+2*i) << 20})
+	}
+	if tr := MemoryTrend(flat); tr.RSSSlope != 0 || tr.HeapSlope != 0 || tr.FirstHalfRSS != tr.LastHalfRSS {
+		t.Errorf("flat memory: %+v", tr)
+	}
+	// 2 MiB per 30s sample is 4 MiB a minute.
+	if tr := MemoryTrend(growing); tr.RSSSlope < 3.99*(1<<20) || tr.RSSSlope > 4.01*(1<<20) {
+		t.Errorf("growing memory: slope %.0f bytes/min, want 4 MiB/min", tr.RSSSlope)
+	}
+}
+
+func TestParseStatusField(t *testing.T) {
+	status := "Name:\tcaddy\nVmHWM:\t  136200 kB\nVmRSS:\t   90000 kB\n"
+	if got, err := parseStatusField(strings.NewReader(status), "VmHWM:"); err != nil || got != 136200<<10 {
+		t.Errorf("VmHWM = %d, %v", got, err)
+	}
+	if _, err := parseStatusField(strings.NewReader(status), "VmSwap:"); err == nil {
+		t.Error("a missing field was read")
+	}
+}
+
+// TestTinyLoad drives the fake upstream for a fraction of a second with
+// each phase; it checks counts and shapes, never times.
+func TestTinyLoad(t *testing.T) {
+	srv := httptest.NewServer(NewUpstream(StreamShape{Chunks: 4, Spacing: time.Millisecond}))
+	defer srv.Close()
+	l := Load{Workers: 2, Throughput: 200 * time.Millisecond, Rate: 50, Latency: 200 * time.Millisecond,
+		Streams: 2, StreamFor: 200 * time.Millisecond, Key: "k"}
+	r := runRound(context.Background(), srv.URL, l)
+	if r.Max.OK == 0 || r.Max.Failed != 0 || r.Max.RPS() <= 0 || len(r.Max.Latencies) != r.Max.OK {
+		t.Errorf("max rate: %+v", r.Max.FirstError)
+	}
+	if r.Fixed.OK == 0 || r.Fixed.Failed != 0 {
+		t.Errorf("fixed rate: %d ok, %d failed: %s", r.Fixed.OK, r.Fixed.Failed, r.Fixed.FirstError)
+	}
+	if r.Stream.Completed == 0 || r.Stream.Failed != 0 || len(r.Stream.ChunkDelay) != 4*r.Stream.Completed || len(r.Stream.FirstChunk) != r.Stream.Completed {
+		t.Errorf("streams: %d completed, %d failed, %d chunk delays: %s", r.Stream.Completed, r.Stream.Failed, len(r.Stream.ChunkDelay), r.Stream.FirstError)
+	}
+}

@@ -1,0 +1,222 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Peer is a gateway the user installed, run from a shell command (see
+// StartPeer for its placeholders).
+type Peer struct{ Name, Command string }
+
+// Config is one run of the harness.
+type Config struct {
+	// RepoRoot is the module root, where ./module/cmd/caddy is built.
+	RepoRoot string
+	// Dir holds the binary, Caddyfiles, logs, records and profiles.
+	Dir    string
+	Rounds int
+	Warmup time.Duration
+	Load   Load
+	Shape  StreamShape
+	Peers  []Peer
+	// Profile: after the rounds, one more max-rate phase per Caddy-based
+	// gateway while its CPU is profiled; profiles are written to Dir.
+	Profile bool
+	// Soak, when set, replaces the table: modelgate-full alone at max rate
+	// for Soak, memory sampled every SoakSample.
+	Soak, SoakWindow, SoakSample time.Duration
+}
+
+// Run starts the fake upstream and every gateway, drives them in turn and
+// prints the table (or the soak).
+func Run(ctx context.Context, cfg Config, out io.Writer) error {
+	upstream, err := serveUpstream(cfg.Shape)
+	if err != nil {
+		return err
+	}
+	defer upstream.Close()
+	upstreamURL := "http://" + upstream.Addr().String()
+
+	fmt.Fprintf(out, "building caddy with modelgate into %s\n", cfg.Dir)
+	bin, err := BuildCaddy(ctx, cfg.RepoRoot, cfg.Dir)
+	if err != nil {
+		return err
+	}
+	targets := []*Target{{Name: Direct, URL: upstreamURL}}
+	defer func() {
+		for _, t := range targets {
+			t.Stop()
+		}
+	}()
+	sites := GatewaySites
+	if cfg.Soak > 0 {
+		sites = sites[len(sites)-1:] // modelgate-full
+	}
+	for _, s := range sites {
+		t, err := StartCaddy(ctx, bin, cfg.Dir, s.Name, s.Site, upstreamURL, cfg.Load.Key)
+		if err != nil {
+			return err
+		}
+		targets = append(targets, t)
+	}
+	if cfg.Soak > 0 {
+		return runSoak(ctx, cfg, targets[len(targets)-1], out)
+	}
+	for _, p := range cfg.Peers {
+		t, err := StartPeer(ctx, cfg.Dir, p.Name, p.Command, upstreamURL, cfg.Load.Key)
+		if err != nil {
+			return err
+		}
+		targets = append(targets, t)
+	}
+
+	for _, t := range targets {
+		fmt.Fprintf(out, "warming up %s\n", t.Name)
+		if err := warmUp(ctx, t, cfg); err != nil {
+			return err
+		}
+	}
+	results := make([]Result, len(targets))
+	for i, t := range targets {
+		results[i].Name = t.Name
+	}
+	for round := range cfg.Rounds {
+		// Each round starts with the next target, so none always runs
+		// first (or last) on a machine whose load drifts.
+		for k := range targets {
+			i := (round + k) % len(targets)
+			fmt.Fprintf(out, "round %d/%d: %s\n", round+1, cfg.Rounds, targets[i].Name)
+			r := runRound(ctx, targets[i].URL, cfg.Load)
+			for _, e := range []string{r.Max.FirstError, r.Fixed.FirstError, r.Stream.FirstError} {
+				if e != "" {
+					fmt.Fprintf(out, "  %s: a request failed: %s\n", targets[i].Name, e)
+				}
+			}
+			results[i].Rounds = append(results[i].Rounds, r)
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("run interrupted: %w", err)
+			}
+		}
+	}
+	for i, t := range targets {
+		rss, err := t.PeakRSS()
+		if err != nil {
+			return err
+		}
+		results[i].PeakRSS = rss
+	}
+	fmt.Fprintf(out, "\n%d rounds, interleaved; max rate with %d connections for %s, latencies at %d req/s for %s, %d concurrent streams of %d chunks %s apart for %s\n\n",
+		cfg.Rounds, cfg.Load.Workers, cfg.Load.Throughput, cfg.Load.Rate, cfg.Load.Latency, cfg.Load.Streams, cfg.Shape.Chunks, cfg.Shape.Spacing, cfg.Load.StreamFor)
+	rows := Summarise(results, cfg.Shape.Spacing)
+	if err := PrintTable(out, rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(out)
+	for _, v := range Verdicts(rows, Full) {
+		fmt.Fprintln(out, Full+": "+v)
+	}
+	if cfg.Profile {
+		return profileAll(ctx, cfg, targets, out)
+	}
+	return nil
+}
+
+// serveUpstream serves the fake upstream on a free loopback port.
+func serveUpstream(shape StreamShape) (net.Listener, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listening for the fake upstream: %w", err)
+	}
+	go (&http.Server{Handler: NewUpstream(shape), ReadHeaderTimeout: 10 * time.Second}).Serve(l)
+	return l, nil
+}
+
+func runRound(ctx context.Context, url string, l Load) Round {
+	return Round{
+		Max:    MaxRate(ctx, url, l),
+		Fixed:  FixedRate(ctx, url, l),
+		Stream: Stream(ctx, url, l),
+	}
+}
+
+// warmUp loads what gateways load lazily (token encodings, connections)
+// and checks that the target answers at all.
+func warmUp(ctx context.Context, t *Target, cfg Config) error {
+	l := cfg.Load
+	l.Throughput, l.StreamFor = cfg.Warmup, cfg.Warmup
+	r := MaxRate(ctx, t.URL, l)
+	if r.OK == 0 {
+		return fmt.Errorf("%s answers no request: %s", t.Name, r.FirstError)
+	}
+	if s := Stream(ctx, t.URL, l); s.Completed == 0 {
+		return fmt.Errorf("%s completes no stream: %s", t.Name, s.FirstError)
+	}
+	return nil
+}
+
+func runSoak(ctx context.Context, cfg Config, t *Target, out io.Writer) error {
+	if err := warmUp(ctx, t, cfg); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "soak: %s at max rate with %d connections for %s\n", t.Name, cfg.Load.Workers, cfg.Soak)
+	windows, samples, err := Soak(ctx, t, cfg.Load, cfg.Soak, cfg.SoakWindow, cfg.SoakSample, out)
+	if err != nil {
+		return err
+	}
+	return PrintSoak(out, windows, samples)
+}
+
+// profileAll profiles each Caddy-based gateway's CPU during one more
+// max-rate phase and saves its allocation profile after it.
+func profileAll(ctx context.Context, cfg Config, targets []*Target, out io.Writer) error {
+	for _, t := range targets {
+		if t.Admin == "" {
+			continue
+		}
+		seconds := max(int(cfg.Load.Throughput.Seconds())-1, 1)
+		cpu := make(chan error, 1)
+		go func() {
+			cpu <- fetchProfile(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", t.Admin, seconds), filepath.Join(cfg.Dir, t.Name+".cpu.pprof"))
+		}()
+		MaxRate(ctx, t.URL, cfg.Load)
+		if err := <-cpu; err != nil {
+			return err
+		}
+		if err := fetchProfile(ctx, t.Admin+"/debug/pprof/allocs", filepath.Join(cfg.Dir, t.Name+".allocs.pprof")); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "profiles of %s: %s\n", t.Name, filepath.Join(cfg.Dir, t.Name+".{cpu,allocs}.pprof"))
+	}
+	return nil
+}
+
+func fetchProfile(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return fmt.Errorf("asking for a profile: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("asking for a profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("asking for %s: status %d", url, resp.StatusCode)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("saving a profile: %w", err)
+	}
+	defer f.Close()
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		return fmt.Errorf("saving a profile: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,184 @@
+package modelgate
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
+
+	"github.com/modelgate/modelgate/module/ratelimit"
+	"github.com/modelgate/modelgate/schemas"
+	"github.com/modelgate/modelgate/upstreams"
+)
+
+// Benchmarks of the per-request pieces of the hot path, one by one, with
+// the request the load harness (bench/) sends. Run with -benchmem.
+
+const benchKey = "sk-bench-client-key-0001"
+
+// benchBody is a chat request of about 1 KB; its last message carries
+// unique, so bodies differ from one request to the next.
+func benchBody(unique int) []byte {
+	turn := strings.Repeat("Summarise the attached notes in three bullet points. ", 4)
+	return []byte(`{"model":"gpt-4o-mini","messages":[` +
+		`{"role":"system","content":"You are a concise assistant. Answer in plain English and keep every answer short."},` +
+		`{"role":"user","content":"` + turn + `"},` +
+		`{"role":"assistant","content":"` + strings.Repeat("Here are the points you asked for. ", 8) + `"},` +
+		`{"role":"user","content":"` + turn + `Then add one sentence on risks (request ` + strconv.Itoa(unique) + `)."}],` +
+		`"temperature":0.7,"max_tokens":256,"user":"bench-user-42"}`)
+}
+
+var benchCompletion = []byte(`{"id":"chatcmpl-bench","object":"chat.completion","created":1741569952,"model":"gpt-4o-mini","system_fingerprint":"fp_bench",` +
+	`"choices":[{"index":0,"message":{"role":"assistant","content":"` + strings.Repeat("The quick brown fox jumps over the lazy dog. ", 16) +
+	`","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":180,"completion_tokens":160,"total_tokens":340}}`)
+
+// benchGateway is a gateway with eight keys, the bench key last (auth
+// compares every key), limited as the harness's modelgate-full is.
+func benchGateway(b *testing.B, limits ratelimit.Limits) *Gateway {
+	b.Helper()
+	configs := make([]KeyConfig, 0, 8)
+	for i := range 7 {
+		configs = append(configs, KeyConfig{Key: "sk-other-key-" + strconv.Itoa(i)})
+	}
+	configs = append(configs, KeyConfig{Key: benchKey, Name: "bench", Limits: limits})
+	keys, err := newKeyring(configs, "", caddy.NewReplacer())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if p := &keys.keys[len(keys.keys)-1]; !limits.IsZero() {
+		if p.limiter, err = ratelimit.Acquire(p.limiterID(), limits); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { ratelimit.Release(p.limiterID()) })
+	}
+	return &Gateway{keys: keys, MaxBodySize: defaultMaxBodySize, betaHdr: defaultBetaHeaders, logger: zap.NewNop()}
+}
+
+func benchRequest(body []byte) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+	r.Header.Set("Authorization", "Bearer "+benchKey)
+	r.Header.Set("Content-Type", "application/json")
+	return r
+}
+
+var fullLimits = ratelimit.Limits{RequestsPerMinute: 1 << 40, TokensPerMinute: 1 << 50, MaxConcurrent: 1 << 30}
+
+func BenchmarkMatchOperation(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if op, _ := matchOperation(http.MethodPost, "/chat/completions"); op == nil {
+			b.Fatal("no match")
+		}
+		if op, params := matchOperation(http.MethodGet, "/vector_stores/vs_1/files/file-2"); op == nil || params["file_id"] != "file-2" {
+			b.Fatal("no match")
+		}
+	}
+}
+
+func BenchmarkAuthenticate(b *testing.B) {
+	g := benchGateway(b, ratelimit.Limits{})
+	r := benchRequest(nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := g.keys.authenticate(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAdmit is everything before routing: auth, permissions, beta
+// header, content type, reading and validating the body.
+func BenchmarkAdmit(b *testing.B) {
+	g := benchGateway(b, ratelimit.Limits{})
+	op, _ := operationByID(upstreams.OpChatCompletionsCreate)
+	body := benchBody(0)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, _, err := g.admit(benchRequest(body), op, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAdmitRate is admission by the key's limits: the token estimate
+// of a request whose last message is new each time, the charge, the
+// x-ratelimit headers, the settlement from the reply's usage.
+func BenchmarkAdmitRate(b *testing.B) {
+	g := benchGateway(b, fullLimits)
+	p := &g.keys.keys[len(g.keys.keys)-1]
+	w := httptest.NewRecorder()
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		i++
+		body := benchBody(i)
+		doc, v := schemas.ValidateRequest(upstreams.OpChatCompletionsCreate, body)
+		if v != nil {
+			b.Fatal(v)
+		}
+		b.StartTimer()
+		ex := newExchange(w, false)
+		call := &upstreams.Call{Operation: upstreams.OpChatCompletionsCreate, Model: "gpt-4o-mini", Body: body}
+		ticket, refusal := g.admitRate(ex, call, p, doc)
+		if refusal != nil {
+			b.Fatal(refusal.Message())
+		}
+		ex.usage = &usage{total: 340}
+		settle(ticket, ex)
+		ticket.Release()
+	}
+}
+
+// BenchmarkObserveReply is the exchange's work on a JSON reply: the copy
+// kept for usage and the record, the usage read, the response check.
+func BenchmarkObserveReply(b *testing.B) {
+	b.SetBytes(int64(len(benchCompletion)))
+	b.ReportAllocs()
+	for b.Loop() {
+		ex := newExchange(httptest.NewRecorder(), true)
+		ex.checkStream = true
+		ex.Header().Set("Content-Type", "application/json")
+		ex.WriteHeader(http.StatusOK)
+		ex.Write(benchCompletion)
+		ex.finish()
+		ex.checkReply(upstreams.OpChatCompletionsCreate, zap.NewNop())
+		if ex.usage == nil || len(ex.findings) > 0 {
+			b.Fatalf("usage %v, findings %v", ex.usage, ex.findings)
+		}
+	}
+}
+
+// BenchmarkRecord builds and queues the record of one exchange; the
+// recorder writes it to a file on its own goroutine.
+func BenchmarkRecord(b *testing.B) {
+	cfg := RecorderConfig{Path: filepath.Join(b.TempDir(), "records.jsonl")}
+	cfg.setDefaults()
+	rec, err := loadRecorder(cfg, zap.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { recorders.Delete(cfg.Path) })
+	body := benchBody(0)
+	r := benchRequest(body)
+	ex := newExchange(httptest.NewRecorder(), true)
+	ex.Header().Set("Content-Type", "application/json")
+	ex.WriteHeader(http.StatusOK)
+	ex.Write(benchCompletion)
+	ex.finish()
+	call := &upstreams.Call{Operation: upstreams.OpChatCompletionsCreate, Principal: upstreams.Principal{KeyName: "bench"}, Body: body}
+	start := time.Now()
+	b.SetBytes(int64(len(body) + len(benchCompletion)))
+	b.ReportAllocs()
+	for b.Loop() {
+		rec.record(newExchangeRecord(start, r, upstreams.OpChatCompletionsCreate, call, ex, cfg.MaxBody))
+	}
+}
