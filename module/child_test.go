@@ -22,6 +22,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/modelgate/modelgate/internal/testgateway"
+	"github.com/modelgate/modelgate/internal/testpg"
 )
 
 // childConfigEnv makes the test binary a gateway process: it serves the
@@ -48,13 +49,15 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// childGateway runs the gateway in a separate process on dataDir.
+// childGateway runs the gateway in a separate process.
 type childGateway struct {
 	cmd  *exec.Cmd
 	base string
 }
 
-func startChild(t testing.TB, dataDir string, port int) *childGateway {
+// startChild starts a gateway process whose local upstream has the option
+// store: `data_dir <path>` or `postgres <dsn>`.
+func startChild(t testing.TB, store string, port int) *childGateway {
 	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "Caddyfile")
 	os.WriteFile(cfg, []byte(fmt.Sprintf(`{
@@ -68,12 +71,12 @@ http://127.0.0.1:%d {
 	modelgate {
 		key %s
 		upstream local local {
-			data_dir %s
+			%s
 			batch_lease 2s
 		}
 	}
 }
-`, port, clientKey, dataDir)), 0o600)
+`, port, clientKey, store)), 0o600)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childConfigEnv+"="+cfg)
 	stdout, _ := cmd.StdoutPipe()
@@ -87,6 +90,24 @@ http://127.0.0.1:%d {
 		t.Fatalf("child gateway did not start: %q %v", line, err)
 	}
 	return &childGateway{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+}
+
+// killMidUpload kills the gateway with SIGKILL halfway through an upload
+// of size bytes.
+func (c *childGateway) killMidUpload(t *testing.T, size int64) {
+	t.Helper()
+	halfway := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := uploadStream(context.Background(), c.base, "big.jsonl", size, halfway)
+		done <- err
+	}()
+	<-halfway
+	c.cmd.Process.Signal(syscall.SIGKILL)
+	c.cmd.Wait()
+	if err := <-done; err == nil {
+		t.Fatal("the upload succeeded although the gateway was killed")
+	}
 }
 
 // uploadStream sends a multipart upload of size bytes produced on the fly;
@@ -126,24 +147,12 @@ func uploadStream(ctx context.Context, base, name string, size int64, halfway ch
 func TestCrashDuringUploadLeavesNothingListed(t *testing.T) {
 	dataDir := t.TempDir()
 	port := testgateway.FreePort(t)
-	child := startChild(t, dataDir, port)
-
-	halfway := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		_, err := uploadStream(context.Background(), child.base, "big.jsonl", 64<<20, halfway)
-		done <- err
-	}()
-	<-halfway
-	child.cmd.Process.Signal(syscall.SIGKILL)
-	child.cmd.Wait()
-	if err := <-done; err == nil {
-		t.Fatal("the upload succeeded although the gateway was killed")
-	}
+	child := startChild(t, "data_dir "+dataDir, port)
+	child.killMidUpload(t, 64<<20)
 	entries, _ := os.ReadDir(filepath.Join(dataDir, "files"))
 	t.Logf("left in the blob folder by the crash: %d entries", len(entries))
 
-	restarted := startChild(t, dataDir, port)
+	restarted := startChild(t, "data_dir "+dataDir, port)
 	client := sdk(restarted.base)
 	page, err := client.Files.List(context.Background(), openai.FileListParams{})
 	if err != nil {
@@ -162,16 +171,21 @@ func TestCrashDuringUploadLeavesNothingListed(t *testing.T) {
 	}
 }
 
-// TestLargeUploadMemory uploads 200 MB to a gateway process and compares
-// the process's peak resident memory with its peak after a 1 MB upload: the
-// growth must stay far below the file size. Comparing with a baseline from
-// the same process keeps the check meaningful under the race detector,
-// whose shadow memory inflates every figure.
+// TestLargeUploadMemory uploads 200 MB to a gateway process on each store
+// and compares the process's peak resident memory with its peak after a
+// 1 MB upload: the growth must stay far below the file size. Comparing
+// with a baseline from the same process keeps the check meaningful under
+// the race detector, whose shadow memory inflates every figure.
 func TestLargeUploadMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("uploads 200 MB")
 	}
-	child := startChild(t, t.TempDir(), testgateway.FreePort(t))
+	t.Run("sqlite", func(t *testing.T) { testLargeUploadMemory(t, "data_dir "+t.TempDir()) })
+	t.Run("postgres", func(t *testing.T) { testLargeUploadMemory(t, "postgres "+testpg.DSN(t)) })
+}
+
+func testLargeUploadMemory(t *testing.T, store string) {
+	child := startChild(t, store, testgateway.FreePort(t))
 	upload := func(size int64) {
 		t.Helper()
 		resp, err := uploadStream(context.Background(), child.base, "big.jsonl", size, nil)
@@ -187,10 +201,12 @@ func TestLargeUploadMemory(t *testing.T) {
 	upload(1 << 20)
 	baseline := peakRSS(t, child.cmd.Process.Pid)
 	const size = 200 << 20
+	start := time.Now()
 	upload(size)
+	elapsed := time.Since(start)
 	peak := peakRSS(t, child.cmd.Process.Pid)
-	t.Logf("peak RSS of the gateway: %.1f MiB after a 1 MiB upload, %.1f MiB after a %d MiB upload",
-		float64(baseline)/(1<<20), float64(peak)/(1<<20), size>>20)
+	t.Logf("peak RSS of the gateway: %.1f MiB after a 1 MiB upload, %.1f MiB after a %d MiB upload (%.0f MiB/s)",
+		float64(baseline)/(1<<20), float64(peak)/(1<<20), size>>20, float64(size>>20)/elapsed.Seconds())
 	if growth := peak - baseline; growth > size/8 {
 		t.Fatalf("peak RSS grew by %d MiB during a %d MiB upload: the upload was held in memory", growth>>20, size>>20)
 	}
@@ -229,7 +245,7 @@ func TestBatchSurvivesAKilledGateway(t *testing.T) {
 		t.Skip("runs a 5,000-request batch")
 	}
 	dataDir, port := t.TempDir(), testgateway.FreePort(t)
-	child := startChild(t, dataDir, port)
+	child := startChild(t, "data_dir "+dataDir, port)
 	client := sdk(child.base)
 	ctx := context.Background()
 	const n = 5000
@@ -253,7 +269,7 @@ func TestBatchSurvivesAKilledGateway(t *testing.T) {
 	}
 	t.Logf("killed the gateway with %d of %d requests done", before.RequestCounts.Completed, n)
 
-	restarted := startChild(t, dataDir, port)
+	restarted := startChild(t, "data_dir "+dataDir, port)
 	client = sdk(restarted.base)
 	done := pollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
 	lines := resultLines(t, client, done.OutputFileID)
@@ -276,7 +292,7 @@ func BenchmarkBatch50k(b *testing.B) {
 	const n = 50000
 	input := batchInput(n, "gpt-4o-mini")
 	for range b.N {
-		child := startChild(b, b.TempDir(), testgateway.FreePort(b))
+		child := startChild(b, "data_dir "+b.TempDir(), testgateway.FreePort(b))
 		client := sdk(child.base)
 		fileID := uploadBatchFile(b, client, input)
 		start := time.Now()

@@ -53,13 +53,7 @@ func TestFilesEndToEnd(t *testing.T) {
 	if err != nil || got.ID != f.ID || got.Bytes != f.Bytes {
 		t.Fatalf("retrieve: %v %+v", err, got)
 	}
-	resp, err := client.Files.Content(ctx, f.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !bytes.Equal(body, content) {
+	if body := fileContent(t, client, f.ID); !bytes.Equal(body, content) {
 		t.Fatalf("content differs: %d bytes back for %d sent", len(body), len(content))
 	}
 
@@ -82,6 +76,21 @@ func TestFilesEndToEnd(t *testing.T) {
 	if _, err := client.Files.Get(ctx, f.ID); asAPIError(t, err).StatusCode != 404 {
 		t.Fatalf("deleted file still there: %v", err)
 	}
+}
+
+// fileContent downloads a file's content.
+func fileContent(t *testing.T, client openai.Client, id string) []byte {
+	t.Helper()
+	resp, err := client.Files.Content(context.Background(), id)
+	if err != nil {
+		t.Fatalf("content of %s: %v", id, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading content of %s: %v", id, err)
+	}
+	return body
 }
 
 func TestFilesListPagesWithAutoPagination(t *testing.T) {

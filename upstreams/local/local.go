@@ -1,8 +1,11 @@
 // Package local is the upstream kind `local`: the built-in implementations
-// of files, threads and batches over a store (embedded SQLite by default).
+// of files, threads and batches over a store (embedded SQLite by default,
+// PostgreSQL for several instances; batches need SQLite for now).
 package local
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -43,6 +46,19 @@ type Local struct {
 	// Caddyfile: `batch_lease <duration>`
 	BatchLease caddy.Duration `json:"batch_lease,omitempty"`
 
+	// Postgres, when set, keeps everything (file contents included) in the
+	// PostgreSQL database this connection string names instead, so that
+	// several instances share one store; data_dir is then not used. A URL
+	// (postgres://user:password@host:5432/db?sslmode=disable) or key=value
+	// pairs, which may also set the pool (pool_max_conns: each upload in
+	// progress holds a connection; default max(4, CPUs)) and the schema
+	// (search_path). Placeholders are expanded, so the password can come
+	// from the environment. Tables are created or migrated at start.
+	// Default: empty (SQLite in data_dir).
+	//
+	// Caddyfile: `postgres <dsn>`, e.g. `postgres {env.MODELGATE_POSTGRES_DSN}`
+	Postgres string `json:"postgres,omitempty"`
+
 	store    Store
 	batches  *batchRunner
 	storeKey string
@@ -78,7 +94,23 @@ func (l *Local) Provision(ctx caddy.Context) error {
 	if l.BatchConcurrency < 0 || l.BatchLease < caddy.Duration(time.Second) {
 		return fmt.Errorf("local upstream: batch_concurrency must be positive and batch_lease at least 1s")
 	}
-	dir := caddy.NewReplacer().ReplaceAll(l.DataDir, "")
+	repl := caddy.NewReplacer()
+	if l.Postgres != "" {
+		if l.DataDir != "" {
+			return errors.New("local upstream: data_dir and postgres exclude each other: the PostgreSQL store keeps file contents in the database")
+		}
+		dsn := repl.ReplaceAll(l.Postgres, "")
+		// The key tells databases apart without keeping the password in it.
+		sum := sha256.Sum256([]byte(dsn))
+		return l.share("postgres:"+hex.EncodeToString(sum[:]), func() (Store, string, error) {
+			s, err := openPostgres(ctx, dsn)
+			if err != nil {
+				return nil, "", fmt.Errorf("local upstream: opening the PostgreSQL store: %w", err)
+			}
+			return s, "postgres://" + s.location, nil
+		})
+	}
+	dir := repl.ReplaceAll(l.DataDir, "")
 	if dir == "" {
 		dir = filepath.Join(caddy.AppDataDir(), "modelgate")
 	}
@@ -86,18 +118,30 @@ func (l *Local) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("local upstream: data_dir: %w", err)
 	}
-	l.storeKey = "sqlite:" + abs
-	val, _, err := stores.LoadOrNew(l.storeKey, func() (caddy.Destructor, error) {
+	return l.share("sqlite:"+abs, func() (Store, string, error) {
 		s, err := openSQLite(abs)
+		if err != nil {
+			return nil, "", fmt.Errorf("local upstream: opening store in %s: %w", abs, err)
+		}
+		return s, abs, nil
+	})
+}
+
+// share takes the store pooled under key, opening it when no config
+// holds it yet.
+func (l *Local) share(key string, open func() (Store, string, error)) error {
+	val, _, err := stores.LoadOrNew(key, func() (caddy.Destructor, error) {
+		s, where, err := open()
 		if err != nil {
 			return nil, err
 		}
+		l.logger.Info("local store opened", zap.String("store", where))
 		return pooledStore{s}, nil
 	})
 	if err != nil {
-		l.storeKey = ""
-		return fmt.Errorf("local upstream: opening store in %s: %w", abs, err)
+		return err
 	}
+	l.storeKey = key
 	l.store = val.(pooledStore).Store
 	return nil
 }
@@ -172,6 +216,7 @@ func notFoundOr(err error, kind, id string) error {
 //	    data_dir <path>
 //	    batch_concurrency <n>
 //	    batch_lease <duration>
+//	    postgres <dsn>
 //	}
 func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the upstream's name or type
@@ -204,6 +249,10 @@ func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("batch_lease: %v", err)
 			}
 			l.BatchLease = caddy.Duration(dur)
+		case "postgres":
+			if !d.AllArgs(&l.Postgres) {
+				return d.ArgErr()
+			}
 		default:
 			return d.Errf("unrecognized local upstream option %q", d.Val())
 		}

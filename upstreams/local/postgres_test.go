@@ -1,0 +1,94 @@
+package local
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/modelgate/modelgate/internal/testpg"
+)
+
+// openTestPostgres opens a store on dsn, closed when the test ends.
+func openTestPostgres(t *testing.T, dsn string) *postgresStore {
+	t.Helper()
+	s, err := openPostgres(t.Context(), dsn)
+	if err != nil {
+		t.Fatalf("opening PostgreSQL store: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestPostgresStore(t *testing.T) {
+	dsn := testpg.DSN(t)
+	testStore(t, storeLocation{
+		open: func(t *testing.T) Store { return openTestPostgres(t, dsn) },
+		contents: func(t *testing.T, s Store) int {
+			var n int
+			if err := s.(*postgresStore).db.QueryRowContext(t.Context(), `SELECT COUNT(DISTINCT file_id) FROM file_chunks`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		},
+	})
+}
+
+// TestPostgresConcurrentStarts opens several stores at once on an empty
+// schema: the advisory lock lets one migrate while the others wait.
+func TestPostgresConcurrentStarts(t *testing.T) {
+	dsn := testpg.DSN(t)
+	const instances = 4
+	var wg sync.WaitGroup
+	errs := make([]error, instances)
+	for i := range instances {
+		wg.Go(func() {
+			s, err := openPostgres(t.Context(), dsn)
+			if err == nil {
+				err = s.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("instance %d: %v", i, err)
+		}
+	}
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var versions, latest int
+	if err := conn.QueryRow(context.Background(), `SELECT COUNT(*), MAX(version) FROM schema_migrations`).Scan(&versions, &latest); err != nil {
+		t.Fatal(err)
+	}
+	if versions != len(postgresMigrations) || latest != len(postgresMigrations) {
+		t.Fatalf("schema_migrations holds %d versions up to %d, want each of 1..%d once", versions, latest, len(postgresMigrations))
+	}
+}
+
+// TestPostgresErrorsHideThePassword fails to connect and to parse with a
+// password in the DSN; neither error quotes it.
+func TestPostgresErrorsHideThePassword(t *testing.T) {
+	const password = "pw-that-must-not-leak"
+	for _, dsn := range []string{
+		"postgres://modelgate:" + password + "@127.0.0.1:1/modelgate?sslmode=disable&connect_timeout=5",
+		"postgres://modelgate:" + password + "@127.0.0.1:notaport/modelgate",
+		"host=127.0.0.1 port=1 user=modelgate password=" + password + " dbname=modelgate connect_timeout=5",
+		"host=127.0.0.1 password='" + password,
+	} {
+		_, err := openPostgres(t.Context(), dsn)
+		if err == nil {
+			t.Fatalf("opening %q succeeded", dsn)
+		}
+		t.Log(err)
+		if strings.Contains(err.Error(), password) {
+			t.Errorf("the error quotes the password: %v", err)
+		}
+	}
+}
