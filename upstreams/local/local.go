@@ -1,5 +1,6 @@
 // Package local is the upstream kind `local`: the built-in implementations
-// of files and threads over a store (embedded SQLite by default).
+// of files, threads and vector stores (with ingestion and search) over a
+// store (embedded SQLite by default).
 package local
 
 import (
@@ -28,7 +29,25 @@ type Local struct {
 	// Caddyfile: `data_dir <path>`
 	DataDir string `json:"data_dir,omitempty"`
 
+	// EmbeddingModel, when set, has files attached to vector stores
+	// embedded with this model through the gateway's embeddings.create
+	// route (on the attaching key's behalf), and searches rank by BM25
+	// and cosine similarity fused. Unset, the index is BM25 only.
+	// Default: unset.
+	//
+	// Caddyfile: `embedding_model <model>`
+	EmbeddingModel string `json:"embedding_model,omitempty"`
+
+	// SearchDialect is the shape of vector store search responses: `spec`
+	// (object list, string content, metadata), `openai` (the public
+	// API's results page) or `auto`, by the beta header the client sent
+	// (Vendor-Beta: spec, else openai). Default: auto.
+	//
+	// Caddyfile: `search_dialect spec|openai|auto`
+	SearchDialect string `json:"search_dialect,omitempty"`
+
 	store    Store
+	vectors  *vectorState
 	storeKey string
 	logger   *zap.Logger
 }
@@ -45,14 +64,28 @@ func (Local) CaddyModule() caddy.ModuleInfo {
 // closes the database under in-flight requests of the previous config.
 var stores = caddy.NewUsagePool()
 
-// pooledStore closes its store when the last config using it is gone.
-type pooledStore struct{ Store }
+// pooledStore closes its store when the last config using it is gone,
+// after stopping its ingestion.
+type pooledStore struct {
+	Store
+	vectors *vectorState // nil when the store keeps no vector stores
+}
 
-func (p pooledStore) Destruct() error { return p.Close() }
+func (p pooledStore) Destruct() error {
+	if p.vectors != nil {
+		p.vectors.ingest.stop()
+	}
+	return p.Close()
+}
 
 // Provision opens (or shares) the store.
 func (l *Local) Provision(ctx caddy.Context) error {
 	l.logger = ctx.Logger()
+	switch l.SearchDialect {
+	case "", dialectAuto, dialectSpec, dialectOpenAI:
+	default:
+		return fmt.Errorf("local upstream: search_dialect must be spec, openai or auto, got %q", l.SearchDialect)
+	}
 	dir := caddy.NewReplacer().ReplaceAll(l.DataDir, "")
 	if dir == "" {
 		dir = filepath.Join(caddy.AppDataDir(), "modelgate")
@@ -67,14 +100,25 @@ func (l *Local) Provision(ctx caddy.Context) error {
 		if err != nil {
 			return nil, err
 		}
-		return pooledStore{s}, nil
+		return pooledStore{Store: s, vectors: &vectorState{
+			ingest: newIngester(s, s, l.logger.Named("ingest")),
+			cache:  &vectorCache{entries: map[[2]string]*vectorMatrix{}},
+		}}, nil
 	})
 	if err != nil {
 		l.storeKey = ""
 		return fmt.Errorf("local upstream: opening store in %s: %w", abs, err)
 	}
-	l.store = val.(pooledStore).Store
+	l.store, l.vectors = val.(pooledStore).Store, val.(pooledStore).vectors
 	return nil
+}
+
+// UseDispatcher lets ingestion route embeddings through the gateway and
+// starts it: files left in_progress by an earlier run are taken up.
+func (l *Local) UseDispatcher(d upstreams.Dispatcher) {
+	if l.vectors != nil {
+		l.vectors.ingest.use(d)
+	}
 }
 
 // Cleanup releases this config's use of the store.
@@ -98,6 +142,18 @@ var handlers = map[string]func(*Local, http.ResponseWriter, *upstreams.Call) err
 	upstreams.OpThreadsRetrieve: (*Local).retrieveThread,
 	upstreams.OpThreadsUpdate:   (*Local).updateThread,
 	upstreams.OpThreadsDelete:   (*Local).deleteThread,
+
+	upstreams.OpVectorStoresCreate:       vectorStoreHandler((*Local).createVectorStore),
+	upstreams.OpVectorStoresList:         vectorStoreHandler((*Local).listVectorStores),
+	upstreams.OpVectorStoresRetrieve:     vectorStoreHandler((*Local).retrieveVectorStore),
+	upstreams.OpVectorStoresUpdate:       vectorStoreHandler((*Local).updateVectorStore),
+	upstreams.OpVectorStoresDelete:       vectorStoreHandler((*Local).deleteVectorStore),
+	upstreams.OpVectorStoresSearch:       vectorStoreHandler((*Local).searchVectorStore),
+	upstreams.OpVectorStoreFilesCreate:   vectorStoreHandler((*Local).createVectorStoreFile),
+	upstreams.OpVectorStoreFilesList:     vectorStoreHandler((*Local).listVectorStoreFiles),
+	upstreams.OpVectorStoreFilesRetrieve: vectorStoreHandler((*Local).retrieveVectorStoreFile),
+	upstreams.OpVectorStoreFilesDelete:   vectorStoreHandler((*Local).deleteVectorStoreFile),
+	upstreams.OpVectorStoreFilesContent:  vectorStoreHandler((*Local).vectorStoreFileContent),
 }
 
 // Serves reports whether the operation is implemented locally.
@@ -125,6 +181,8 @@ func notFoundOr(err error, kind, id string) error {
 //
 //	upstream <name> local {
 //	    data_dir <path>
+//	    embedding_model <model>
+//	    search_dialect spec|openai|auto
 //	}
 func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the upstream's name or type
@@ -135,6 +193,14 @@ func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		switch d.Val() {
 		case "data_dir":
 			if !d.AllArgs(&l.DataDir) {
+				return d.ArgErr()
+			}
+		case "embedding_model":
+			if !d.AllArgs(&l.EmbeddingModel) {
+				return d.ArgErr()
+			}
+		case "search_dialect":
+			if !d.AllArgs(&l.SearchDialect) {
 				return d.ArgErr()
 			}
 		default:
@@ -151,4 +217,5 @@ var (
 	_ caddyfile.Unmarshaler     = (*Local)(nil)
 	_ upstreams.Upstream        = (*Local)(nil)
 	_ upstreams.OperationServer = (*Local)(nil)
+	_ upstreams.DispatcherUser  = (*Local)(nil)
 )
