@@ -138,24 +138,31 @@ func words(text string) []string {
 	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
-// normalizeQuery is rewrite_query without a model: lower case, no
-// punctuation, no stopwords (unless nothing else is left).
-func normalizeQuery(q string) string {
+// keywords are a query's words without stopwords (unless nothing else
+// is left): in a small corpus a stopword is as rare as a real term, and
+// BM25 would rank by it.
+func keywords(q string) []string {
 	all := words(q)
 	kept := slices.DeleteFunc(slices.Clone(all), func(w string) bool { return stopwords[w] })
 	if len(kept) == 0 {
-		kept = all
+		return all
 	}
-	if len(kept) == 0 {
-		return q
-	}
-	return strings.Join(kept, " ")
+	return kept
 }
 
-// ftsQuery turns a query into an FTS5 query matching any of its words
+// normalizeQuery is rewrite_query without a model: the keywords, lower
+// case, without punctuation.
+func normalizeQuery(q string) string {
+	if kw := keywords(q); len(kw) > 0 {
+		return strings.Join(kw, " ")
+	}
+	return q
+}
+
+// ftsQuery turns a query into an FTS5 query matching any of its keywords
 // (BM25 ranks chunks with more, rarer ones first); "" when it has none.
 func ftsQuery(q string) string {
-	ws := words(q)
+	ws := keywords(q)
 	for i, w := range ws {
 		ws[i] = `"` + w + `"`
 	}
