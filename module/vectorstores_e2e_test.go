@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,13 +14,13 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unicode"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/modelgate/modelgate/internal/fakeembed"
 	"github.com/modelgate/modelgate/internal/testdocs"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/schemas"
@@ -434,31 +433,13 @@ func checkFilePaging(t *testing.T, client openai.Client, storeID string, order [
 	}
 }
 
-// fakeEmbeddings is an OpenAI-compatible /v1/embeddings server: a hashed
-// bag of words, with a few synonyms folded together so that a query can
-// match a text it shares no word with. It can be told to misbehave.
+// fakeEmbeddings is an OpenAI-compatible /v1/embeddings server speaking
+// fakeembed's model; it can be told to misbehave.
 type fakeEmbeddings struct {
 	mu      sync.Mutex
 	mode    string // ok, error, malformed, hang
 	inputs  [][]string
 	arrived chan struct{}
-}
-
-var synonyms = map[string]string{"feline": "cat", "kitten": "cat", "automobile": "car"}
-
-const fakeDims = 256
-
-func fakeVector(text string) []float64 {
-	v := make([]float64, fakeDims)
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) }) {
-		if s, ok := synonyms[w]; ok {
-			w = s
-		}
-		h := fnv.New32a()
-		h.Write([]byte(w))
-		v[h.Sum32()%fakeDims]++
-	}
-	return v
 }
 
 func (f *fakeEmbeddings) setMode(m string) {
@@ -497,11 +478,7 @@ func (f *fakeEmbeddings) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 		return
 	}
-	data := make([]map[string]any, len(req.Input))
-	for i, in := range req.Input {
-		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": fakeVector(in)}
-	}
-	json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": req.Model, "usage": map[string]int{"prompt_tokens": 1, "total_tokens": 1}})
+	json.NewEncoder(w).Encode(fakeembed.Response(req.Model, req.Input))
 }
 
 func startWithEmbeddings(t *testing.T, dataDir, embeddingsURL string) string {

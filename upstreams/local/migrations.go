@@ -44,7 +44,8 @@ var sqliteMigrations = []string{
 		created_at     INTEGER NOT NULL,
 		last_active_at INTEGER NOT NULL,
 		metadata       TEXT NOT NULL,
-		expires_days   INTEGER NOT NULL DEFAULT 0
+		expires_days   INTEGER NOT NULL DEFAULT 0,
+		chunks_version INTEGER NOT NULL DEFAULT 0
 	);
 	CREATE INDEX vector_stores_owner_seq ON vector_stores(owner, seq);
 	CREATE TABLE vector_store_files (
@@ -80,5 +81,11 @@ var sqliteMigrations = []string{
 	CREATE VIRTUAL TABLE vector_store_chunks_fts USING fts5(text, tokenize = 'porter unicode61');
 	CREATE TRIGGER vector_store_chunks_unindex AFTER DELETE ON vector_store_chunks BEGIN
 		DELETE FROM vector_store_chunks_fts WHERE rowid = old.id;
+	END;
+	CREATE TRIGGER vector_store_files_indexed AFTER UPDATE OF status ON vector_store_files WHEN new.status = 'completed' BEGIN
+		UPDATE vector_stores SET chunks_version = chunks_version + 1 WHERE id = new.vector_store_id;
+	END;
+	CREATE TRIGGER vector_store_files_unindexed AFTER DELETE ON vector_store_files BEGIN
+		UPDATE vector_stores SET chunks_version = chunks_version + 1 WHERE id = old.vector_store_id;
 	END;`,
 }

@@ -228,7 +228,7 @@ func textList(ctx context.Context, vs VectorStoreStore, storeID string, fileIDs 
 
 // vectorMatrix is a store's embedded chunks, loaded once per version.
 type vectorMatrix struct {
-	version string
+	version int64
 	chunks  []Chunk
 }
 
@@ -243,7 +243,7 @@ type vectorCache struct {
 // matrix returns the store's chunks embedded with model, reloading them
 // when they changed.
 func (vc *vectorCache) matrix(ctx context.Context, vs VectorStoreStore, storeID, model string) (*vectorMatrix, error) {
-	version, err := vs.EmbeddingsVersion(ctx, storeID, model)
+	version, err := vs.ChunksVersion(ctx, storeID)
 	if err != nil {
 		return nil, err
 	}

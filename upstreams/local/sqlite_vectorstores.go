@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 )
 
 // pageClause returns the conditions (each starting with " AND "), their
@@ -376,11 +375,10 @@ func (s *sqliteStore) SearchText(ctx context.Context, storeID string, fileIDs []
 	return out, rows.Err()
 }
 
-const embeddedChunks = ` FROM vector_store_chunks c JOIN vector_store_files f ON f.vector_store_id = c.vector_store_id AND f.file_id = c.file_id
-	WHERE c.vector_store_id = ? AND f.embedding_model = ? AND c.embedding IS NOT NULL`
-
 func (s *sqliteStore) ChunkEmbeddings(ctx context.Context, storeID, model string) ([]Chunk, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT c.id, c.file_id, c.idx, c.embedding`+embeddedChunks+` ORDER BY c.id`, storeID, model)
+	rows, err := s.db.QueryContext(ctx, `SELECT c.id, c.file_id, c.idx, c.embedding FROM vector_store_chunks c
+		JOIN vector_store_files f ON f.vector_store_id = c.vector_store_id AND f.file_id = c.file_id
+		WHERE c.vector_store_id = ? AND f.embedding_model = ? AND c.embedding IS NOT NULL ORDER BY c.id`, storeID, model)
 	if err != nil {
 		return nil, fmt.Errorf("reading embeddings: %w", err)
 	}
@@ -398,15 +396,14 @@ func (s *sqliteStore) ChunkEmbeddings(ctx context.Context, storeID, model string
 	return out, rows.Err()
 }
 
-func (s *sqliteStore) EmbeddingsVersion(ctx context.Context, storeID, model string) (string, error) {
-	// Chunk IDs only grow (AUTOINCREMENT) and chunks are never modified, so
-	// the count and the largest ID identify the set.
-	var n, maxID int64
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(c.id), 0)`+embeddedChunks, storeID, model).Scan(&n, &maxID)
-	if err != nil {
-		return "", fmt.Errorf("reading embeddings version: %w", err)
+// ChunksVersion is counted by triggers: chunks are written only when a
+// file's ingestion completes and removed only with the file's row.
+func (s *sqliteStore) ChunksVersion(ctx context.Context, storeID string) (int64, error) {
+	var v int64
+	if err := s.db.QueryRowContext(ctx, `SELECT chunks_version FROM vector_stores WHERE id = ?`, storeID).Scan(&v); err != nil {
+		return 0, fmt.Errorf("reading chunks version: %w", err)
 	}
-	return strconv.FormatInt(n, 10) + ":" + strconv.FormatInt(maxID, 10), nil
+	return v, nil
 }
 
 func (s *sqliteStore) Chunks(ctx context.Context, ids []int64) ([]Chunk, error) {

@@ -185,8 +185,20 @@ func TestChunksLeaveEveryIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	version := func() int64 {
+		v, err := s.ChunksVersion(ctx, "vs_1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	v0 := version()
 	attach("vs_1", "file-a")
+	v1 := version()
 	attach("vs_1", "file-b")
+	if v0 == v1 || v1 == version() {
+		t.Fatal("completing an ingestion left the chunks version as it was")
+	}
 	attach("vs_2", "file-a")
 	indexed := func() int {
 		var n int
@@ -208,11 +220,15 @@ func TestChunksLeaveEveryIndex(t *testing.T) {
 	if n := indexed(); n != 4 {
 		t.Fatalf("after detaching: %d chunks indexed, want 4", n)
 	}
+	v2 := version()
 	if err := s.DetachFileEverywhere(ctx, "o", "file-a"); err != nil {
 		t.Fatal(err)
 	}
 	if n := indexed(); n != 0 {
 		t.Fatalf("after deleting the file: %d chunks indexed, want 0", n)
+	}
+	if version() == v2 {
+		t.Fatal("deleting a file left the chunks version as it was")
 	}
 	attach("vs_2", "file-c")
 	if err := s.DeleteVectorStore(ctx, "o", "vs_2"); err != nil {

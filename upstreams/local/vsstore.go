@@ -141,9 +141,9 @@ type VectorStoreStore interface {
 	// ChunkEmbeddings returns the store's chunks embedded with model, with
 	// their file IDs and vectors (texts are left empty).
 	ChunkEmbeddings(ctx context.Context, storeID, model string) ([]Chunk, error)
-	// EmbeddingsVersion changes whenever the set of the store's embedded
-	// chunks changes, so a cached matrix knows when to reload.
-	EmbeddingsVersion(ctx context.Context, storeID, model string) (string, error)
+	// ChunksVersion changes whenever the set of the store's chunks
+	// changes, so that embeddings kept in memory know when to reload.
+	ChunksVersion(ctx context.Context, storeID string) (int64, error)
 	// Chunks returns chunks by ID, with their texts, in the order asked.
 	Chunks(ctx context.Context, ids []int64) ([]Chunk, error)
 }
