@@ -1,6 +1,7 @@
 // Package local is the upstream kind `local`: the built-in implementations
-// of files, threads and batches over a store (embedded SQLite by default,
-// PostgreSQL for several instances; batches need SQLite for now).
+// of files, threads, vector stores (with ingestion and search) and batches
+// over a store: embedded SQLite by default; PostgreSQL for several instances
+// keeps files and threads (vector stores and batches need SQLite for now).
 package local
 
 import (
@@ -59,8 +60,26 @@ type Local struct {
 	// Caddyfile: `postgres <dsn>`, e.g. `postgres {env.MODELGATE_POSTGRES_DSN}`
 	Postgres string `json:"postgres,omitempty"`
 
+	// EmbeddingModel, when set, has files attached to vector stores
+	// embedded with this model through the gateway's embeddings.create
+	// route (on the attaching key's behalf), and searches rank by BM25
+	// and cosine similarity fused. Unset, the index is BM25 only.
+	// Default: unset.
+	//
+	// Caddyfile: `embedding_model <model>`
+	EmbeddingModel string `json:"embedding_model,omitempty"`
+
+	// SearchDialect is the shape of vector store search responses: `spec`
+	// (object list, string content, metadata), `openai` (the public
+	// API's results page) or `auto`, by the beta header the client sent
+	// (Vendor-Beta: spec, else openai). Default: auto.
+	//
+	// Caddyfile: `search_dialect spec|openai|auto`
+	SearchDialect string `json:"search_dialect,omitempty"`
+
 	store    Store
 	batches  *batchRunner
+	vectors  *vectorState
 	storeKey string
 	logger   *zap.Logger
 }
@@ -77,10 +96,19 @@ func (Local) CaddyModule() caddy.ModuleInfo {
 // closes the database under in-flight requests of the previous config.
 var stores = caddy.NewUsagePool()
 
-// pooledStore closes its store when the last config using it is gone.
-type pooledStore struct{ Store }
+// pooledStore closes its store when the last config using it is gone,
+// after stopping its ingestion.
+type pooledStore struct {
+	Store
+	vectors *vectorState // nil when the store keeps no vector stores
+}
 
-func (p pooledStore) Destruct() error { return p.Close() }
+func (p pooledStore) Destruct() error {
+	if p.vectors != nil {
+		p.vectors.ingest.stop()
+	}
+	return p.Close()
+}
 
 // Provision opens (or shares) the store.
 func (l *Local) Provision(ctx caddy.Context) error {
@@ -93,6 +121,11 @@ func (l *Local) Provision(ctx caddy.Context) error {
 	}
 	if l.BatchConcurrency < 0 || l.BatchLease < caddy.Duration(time.Second) {
 		return fmt.Errorf("local upstream: batch_concurrency must be positive and batch_lease at least 1s")
+	}
+	switch l.SearchDialect {
+	case "", dialectAuto, dialectSpec, dialectOpenAI:
+	default:
+		return fmt.Errorf("local upstream: search_dialect must be spec, openai or auto, got %q", l.SearchDialect)
 	}
 	repl := caddy.NewReplacer()
 	if l.Postgres != "" {
@@ -136,27 +169,41 @@ func (l *Local) share(key string, open func() (Store, string, error)) error {
 			return nil, err
 		}
 		l.logger.Info("local store opened", zap.String("store", where))
-		return pooledStore{s}, nil
+		p := pooledStore{Store: s}
+		if vs, ok := s.(VectorStoreStore); ok {
+			p.vectors = &vectorState{
+				ingest: newIngester(vs, s, l.logger.Named("ingest")),
+				cache:  &vectorCache{entries: map[[2]string]*vectorMatrix{}},
+			}
+		}
+		return p, nil
 	})
 	if err != nil {
 		return err
 	}
 	l.storeKey = key
-	l.store = val.(pooledStore).Store
+	l.store, l.vectors = val.(pooledStore).Store, val.(pooledStore).vectors
 	return nil
 }
 
 // UseDispatcher starts (or, given nil, stops) the batch runner, which
-// sends batches' requests through the gateway's routing.
+// sends batches' requests through the gateway's routing, and lets
+// ingestion route embeddings through the gateway, taking up files an
+// earlier run left in_progress. Ingestion belongs to the store, shared
+// across reloads, so it keeps the last dispatcher it was given.
 func (l *Local) UseDispatcher(d upstreams.Dispatcher) {
 	l.batches.Stop()
 	l.batches = nil
-	bs, ok := l.store.(BatchStore)
-	if d == nil || !ok {
+	if d == nil {
 		return
 	}
-	l.batches = newBatchRunner(bs, l.store, d, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency)
-	l.batches.start()
+	if l.vectors != nil {
+		l.vectors.ingest.use(d)
+	}
+	if bs, ok := l.store.(BatchStore); ok {
+		l.batches = newBatchRunner(bs, l.store, d, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency)
+		l.batches.start()
+	}
 }
 
 // Cleanup stops the batch runner and releases this config's use of the
@@ -187,6 +234,18 @@ var handlers = map[string]func(*Local, http.ResponseWriter, *upstreams.Call) err
 	upstreams.OpBatchesRetrieve: (*Local).retrieveBatch,
 	upstreams.OpBatchesList:     (*Local).listBatches,
 	upstreams.OpBatchesCancel:   (*Local).cancelBatch,
+
+	upstreams.OpVectorStoresCreate:       vectorStoreHandler((*Local).createVectorStore),
+	upstreams.OpVectorStoresList:         vectorStoreHandler((*Local).listVectorStores),
+	upstreams.OpVectorStoresRetrieve:     vectorStoreHandler((*Local).retrieveVectorStore),
+	upstreams.OpVectorStoresUpdate:       vectorStoreHandler((*Local).updateVectorStore),
+	upstreams.OpVectorStoresDelete:       vectorStoreHandler((*Local).deleteVectorStore),
+	upstreams.OpVectorStoresSearch:       vectorStoreHandler((*Local).searchVectorStore),
+	upstreams.OpVectorStoreFilesCreate:   vectorStoreHandler((*Local).createVectorStoreFile),
+	upstreams.OpVectorStoreFilesList:     vectorStoreHandler((*Local).listVectorStoreFiles),
+	upstreams.OpVectorStoreFilesRetrieve: vectorStoreHandler((*Local).retrieveVectorStoreFile),
+	upstreams.OpVectorStoreFilesDelete:   vectorStoreHandler((*Local).deleteVectorStoreFile),
+	upstreams.OpVectorStoreFilesContent:  vectorStoreHandler((*Local).vectorStoreFileContent),
 }
 
 // Serves reports whether the operation is implemented locally.
@@ -217,6 +276,8 @@ func notFoundOr(err error, kind, id string) error {
 //	    batch_concurrency <n>
 //	    batch_lease <duration>
 //	    postgres <dsn>
+//	    embedding_model <model>
+//	    search_dialect spec|openai|auto
 //	}
 func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the upstream's name or type
@@ -251,6 +312,14 @@ func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			l.BatchLease = caddy.Duration(dur)
 		case "postgres":
 			if !d.AllArgs(&l.Postgres) {
+				return d.ArgErr()
+			}
+		case "embedding_model":
+			if !d.AllArgs(&l.EmbeddingModel) {
+				return d.ArgErr()
+			}
+		case "search_dialect":
+			if !d.AllArgs(&l.SearchDialect) {
 				return d.ArgErr()
 			}
 		default:

@@ -77,6 +77,61 @@ var sqliteMigrations = []string{
 		failed    INTEGER NOT NULL DEFAULT 0,
 		PRIMARY KEY (batch_id, line)
 	) WITHOUT ROWID;`,
+	// 3: vector stores, their files (each also an ingestion job while
+	// in_progress), and the chunks of those files with a BM25 (FTS5) index
+	// and optional embeddings
+	`CREATE TABLE vector_stores (
+		seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+		id             TEXT NOT NULL UNIQUE,
+		owner          TEXT NOT NULL,
+		name           TEXT NOT NULL,
+		created_at     INTEGER NOT NULL,
+		last_active_at INTEGER NOT NULL,
+		metadata       TEXT NOT NULL,
+		expires_days   INTEGER NOT NULL DEFAULT 0,
+		chunks_version INTEGER NOT NULL DEFAULT 0
+	);
+	CREATE INDEX vector_stores_owner_seq ON vector_stores(owner, seq);
+	CREATE TABLE vector_store_files (
+		seq             INTEGER PRIMARY KEY AUTOINCREMENT,
+		vector_store_id TEXT NOT NULL REFERENCES vector_stores(id) ON DELETE CASCADE,
+		file_id         TEXT NOT NULL,
+		owner           TEXT NOT NULL,
+		key_name        TEXT NOT NULL,
+		created_at      INTEGER NOT NULL,
+		status          TEXT NOT NULL,
+		last_error_code TEXT NOT NULL DEFAULT '',
+		last_error_msg  TEXT NOT NULL DEFAULT '',
+		usage_bytes     INTEGER NOT NULL DEFAULT 0,
+		max_chunk_tokens INTEGER NOT NULL,
+		overlap_tokens  INTEGER NOT NULL,
+		attributes      TEXT,
+		embedding_model TEXT NOT NULL DEFAULT '',
+		content         TEXT,
+		UNIQUE (vector_store_id, file_id)
+	);
+	CREATE INDEX vector_store_files_store_seq ON vector_store_files(vector_store_id, seq);
+	CREATE INDEX vector_store_files_file ON vector_store_files(file_id);
+	CREATE INDEX vector_store_files_pending ON vector_store_files(status, seq);
+	CREATE TABLE vector_store_chunks (
+		id              INTEGER PRIMARY KEY AUTOINCREMENT,
+		vector_store_id TEXT NOT NULL,
+		file_id         TEXT NOT NULL,
+		idx             INTEGER NOT NULL,
+		embedding       BLOB,
+		FOREIGN KEY (vector_store_id, file_id) REFERENCES vector_store_files(vector_store_id, file_id) ON DELETE CASCADE
+	);
+	CREATE INDEX vector_store_chunks_file ON vector_store_chunks(vector_store_id, file_id, idx);
+	CREATE VIRTUAL TABLE vector_store_chunks_fts USING fts5(text, tokenize = 'porter unicode61');
+	CREATE TRIGGER vector_store_chunks_unindex AFTER DELETE ON vector_store_chunks BEGIN
+		DELETE FROM vector_store_chunks_fts WHERE rowid = old.id;
+	END;
+	CREATE TRIGGER vector_store_files_indexed AFTER UPDATE OF status ON vector_store_files WHEN new.status = 'completed' BEGIN
+		UPDATE vector_stores SET chunks_version = chunks_version + 1 WHERE id = new.vector_store_id;
+	END;
+	CREATE TRIGGER vector_store_files_unindexed AFTER DELETE ON vector_store_files BEGIN
+		UPDATE vector_stores SET chunks_version = chunks_version + 1 WHERE id = old.vector_store_id;
+	END;`,
 }
 
 // postgresMigrations are sqliteMigrations for PostgreSQL, plus the file

@@ -1,0 +1,632 @@
+package modelgate_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/modelgate/modelgate/internal/fakeembed"
+	"github.com/modelgate/modelgate/internal/testdocs"
+	"github.com/modelgate/modelgate/internal/testgateway"
+	"github.com/modelgate/modelgate/schemas"
+)
+
+// corpusFile is a file of the test corpus: a planted term only it holds,
+// the common term every file holds, and attributes to filter on.
+type corpusFile struct {
+	name  string
+	data  []byte
+	term  string
+	attrs map[string]any
+}
+
+func testCorpus() []corpusFile {
+	return []corpusFile{
+		{"zebra.txt", []byte("Field notes. The zebra migration crosses the river in July. Common ground: modelgate."),
+			"zebra", map[string]any{"kind": "notes", "year": 2021.0, "public": true}},
+		{"guide.md", []byte("# Guide\n\nThe **heliotrope** garden opens at dawn.\n\nCommon ground: modelgate."),
+			"heliotrope", map[string]any{"kind": "guide", "year": 2022.0, "public": true}},
+		{"page.html", []byte("<html><head><script>var decoy = 'zebra zebra zebra';</script></head><body><h1>Menu</h1><p>Our saffron risotto is famous.</p><p>Common ground: modelgate.</p></body></html>"),
+			"saffron", map[string]any{"kind": "web", "year": 2023.0, "public": false}},
+		{"data.json", []byte(`{"inventory": [{"item": "tungsten rods", "count": 4}], "note": "Common ground: modelgate."}`),
+			"tungsten", map[string]any{"kind": "data", "year": 2024.0, "public": false}},
+		{"table.csv", []byte("city,landmark\nKyoto,pagoda\nnote,Common ground: modelgate.\n"),
+			"pagoda", map[string]any{"kind": "data", "year": 2025.0, "public": true}},
+		{"main.go", []byte("package main\n\n// quasar computes the brightness. Common ground: modelgate.\nfunc quasar() int { return 42 }\n"),
+			"quasar", map[string]any{"kind": "code", "year": 2023.0, "public": true}},
+		{"report.pdf", testdocs.PDF("Quarterly report on the obsidian quarry.", "Common ground: modelgate."),
+			"obsidian", map[string]any{"kind": "report", "year": 2024.0, "public": false}},
+		{"memo.docx", testdocs.DOCX("Memo about the marzipan order.", "Common ground: modelgate."),
+			"marzipan", map[string]any{"kind": "memo", "year": 2022.0, "public": true}},
+	}
+}
+
+func upload(t *testing.T, client openai.Client, name string, data []byte) string {
+	t.Helper()
+	f, err := client.Files.New(context.Background(), openai.FileNewParams{File: openai.File(bytes.NewReader(data), name, "application/octet-stream"), Purpose: openai.FilePurposeAssistants})
+	if err != nil {
+		t.Fatalf("uploading %s: %v", name, err)
+	}
+	return f.ID
+}
+
+func attributeParams(attrs map[string]any) map[string]openai.VectorStoreFileNewParamsAttributeUnion {
+	out := map[string]openai.VectorStoreFileNewParamsAttributeUnion{}
+	for k, v := range attrs {
+		switch v := v.(type) {
+		case string:
+			out[k] = openai.VectorStoreFileNewParamsAttributeUnion{OfString: openai.String(v)}
+		case float64:
+			out[k] = openai.VectorStoreFileNewParamsAttributeUnion{OfFloat: openai.Float(v)}
+		case bool:
+			out[k] = openai.VectorStoreFileNewParamsAttributeUnion{OfBool: openai.Bool(v)}
+		}
+	}
+	return out
+}
+
+// attachAndPoll attaches a file and polls it out of in_progress with the
+// SDK's own helper.
+func attachAndPoll(t *testing.T, client openai.Client, storeID, fileID string, attrs map[string]any) *openai.VectorStoreFile {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	f, err := client.VectorStores.Files.NewAndPoll(ctx, storeID, openai.VectorStoreFileNewParams{FileID: fileID, Attributes: attributeParams(attrs)}, 20)
+	if err != nil {
+		t.Fatalf("attaching %s: %v", fileID, err)
+	}
+	return f
+}
+
+func search(t *testing.T, client openai.Client, storeID string, p openai.VectorStoreSearchParams) []openai.VectorStoreSearchResponse {
+	t.Helper()
+	page, err := client.VectorStores.Search(context.Background(), storeID, p)
+	if err != nil {
+		t.Fatalf("search: %v", err)
+	}
+	return page.Data
+}
+
+func query(q string) openai.VectorStoreSearchParamsQueryUnion {
+	return openai.VectorStoreSearchParamsQueryUnion{OfString: openai.String(q)}
+}
+
+// rawSearch posts a search body with the given beta header name and
+// returns the response body.
+func rawSearch(t *testing.T, base, key, storeID, betaHeader, body string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/vector_stores/"+storeID+"/search", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(betaHeader, "assistants=v2")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func TestVectorStoresEndToEnd(t *testing.T) {
+	base := startLocal(t, t.TempDir())
+	client := sdk(base)
+	ctx := context.Background()
+	corpus := testCorpus()
+
+	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{Name: openai.String("corpus"), Metadata: shared.Metadata{"team": "search"},
+		ExpiresAfter: openai.VectorStoreNewParamsExpiresAfter{Days: 7}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs.Object != "vector_store" || vs.Name != "corpus" || vs.Metadata["team"] != "search" || vs.Status != "completed" ||
+		vs.FileCounts.Total != 0 || vs.ExpiresAfter.Days != 7 || vs.ExpiresAt != vs.LastActiveAt+7*86400 {
+		t.Fatalf("created store %+v", vs)
+	}
+	ids := map[string]string{} // file name -> ID
+	byID := map[string]corpusFile{}
+	var order []string
+	for _, cf := range corpus {
+		id := upload(t, client, cf.name, cf.data)
+		ids[cf.name], byID[id] = id, cf
+		order = append(order, id)
+		f := attachAndPoll(t, client, vs.ID, id, cf.attrs)
+		if f.Status != "completed" || f.UsageBytes == 0 || f.VectorStoreID != vs.ID || f.Attributes["kind"].OfString != cf.attrs["kind"] {
+			t.Fatalf("%s: attached %+v (last_error %+v)", cf.name, f, f.LastError)
+		}
+	}
+
+	got, err := client.VectorStores.Get(ctx, vs.ID)
+	if err != nil || got.FileCounts.Completed != int64(len(corpus)) || got.FileCounts.Total != int64(len(corpus)) || got.UsageBytes == 0 || got.Status != "completed" {
+		t.Fatalf("store after ingestion: %v %+v", err, got)
+	}
+
+	// The file holding a query's terms ranks first, whatever its format.
+	for _, cf := range corpus {
+		res := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("where is the " + cf.term + "?")})
+		if len(res) == 0 || res[0].FileID != ids[cf.name] || res[0].Filename != cf.name {
+			t.Fatalf("query %q: first result %+v, want %s", cf.term, res, cf.name)
+		}
+		if !strings.Contains(strings.ToLower(res[0].Content[0].Text), cf.term) || res[0].Score <= 0 || res[0].Score > 1 {
+			t.Fatalf("query %q: result %+v", cf.term, res[0])
+		}
+		for i := 1; i < len(res); i++ {
+			if res[i].Score > res[i-1].Score {
+				t.Fatalf("query %q: scores not descending: %+v", cf.term, res)
+			}
+		}
+	}
+	// Script text is not indexed.
+	for _, r := range search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("zebra")}) {
+		if r.FileID == ids["page.html"] {
+			t.Fatal("the HTML file's script text was indexed")
+		}
+	}
+	// Multi-query: both planted files come back.
+	multi := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: openai.VectorStoreSearchParamsQueryUnion{OfStringArray: []string{"marzipan", "obsidian"}}})
+	if len(multi) < 2 || !slices.Contains([]string{multi[0].FileID, multi[1].FileID}, ids["memo.docx"]) || !slices.Contains([]string{multi[0].FileID, multi[1].FileID}, ids["report.pdf"]) {
+		t.Fatalf("multi-query results %+v", multi)
+	}
+
+	// max_num_results bounds the results.
+	common := openai.VectorStoreSearchParams{Query: query("modelgate"), MaxNumResults: openai.Int(3)}
+	if res := search(t, client, vs.ID, common); len(res) != 3 {
+		t.Fatalf("max_num_results 3 gave %d results", len(res))
+	}
+	all := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("modelgate"), MaxNumResults: openai.Int(50)})
+	if len(all) != len(corpus) {
+		t.Fatalf("the common term found %d files, want %d", len(all), len(corpus))
+	}
+
+	// Both response shapes validate, each chosen by the beta header name.
+	for header, want := range map[string]string{"OpenAI-Beta": "openai", "Vendor-Beta": "spec"} {
+		status, body := rawSearch(t, base, clientKey, vs.ID, header, `{"query":"What is the ZEBRA migration?","rewrite_query":true}`)
+		dialect, findings := schemas.ValidateResponse("vector_stores.search", body)
+		if status != 200 || dialect != want || len(findings) > 0 {
+			t.Fatalf("%s: status %d dialect %q findings %v\n%s", header, status, dialect, findings, body)
+		}
+		if want == "openai" && !strings.Contains(string(body), `"search_query":["zebra migration"]`) {
+			t.Fatalf("rewrite_query did not show the normalised query: %s", body)
+		}
+	}
+
+	checkFilters(t, client, vs.ID, byID)
+	checkFilePaging(t, client, vs.ID, order)
+
+	content, err := client.VectorStores.Files.Content(ctx, vs.ID, ids["report.pdf"])
+	if err != nil || len(content.Data) != 1 || !strings.Contains(content.Data[0].Text, "obsidian quarry") {
+		t.Fatalf("content: %v %+v", err, content)
+	}
+
+	// Another owner sees none of it.
+	other := sdk(base, option.WithAPIKey(otherKey))
+	if _, err := other.VectorStores.Get(ctx, vs.ID); asAPIError(t, err).StatusCode != 404 {
+		t.Fatalf("another owner retrieved the store: %v", err)
+	}
+	if _, err := other.VectorStores.Search(ctx, vs.ID, openai.VectorStoreSearchParams{Query: query("zebra")}); asAPIError(t, err).StatusCode != 404 {
+		t.Fatalf("another owner searched the store: %v", err)
+	}
+	if _, err := other.VectorStores.Files.List(ctx, vs.ID, openai.VectorStoreFileListParams{}); asAPIError(t, err).StatusCode != 404 {
+		t.Fatalf("another owner listed the store's files: %v", err)
+	}
+	if _, err := other.VectorStores.Files.Get(ctx, vs.ID, ids["zebra.txt"]); asAPIError(t, err).StatusCode != 404 {
+		t.Fatalf("another owner retrieved a store file: %v", err)
+	}
+	if _, err := other.VectorStores.Delete(ctx, vs.ID); asAPIError(t, err).StatusCode != 404 {
+		t.Fatalf("another owner deleted the store: %v", err)
+	}
+	otherStore, err := other.VectorStores.New(ctx, openai.VectorStoreNewParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.VectorStores.Files.New(ctx, otherStore.ID, openai.VectorStoreFileNewParams{FileID: ids["zebra.txt"]}); asAPIError(t, err).StatusCode != 404 {
+		t.Fatalf("another owner attached a file not theirs: %v", err)
+	}
+	if list, err := other.VectorStores.List(ctx, openai.VectorStoreListParams{}); err != nil || len(list.Data) != 1 || list.Data[0].ID != otherStore.ID {
+		t.Fatalf("another owner's store list: %v %+v", err, list)
+	}
+
+	// An unsupported file fails with last_error.
+	png := upload(t, client, "image.png", []byte("\x89PNG\r\n\x1a\n0000"))
+	failed := attachAndPoll(t, client, vs.ID, png, nil)
+	if failed.Status != "failed" || failed.LastError.Code != "unsupported_file" || failed.LastError.Message == "" {
+		t.Fatalf("unsupported file: %+v", failed)
+	}
+	if page, err := client.VectorStores.Files.List(ctx, vs.ID, openai.VectorStoreFileListParams{Filter: "failed"}); err != nil || len(page.Data) != 1 || page.Data[0].ID != png {
+		t.Fatalf("failed filter: %v %+v", err, page)
+	}
+
+	// Detaching a file takes it out of search; the file itself stays.
+	deleted, err := client.VectorStores.Files.Delete(ctx, vs.ID, ids["zebra.txt"])
+	if err != nil || !deleted.Deleted || deleted.Object != "vector_store.file.deleted" {
+		t.Fatalf("detach: %v %+v", err, deleted)
+	}
+	if res := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("zebra")}); len(res) != 0 {
+		t.Fatalf("a detached file is still found: %+v", res)
+	}
+	if _, err := client.Files.Get(ctx, ids["zebra.txt"]); err != nil {
+		t.Fatalf("detaching deleted the file: %v", err)
+	}
+	// Deleting a file through the files API removes it from the store.
+	if _, err := client.Files.Delete(ctx, ids["memo.docx"]); err != nil {
+		t.Fatal(err)
+	}
+	if res := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("marzipan")}); len(res) != 0 {
+		t.Fatalf("a deleted file is still found: %+v", res)
+	}
+	if _, err := client.VectorStores.Files.Get(ctx, vs.ID, ids["memo.docx"]); asAPIError(t, err).StatusCode != 404 {
+		t.Fatalf("a deleted file is still attached: %v", err)
+	}
+	got, err = client.VectorStores.Get(ctx, vs.ID)
+	if err != nil || got.FileCounts.Completed != int64(len(corpus)-2) || got.FileCounts.Failed != 1 {
+		t.Fatalf("counts after removals: %v %+v", err, got.FileCounts)
+	}
+
+	// Modify and delete the store.
+	upd, err := client.VectorStores.Update(ctx, vs.ID, openai.VectorStoreUpdateParams{Name: openai.String("renamed"), Metadata: shared.Metadata{"v": "2"}})
+	if err != nil || upd.Name != "renamed" || upd.Metadata["v"] != "2" {
+		t.Fatalf("update: %v %+v", err, upd)
+	}
+	if del, err := client.VectorStores.Delete(ctx, vs.ID); err != nil || !del.Deleted {
+		t.Fatalf("delete: %v %+v", err, del)
+	}
+	if _, err := client.VectorStores.Get(ctx, vs.ID); asAPIError(t, err).StatusCode != 404 {
+		t.Fatalf("deleted store still there: %v", err)
+	}
+}
+
+func cmpFilter(op, key string, v any) openai.VectorStoreSearchParamsFiltersUnion {
+	return openai.VectorStoreSearchParamsFiltersUnion{OfComparisonFilter: comparison(op, key, v)}
+}
+
+func comparison(op, key string, v any) *shared.ComparisonFilterParam {
+	var val shared.ComparisonFilterValueUnionParam
+	switch v := v.(type) {
+	case string:
+		val.OfString = openai.String(v)
+	case float64:
+		val.OfFloat = openai.Float(v)
+	case bool:
+		val.OfBool = openai.Bool(v)
+	case []string:
+		for _, s := range v {
+			val.OfComparisonFilterValueArray = append(val.OfComparisonFilterValueArray, shared.ComparisonFilterValueArrayItemUnionParam{OfString: openai.String(s)})
+		}
+	}
+	return &shared.ComparisonFilterParam{Type: shared.ComparisonFilterType(op), Key: key, Value: val}
+}
+
+func compound(op string, filters ...shared.CompoundFilterFilterUnionParam) *shared.CompoundFilterParam {
+	return &shared.CompoundFilterParam{Type: shared.CompoundFilterType(op), Filters: filters}
+}
+
+// checkFilters searches the common term under each operator and checks
+// exactly the matching files come back.
+func checkFilters(t *testing.T, client openai.Client, storeID string, byID map[string]corpusFile) {
+	t.Helper()
+	kind := func(f corpusFile) string { return f.attrs["kind"].(string) }
+	year := func(f corpusFile) float64 { return f.attrs["year"].(float64) }
+	var someID string
+	for id, f := range byID {
+		if f.name == "main.go" {
+			someID = id
+		}
+	}
+	cases := []struct {
+		name   string
+		filter openai.VectorStoreSearchParamsFiltersUnion
+		want   func(id string, f corpusFile) bool
+	}{
+		{"eq", cmpFilter("eq", "kind", "data"), func(_ string, f corpusFile) bool { return kind(f) == "data" }},
+		{"ne", cmpFilter("ne", "kind", "data"), func(_ string, f corpusFile) bool { return kind(f) != "data" }},
+		{"gt", cmpFilter("gt", "year", 2023.0), func(_ string, f corpusFile) bool { return year(f) > 2023 }},
+		{"gte", cmpFilter("gte", "year", 2023.0), func(_ string, f corpusFile) bool { return year(f) >= 2023 }},
+		{"lt", cmpFilter("lt", "year", 2023.0), func(_ string, f corpusFile) bool { return year(f) < 2023 }},
+		{"lte", cmpFilter("lte", "year", 2022.0), func(_ string, f corpusFile) bool { return year(f) <= 2022 }},
+		{"in", cmpFilter("in", "kind", []string{"code", "memo"}), func(_ string, f corpusFile) bool { return kind(f) == "code" || kind(f) == "memo" }},
+		{"nin", cmpFilter("nin", "kind", []string{"code", "memo"}), func(_ string, f corpusFile) bool { return kind(f) != "code" && kind(f) != "memo" }},
+		{"bool", cmpFilter("eq", "public", false), func(_ string, f corpusFile) bool { return !f.attrs["public"].(bool) }},
+		{"file_id", cmpFilter("eq", "file_id", someID), func(id string, _ corpusFile) bool { return id == someID }},
+		{"and", openai.VectorStoreSearchParamsFiltersUnion{OfCompoundFilter: compound("and",
+			shared.CompoundFilterFilterUnionParam{OfComparison: comparison("eq", "public", true)},
+			shared.CompoundFilterFilterUnionParam{OfComparison: comparison("gte", "year", 2022.0)})},
+			func(_ string, f corpusFile) bool { return f.attrs["public"].(bool) && year(f) >= 2022 }},
+		{"nested", openai.VectorStoreSearchParamsFiltersUnion{OfCompoundFilter: compound("or",
+			shared.CompoundFilterFilterUnionParam{OfComparison: comparison("eq", "kind", "web")},
+			shared.CompoundFilterFilterUnionParam{OfFilter: compound("and",
+				shared.CompoundFilterFilterUnionParam{OfComparison: comparison("eq", "kind", "data")},
+				shared.CompoundFilterFilterUnionParam{OfComparison: comparison("lt", "year", 2025.0)})})},
+			func(_ string, f corpusFile) bool { return kind(f) == "web" || (kind(f) == "data" && year(f) < 2025) }},
+	}
+	for _, c := range cases {
+		res := search(t, client, storeID, openai.VectorStoreSearchParams{Query: query("modelgate"), MaxNumResults: openai.Int(50), Filters: c.filter})
+		var got, want []string
+		for _, r := range res {
+			got = append(got, byID[r.FileID].name)
+		}
+		for id, f := range byID {
+			if c.want(id, f) {
+				want = append(want, f.name)
+			}
+		}
+		sort.Strings(got)
+		sort.Strings(want)
+		if len(want) == 0 || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("filter %s: got %v, want %v", c.name, got, want)
+		}
+	}
+}
+
+// checkFilePaging pages through the store's files both ways.
+func checkFilePaging(t *testing.T, client openai.Client, storeID string, order []string) {
+	t.Helper()
+	ctx := context.Background()
+	var seen []string
+	after := ""
+	for {
+		p := openai.VectorStoreFileListParams{Limit: openai.Int(3), Order: openai.VectorStoreFileListParamsOrderAsc}
+		if after != "" {
+			p.After = openai.String(after)
+		}
+		page, err := client.VectorStores.Files.List(ctx, storeID, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range page.Data {
+			seen = append(seen, f.ID)
+		}
+		if !page.HasMore {
+			break
+		}
+		after = page.Data[len(page.Data)-1].ID
+	}
+	if fmt.Sprint(seen) != fmt.Sprint(order) {
+		t.Fatalf("paging forward saw %v, want %v", seen, order)
+	}
+	// Back from the end with before: each page is the one just before.
+	var back []string
+	before := order[len(order)-1]
+	back = append(back, before)
+	for {
+		page, err := client.VectorStores.Files.List(ctx, storeID, openai.VectorStoreFileListParams{Limit: openai.Int(3),
+			Order: openai.VectorStoreFileListParamsOrderAsc, Before: openai.String(before)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Data) == 0 {
+			break
+		}
+		back = append(slices.Collect(func(yield func(string) bool) {
+			for _, f := range page.Data {
+				if !yield(f.ID) {
+					return
+				}
+			}
+		}), back...)
+		before = page.Data[0].ID
+		if !page.HasMore {
+			break
+		}
+	}
+	if fmt.Sprint(back) != fmt.Sprint(order) {
+		t.Fatalf("paging backward saw %v, want %v", back, order)
+	}
+	// Newest first by default.
+	page, err := client.VectorStores.Files.List(ctx, storeID, openai.VectorStoreFileListParams{Limit: openai.Int(2), Filter: "completed"})
+	if err != nil || len(page.Data) != 2 || page.Data[0].ID != order[len(order)-1] || !page.HasMore {
+		t.Fatalf("default order: %v %+v", err, page)
+	}
+}
+
+// fakeEmbeddings is an OpenAI-compatible /v1/embeddings server speaking
+// fakeembed's model; it can be told to misbehave.
+type fakeEmbeddings struct {
+	mu      sync.Mutex
+	mode    string // ok, error, malformed, hang
+	inputs  [][]string
+	arrived chan struct{}
+}
+
+func (f *fakeEmbeddings) setMode(m string) {
+	f.mu.Lock()
+	f.mode = m
+	f.mu.Unlock()
+}
+
+func (f *fakeEmbeddings) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model string   `json:"model"`
+		Input []string `json:"input"`
+	}
+	if r.URL.Path != "/v1/embeddings" || json.NewDecoder(r.Body).Decode(&req) != nil || req.Model != "fake-embed" {
+		http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	mode := f.mode
+	f.inputs = append(f.inputs, req.Input)
+	f.mu.Unlock()
+	select {
+	case f.arrived <- struct{}{}:
+	default:
+	}
+	w.Header().Set("Content-Type", "application/json")
+	switch mode {
+	case "error":
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, `{"error":{"message":"boom","type":"server_error"}}`)
+		return
+	case "malformed":
+		io.WriteString(w, `{"data": [{"index": 0, "embedding": "not a vector"`)
+		return
+	case "hang":
+		<-r.Context().Done()
+		return
+	}
+	json.NewEncoder(w).Encode(fakeembed.Response(req.Model, req.Input))
+}
+
+func startWithEmbeddings(t *testing.T, dataDir, embeddingsURL string) string {
+	return testgateway.Start(t, fmt.Sprintf(`
+	modelgate {
+		key %s {
+			owner alice
+		}
+		upstream emb openai {
+			base_url %s/v1
+		}
+		upstream local local {
+			data_dir %s
+			embedding_model fake-embed
+		}
+		route embeddings.create to emb
+	}`, clientKey, embeddingsURL, dataDir))
+}
+
+func TestVectorStoreHybridSearchWithEmbeddings(t *testing.T) {
+	fake := &fakeEmbeddings{mode: "ok", arrived: make(chan struct{}, 1)}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	base := startWithEmbeddings(t, t.TempDir(), srv.URL)
+	client := sdk(base)
+	ctx := context.Background()
+
+	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{Name: openai.String("hybrid")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A long file: its chunks go to the embeddings route in batches.
+	var long strings.Builder
+	for i := 0; i < 3000; i++ {
+		fmt.Fprintf(&long, "Line %d about the car and its tires before winter. ", i)
+	}
+	cats := upload(t, client, "cats.txt", []byte("The cat sleeps on the warm windowsill all afternoon."))
+	cars := upload(t, client, "cars.txt", []byte(long.String()))
+	for _, id := range []string{cats, cars} {
+		if f := attachAndPoll(t, client, vs.ID, id, nil); f.Status != "completed" {
+			t.Fatalf("attach %s: %+v", id, f)
+		}
+	}
+	fake.mu.Lock()
+	batched := false
+	for _, in := range fake.inputs {
+		batched = batched || len(in) > 1
+		if len(in) > 64 {
+			t.Errorf("an embeddings request carried %d inputs", len(in))
+		}
+	}
+	fake.mu.Unlock()
+	if !batched {
+		t.Fatal("no embeddings request carried several chunks")
+	}
+
+	// "feline" is in no file: only the embeddings can find the cat.
+	res := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("feline")})
+	if len(res) == 0 || res[0].FileID != cats || res[0].Score <= 0 {
+		t.Fatalf("hybrid search for a synonym: %+v", res)
+	}
+	// Both rankings agree on the cat: fused, it scores the best possible.
+	res = search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("cat windowsill")})
+	if len(res) == 0 || res[0].FileID != cats || res[0].Score != 1 {
+		t.Fatalf("hybrid search: %+v", res)
+	}
+	// score_threshold keeps only what scores at least that much.
+	res = search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("cat windowsill"), MaxNumResults: openai.Int(50),
+		RankingOptions: openai.VectorStoreSearchParamsRankingOptions{ScoreThreshold: openai.Float(0.99)}})
+	for _, r := range res {
+		if r.Score < 0.99 {
+			t.Fatalf("a result under the threshold: %+v", r)
+		}
+	}
+
+	// A failing or garbled embeddings route fails the file with server_error.
+	for _, mode := range []string{"error", "malformed"} {
+		fake.setMode(mode)
+		id := upload(t, client, mode+".txt", []byte("Some text to embed for "+mode+"."))
+		f := attachAndPoll(t, client, vs.ID, id, nil)
+		if f.Status != "failed" || f.LastError.Code != "server_error" {
+			t.Fatalf("embeddings %s: %+v", mode, f)
+		}
+	}
+	// A search that cannot embed its query is a 502, not a BM25 answer in disguise.
+	if _, err := client.VectorStores.Search(ctx, vs.ID, openai.VectorStoreSearchParams{Query: query("cat")}); asAPIError(t, err).StatusCode != 502 {
+		t.Fatalf("search with a failing embeddings route: %v", err)
+	}
+}
+
+func TestVectorStoreSearchWithoutEmbeddingsIsTextOnly(t *testing.T) {
+	base := startLocal(t, t.TempDir())
+	client := sdk(base)
+	vs, err := client.VectorStores.New(context.Background(), openai.VectorStoreNewParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := upload(t, client, "cats.txt", []byte("The cat sleeps on the warm windowsill all afternoon."))
+	attachAndPoll(t, client, vs.ID, id, nil)
+	if res := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("feline")}); len(res) != 0 {
+		t.Fatalf("BM25 alone found a word the file lacks: %+v", res)
+	}
+	if res := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("cats")}); len(res) != 1 {
+		t.Fatalf("stemmed query: %+v", res)
+	}
+}
+
+// TestVectorStoreIngestionResumesAfterRestart stops the server while a
+// file waits on its embeddings; a server started on the same data folder
+// finishes the job.
+func TestVectorStoreIngestionResumesAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	fake := &fakeEmbeddings{mode: "hang", arrived: make(chan struct{}, 1)}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	base := startWithEmbeddings(t, dir, srv.URL)
+	client := sdk(base)
+	ctx := context.Background()
+	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := upload(t, client, "cats.txt", []byte("The cat sleeps on the warm windowsill all afternoon."))
+	if _, err := client.VectorStores.Files.New(ctx, vs.ID, openai.VectorStoreFileNewParams{FileID: id}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-fake.arrived: // ingestion is waiting on the embeddings
+	case <-time.After(time.Minute):
+		t.Fatal("ingestion never asked for embeddings")
+	}
+	if f, err := client.VectorStores.Files.Get(ctx, vs.ID, id); err != nil || f.Status != "in_progress" {
+		t.Fatalf("before the restart: %v %+v", err, f)
+	}
+	if err := caddy.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	fake.setMode("ok")
+	base = startWithEmbeddings(t, dir, srv.URL)
+	client = sdk(base)
+	pollCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	f, err := client.VectorStores.Files.PollStatus(pollCtx, vs.ID, id, 20)
+	if err != nil || f.Status != "completed" {
+		t.Fatalf("after the restart: %v %+v", err, f)
+	}
+	if res := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("feline")}); len(res) != 1 || res[0].FileID != id {
+		t.Fatalf("search after the restart: %+v", res)
+	}
+}

@@ -1,0 +1,228 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/modelgate/modelgate/internal/fakeembed"
+	"github.com/modelgate/modelgate/upstreams"
+)
+
+// embedDispatcher answers embeddings.create in process with fakeembed's
+// model, as the gateway would route it to a provider.
+type embedDispatcher struct{}
+
+func (embedDispatcher) Dispatch(_ context.Context, op string, _ upstreams.Principal, body []byte) (*upstreams.Reply, error) {
+	var req struct {
+		Model string   `json:"model"`
+		Input []string `json:"input"`
+	}
+	if op != upstreams.OpEmbeddingsCreate || json.Unmarshal(body, &req) != nil {
+		return &upstreams.Reply{Status: http.StatusBadRequest}, nil
+	}
+	b, err := json.Marshal(fakeembed.Response(req.Model, req.Input))
+	return &upstreams.Reply{Status: http.StatusOK, Body: b}, err
+}
+
+// testLocal is a local upstream on a fresh store, ingesting with
+// embeddingModel ("" for BM25 only).
+func testLocal(tb testing.TB, embeddingModel string) (*Local, *sqliteStore) {
+	tb.Helper()
+	s, err := openSQLite(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	in := newIngester(s, s, zap.NewNop())
+	l := &Local{EmbeddingModel: embeddingModel, store: s, logger: zap.NewNop(),
+		vectors: &vectorState{ingest: in, cache: &vectorCache{entries: map[[2]string]*vectorMatrix{}}}}
+	in.use(embedDispatcher{})
+	tb.Cleanup(func() {
+		in.stop()
+		s.Close()
+	})
+	return l, s
+}
+
+// corpus writes documents of pseudo-words; each holds one planted fact
+// ("the access code of vault X is Y"), and two other documents mention
+// the same vault without its code, as distractors.
+type plantedCorpus struct {
+	docs    []string
+	vaults  []string
+	answers []string
+}
+
+func newPlantedCorpus(n, wordsPerDoc int, seed uint64) plantedCorpus {
+	r := rand.New(rand.NewPCG(seed, seed))
+	syllables := []string{"ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "pe", "sa", "do", "gu", "fi", "ha", "jo", "be"}
+	word := func(parts int) string {
+		var b strings.Builder
+		for range parts {
+			b.WriteString(syllables[r.IntN(len(syllables))])
+		}
+		return b.String()
+	}
+	vocab := make([]string, 3000)
+	for i := range vocab {
+		vocab[i] = word(2 + r.IntN(2))
+	}
+	c := plantedCorpus{}
+	for i := range n {
+		c.vaults = append(c.vaults, fmt.Sprintf("vault%dx%s", i, word(3)))
+		c.answers = append(c.answers, fmt.Sprintf("%s%d", word(4), i))
+	}
+	for i := range n {
+		sentences := []string{fmt.Sprintf("The access code of %s is %s.", c.vaults[i], c.answers[i])}
+		for _, j := range []int{(i + 1) % n, (i + 7) % n} {
+			sentences = append(sentences, fmt.Sprintf("Inspectors visited %s last spring.", c.vaults[j]))
+		}
+		for len(sentences) < wordsPerDoc/8 {
+			ws := make([]string, 8)
+			for k := range ws {
+				ws[k] = vocab[r.IntN(len(vocab))]
+			}
+			sentences = append(sentences, strings.Join(ws, " ")+".")
+		}
+		r.Shuffle(len(sentences), func(a, b int) { sentences[a], sentences[b] = sentences[b], sentences[a] })
+		c.docs = append(c.docs, strings.Join(sentences, " "))
+	}
+	return c
+}
+
+// ingestCorpus stores and ingests every document of the corpus as a
+// text file of one vector store, through the ingester's own steps.
+func ingestCorpus(tb testing.TB, l *Local, s *sqliteStore, docs []string, size, overlap int) string {
+	tb.Helper()
+	ctx := context.Background()
+	storeID := newID("vs_")
+	if err := s.CreateVectorStore(ctx, &VectorStore{ID: storeID, Owner: "o", Metadata: json.RawMessage("{}")}, nil); err != nil {
+		tb.Fatal(err)
+	}
+	for i, d := range docs {
+		id := fmt.Sprintf("file-%05d", i)
+		if _, err := s.WriteFileContent(ctx, id, strings.NewReader(d)); err != nil {
+			tb.Fatal(err)
+		}
+		if err := s.InsertFile(ctx, &File{ID: id, Owner: "o", Filename: id + ".txt", Purpose: "assistants", Bytes: int64(len(d))}); err != nil {
+			tb.Fatal(err)
+		}
+		f := &VectorStoreFile{VectorStoreID: storeID, FileID: id, Owner: "o", Status: statusInProgress, MaxChunkTokens: size,
+			OverlapTokens: overlap, EmbeddingModel: l.EmbeddingModel, Filename: id + ".txt"}
+		if _, err := s.AddVectorStoreFile(ctx, f); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	l.vectors.ingest.notify()
+	for {
+		pending, err := s.PendingIngestions(ctx, 1)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if len(pending) == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	vs, err := s.GetVectorStore(ctx, "o", storeID)
+	if err != nil || vs.FileCounts.Completed != int64(len(docs)) {
+		tb.Fatalf("ingested %+v: %v", vs, err)
+	}
+	return storeID
+}
+
+// TestRetrievalQuality: with BM25 alone, the chunk holding a planted
+// fact is among the top 3 for at least 95% of the questions about it.
+// (The fake embedding model is a hashed bag of words, too crude to say
+// anything about hybrid quality; the end-to-end tests show hybrid
+// ranking at work.)
+func TestRetrievalQuality(t *testing.T) {
+	corpus := newPlantedCorpus(120, 700, 1)
+	l, s := testLocal(t, "")
+	storeID := ingestCorpus(t, l, s, corpus.docs, 200, 50)
+	hits := 0
+	for i, vault := range corpus.vaults {
+		res, err := l.search(context.Background(), s, upstreams.Principal{Owner: "o"}, storeID, &searchRequest{},
+			[]string{"What is the access code of " + vault + "?"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(res[:min(3, len(res))], func(h searchHit) bool { return strings.Contains(h.chunk.Text, corpus.answers[i]) }) {
+			hits++
+		}
+	}
+	rate := float64(hits) / float64(len(corpus.vaults))
+	t.Logf("planted chunk in the top 3 for %.1f%% of questions", 100*rate)
+	if rate < 0.95 {
+		t.Errorf("planted chunk in the top 3 for only %.1f%% of questions", 100*rate)
+	}
+}
+
+// benchmarkSearch measures searches over about chunks chunks and reports
+// the latency percentiles.
+func benchmarkSearch(b *testing.B, model string, chunks int) {
+	// 100-token chunks without overlap: about 75 words each.
+	docs := chunks / 10
+	corpus := newPlantedCorpus(docs, 750, 2)
+	l, s := testLocal(b, model)
+	storeID := ingestCorpus(b, l, s, corpus.docs, 100, 0)
+	var n int
+	if err := s.db.QueryRow(`SELECT COUNT(*) FROM vector_store_chunks`).Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	var took []time.Duration
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		start := time.Now()
+		_, err := l.search(context.Background(), s, upstreams.Principal{Owner: "o"}, storeID, &searchRequest{},
+			[]string{"access code of " + corpus.vaults[i%len(corpus.vaults)]})
+		if err != nil {
+			b.Fatal(err)
+		}
+		took = append(took, time.Since(start))
+		i++
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(n), "chunks")
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+func BenchmarkSearchBM25_10k(b *testing.B)   { benchmarkSearch(b, "", 10_000) }
+func BenchmarkSearchHybrid_10k(b *testing.B) { benchmarkSearch(b, "fake-embed", 10_000) }
+
+// BenchmarkIngest measures ingestion (read, chunk, index; with
+// embeddings, the in-process fake model's time included) in chunks/s.
+func BenchmarkIngest(b *testing.B) {
+	for _, model := range []string{"", "fake-embed"} {
+		b.Run("model="+model, func(b *testing.B) {
+			corpus := newPlantedCorpus(50, 1500, 3)
+			var chunks, took float64
+			for b.Loop() {
+				b.StopTimer()
+				l, s := testLocal(b, model)
+				b.StartTimer()
+				start := time.Now()
+				ingestCorpus(b, l, s, corpus.docs, 200, 50)
+				took += time.Since(start).Seconds()
+				b.StopTimer()
+				var n int
+				if err := s.db.QueryRow(`SELECT COUNT(*) FROM vector_store_chunks`).Scan(&n); err != nil {
+					b.Fatal(err)
+				}
+				chunks += float64(n)
+				b.StartTimer()
+			}
+			b.ReportMetric(chunks/took, "chunks/s")
+		})
+	}
+}

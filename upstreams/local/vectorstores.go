@@ -1,0 +1,450 @@
+package local
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/modelgate/modelgate/upstreams"
+)
+
+// vectorState is what vector stores need beside the store, shared by
+// every config using the store: the ingestion worker and the embeddings
+// kept in memory for search.
+type vectorState struct {
+	ingest *ingester
+	cache  *vectorCache
+}
+
+// vectorStores returns the store's vector store persistence, or the 501
+// for a store that has none.
+func (l *Local) vectorStores() (VectorStoreStore, error) {
+	if vs, ok := l.store.(VectorStoreStore); ok && l.vectors != nil {
+		return vs, nil
+	}
+	return nil, &upstreams.Error{Status: http.StatusNotImplemented, Type: upstreams.TypeNotImplemented,
+		Message: "This local upstream's store does not keep vector stores; use the embedded SQLite store."}
+}
+
+// vectorStoreHandler adapts a handler that needs the vector store
+// persistence.
+func vectorStoreHandler(h func(*Local, VectorStoreStore, http.ResponseWriter, *upstreams.Call) error) func(*Local, http.ResponseWriter, *upstreams.Call) error {
+	return func(l *Local, w http.ResponseWriter, c *upstreams.Call) error {
+		vs, err := l.vectorStores()
+		if err != nil {
+			return err
+		}
+		return h(l, vs, w, c)
+	}
+}
+
+const secondsPerDay = 86400
+
+type expiresAfter struct {
+	Anchor string `json:"anchor"`
+	Days   int    `json:"days"`
+}
+
+type vectorStoreObject struct {
+	ID           string          `json:"id"`
+	Object       string          `json:"object"`
+	CreatedAt    int64           `json:"created_at"`
+	Name         string          `json:"name"`
+	UsageBytes   int64           `json:"usage_bytes"`
+	FileCounts   FileCounts      `json:"file_counts"`
+	Status       string          `json:"status"`
+	LastActiveAt int64           `json:"last_active_at"`
+	Metadata     json.RawMessage `json:"metadata"`
+	ExpiresAfter *expiresAfter   `json:"expires_after,omitempty"`
+	ExpiresAt    *int64          `json:"expires_at"`
+}
+
+// expired reports whether the store's expiry policy has run out.
+func (v *VectorStore) expired() bool {
+	return v.ExpiresAfterDays > 0 && now() >= v.LastActiveAt+int64(v.ExpiresAfterDays)*secondsPerDay
+}
+
+func toVectorStoreObject(v *VectorStore) vectorStoreObject {
+	o := vectorStoreObject{ID: v.ID, Object: "vector_store", CreatedAt: v.CreatedAt, Name: v.Name, UsageBytes: v.UsageBytes,
+		FileCounts: v.FileCounts, Status: statusCompleted, LastActiveAt: v.LastActiveAt, Metadata: orEmpty(v.Metadata)}
+	if v.ExpiresAfterDays > 0 {
+		at := v.LastActiveAt + int64(v.ExpiresAfterDays)*secondsPerDay
+		o.ExpiresAfter, o.ExpiresAt = &expiresAfter{Anchor: "last_active_at", Days: v.ExpiresAfterDays}, &at
+	}
+	switch {
+	case v.expired():
+		o.Status = "expired"
+	case v.FileCounts.InProgress > 0:
+		o.Status = statusInProgress
+	}
+	return o
+}
+
+// chunkingStrategy is the request's chunking_strategy (auto or static).
+type chunkingStrategy struct {
+	Type   string `json:"type"`
+	Static struct {
+		MaxChunkSizeTokens int `json:"max_chunk_size_tokens"`
+		ChunkOverlapTokens int `json:"chunk_overlap_tokens"`
+	} `json:"static"`
+}
+
+// sizes returns the chunk size and overlap; nil or auto is 800/400.
+func (cs *chunkingStrategy) sizes() (int, int) {
+	if cs == nil || cs.Type != "static" {
+		return autoChunkTokens, autoOverlapTokens
+	}
+	return cs.Static.MaxChunkSizeTokens, cs.Static.ChunkOverlapTokens
+}
+
+// newAttachment is a file about to be attached, ready for ingestion.
+func (l *Local) newAttachment(c *upstreams.Call, storeID, fileID string, cs *chunkingStrategy, attrs json.RawMessage) (*VectorStoreFile, error) {
+	f, err := l.store.GetFile(c.Request.Context(), c.Principal.Owner, fileID)
+	if err != nil {
+		return nil, notFoundOr(err, "file", fileID)
+	}
+	size, overlap := cs.sizes()
+	if string(attrs) == "null" {
+		attrs = nil
+	}
+	return &VectorStoreFile{VectorStoreID: storeID, FileID: fileID, Owner: c.Principal.Owner, KeyName: c.Principal.KeyName,
+		CreatedAt: now(), Status: statusInProgress, MaxChunkTokens: size, OverlapTokens: overlap, Attributes: attrs,
+		EmbeddingModel: l.EmbeddingModel, Filename: f.Filename}, nil
+}
+
+func decodeBody(body []byte, v any) error {
+	if len(body) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return upstreams.InvalidRequest("", "The request body could not be read: %s", err.Error())
+	}
+	return nil
+}
+
+func (l *Local) createVectorStore(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+	var b struct {
+		Name             string            `json:"name"`
+		FileIDs          []string          `json:"file_ids"`
+		ChunkingStrategy *chunkingStrategy `json:"chunking_strategy"`
+		ExpiresAfter     *expiresAfter     `json:"expires_after"`
+		Metadata         json.RawMessage   `json:"metadata"`
+	}
+	if err := decodeBody(c.Body, &b); err != nil {
+		return err
+	}
+	t := now()
+	v := &VectorStore{ID: newID("vs_"), Owner: c.Principal.Owner, Name: b.Name, CreatedAt: t, LastActiveAt: t, Metadata: orEmpty(b.Metadata)}
+	if b.ExpiresAfter != nil {
+		v.ExpiresAfterDays = b.ExpiresAfter.Days
+	}
+	files := make([]VectorStoreFile, 0, len(b.FileIDs))
+	for _, id := range b.FileIDs {
+		f, err := l.newAttachment(c, v.ID, id, b.ChunkingStrategy, nil)
+		if err != nil {
+			return err
+		}
+		files = append(files, *f)
+	}
+	if err := vs.CreateVectorStore(c.Request.Context(), v, files); err != nil {
+		return err
+	}
+	l.vectors.ingest.notify()
+	created, err := vs.GetVectorStore(c.Request.Context(), c.Principal.Owner, v.ID)
+	if err != nil {
+		return err
+	}
+	upstreams.WriteJSON(w, http.StatusOK, toVectorStoreObject(created))
+	return nil
+}
+
+// pageQuery reads a vector store list's limit, order, after and before.
+func pageQuery(c *upstreams.Call) (PageQuery, error) {
+	q, err := listQuery(c, 20, 100)
+	return PageQuery{ListQuery: q, Before: c.Request.URL.Query().Get("before")}, err
+}
+
+func (l *Local) listVectorStores(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+	q, err := pageQuery(c)
+	if err != nil {
+		return err
+	}
+	stores, hasMore, err := vs.ListVectorStores(c.Request.Context(), c.Principal.Owner, q)
+	if err != nil {
+		return err
+	}
+	data := make([]vectorStoreObject, len(stores))
+	for i := range stores {
+		data[i] = toVectorStoreObject(&stores[i])
+	}
+	upstreams.WriteJSON(w, http.StatusOK, listPage(data, hasMore, func(v vectorStoreObject) string { return v.ID }))
+	return nil
+}
+
+func (l *Local) retrieveVectorStore(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+	id := c.Params["vector_store_id"]
+	v, err := vs.GetVectorStore(c.Request.Context(), c.Principal.Owner, id)
+	if err != nil {
+		return notFoundOr(err, "vector store", id)
+	}
+	upstreams.WriteJSON(w, http.StatusOK, toVectorStoreObject(v))
+	return nil
+}
+
+func (l *Local) updateVectorStore(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+	id := c.Params["vector_store_id"]
+	var b struct {
+		Name         *string         `json:"name"`
+		ExpiresAfter json.RawMessage `json:"expires_after"`
+		Metadata     json.RawMessage `json:"metadata"`
+	}
+	if err := decodeBody(c.Body, &b); err != nil {
+		return err
+	}
+	u := StoreUpdate{Name: b.Name}
+	if b.Metadata != nil {
+		u.Metadata = orEmpty(b.Metadata)
+	}
+	if b.ExpiresAfter != nil {
+		var ea *expiresAfter
+		if err := json.Unmarshal(b.ExpiresAfter, &ea); err != nil {
+			return upstreams.InvalidRequest("expires_after", "expires_after must be an object or null.")
+		}
+		days := 0
+		if ea != nil {
+			days = ea.Days
+		}
+		u.ExpiresAfterDays = &days
+	}
+	v, err := vs.UpdateVectorStore(c.Request.Context(), c.Principal.Owner, id, u)
+	if err != nil {
+		return notFoundOr(err, "vector store", id)
+	}
+	upstreams.WriteJSON(w, http.StatusOK, toVectorStoreObject(v))
+	return nil
+}
+
+func (l *Local) deleteVectorStore(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+	id := c.Params["vector_store_id"]
+	if err := vs.DeleteVectorStore(c.Request.Context(), c.Principal.Owner, id); err != nil {
+		return notFoundOr(err, "vector store", id)
+	}
+	l.vectors.cache.forget(id)
+	upstreams.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "object": "vector_store.deleted", "deleted": true})
+	return nil
+}
+
+// activeStore returns a store that can take files and searches: it
+// exists for the caller and has not expired.
+func activeStore(vs VectorStoreStore, c *upstreams.Call) (*VectorStore, error) {
+	id := c.Params["vector_store_id"]
+	v, err := vs.GetVectorStore(c.Request.Context(), c.Principal.Owner, id)
+	if err != nil {
+		return nil, notFoundOr(err, "vector store", id)
+	}
+	if v.expired() {
+		return nil, upstreams.InvalidRequest("vector_store_id", "The vector store %s has expired.", id)
+	}
+	return v, nil
+}
+
+type lastError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+type vectorStoreFileObject struct {
+	ID               string          `json:"id"`
+	Object           string          `json:"object"`
+	UsageBytes       int64           `json:"usage_bytes"`
+	CreatedAt        int64           `json:"created_at"`
+	VectorStoreID    string          `json:"vector_store_id"`
+	Status           string          `json:"status"`
+	LastError        *lastError      `json:"last_error"`
+	ChunkingStrategy any             `json:"chunking_strategy"`
+	Attributes       json.RawMessage `json:"attributes"`
+}
+
+func toVectorStoreFileObject(f *VectorStoreFile) vectorStoreFileObject {
+	o := vectorStoreFileObject{ID: f.FileID, Object: "vector_store.file", UsageBytes: f.UsageBytes, CreatedAt: f.CreatedAt,
+		VectorStoreID: f.VectorStoreID, Status: f.Status, Attributes: attributesOrNull(f),
+		ChunkingStrategy: map[string]any{"type": "static", "static": map[string]int{
+			"max_chunk_size_tokens": f.MaxChunkTokens, "chunk_overlap_tokens": f.OverlapTokens}}}
+	if f.Status == statusFailed {
+		o.LastError = &lastError{Code: f.LastErrorCode, Message: f.LastErrorMsg}
+	}
+	return o
+}
+
+func (l *Local) createVectorStoreFile(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+	var b struct {
+		FileID           string            `json:"file_id"`
+		ChunkingStrategy *chunkingStrategy `json:"chunking_strategy"`
+		Attributes       json.RawMessage   `json:"attributes"`
+	}
+	if err := decodeBody(c.Body, &b); err != nil {
+		return err
+	}
+	v, err := activeStore(vs, c)
+	if err != nil {
+		return err
+	}
+	f, err := l.newAttachment(c, v.ID, b.FileID, b.ChunkingStrategy, b.Attributes)
+	if err != nil {
+		return err
+	}
+	attached, err := vs.AddVectorStoreFile(c.Request.Context(), f)
+	if err != nil {
+		return err
+	}
+	l.vectors.ingest.notify()
+	l.touch(vs, c, v.ID)
+	upstreams.WriteJSON(w, http.StatusOK, toVectorStoreFileObject(attached))
+	return nil
+}
+
+// touch records activity on a store, which its expiry counts from; a
+// failure only delays the expiry, so it is logged.
+func (l *Local) touch(vs VectorStoreStore, c *upstreams.Call, id string) {
+	if err := vs.TouchVectorStore(c.Request.Context(), c.Principal.Owner, id, now()); err != nil {
+		l.logger.Warn("recording vector store activity", zap.String("vector_store", id), zap.Error(err))
+	}
+}
+
+var fileStatuses = map[string]bool{statusInProgress: true, statusCompleted: true, statusFailed: true, statusCancelled: true}
+
+func (l *Local) listVectorStoreFiles(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+	q, err := pageQuery(c)
+	if err != nil {
+		return err
+	}
+	q.Status = c.Request.URL.Query().Get("filter")
+	if q.Status != "" && !fileStatuses[q.Status] {
+		return upstreams.InvalidRequest("filter", "filter must be one of in_progress, completed, failed, cancelled.")
+	}
+	id := c.Params["vector_store_id"]
+	if _, err := vs.GetVectorStore(c.Request.Context(), c.Principal.Owner, id); err != nil {
+		return notFoundOr(err, "vector store", id)
+	}
+	files, hasMore, err := vs.ListVectorStoreFiles(c.Request.Context(), c.Principal.Owner, id, q)
+	if err != nil {
+		return err
+	}
+	data := make([]vectorStoreFileObject, len(files))
+	for i := range files {
+		data[i] = toVectorStoreFileObject(&files[i])
+	}
+	upstreams.WriteJSON(w, http.StatusOK, listPage(data, hasMore, func(f vectorStoreFileObject) string { return f.ID }))
+	return nil
+}
+
+func (l *Local) retrieveVectorStoreFile(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+	id := c.Params["file_id"]
+	f, err := vs.GetVectorStoreFile(c.Request.Context(), c.Principal.Owner, c.Params["vector_store_id"], id)
+	if err != nil {
+		return notFoundOr(err, "vector store file", id)
+	}
+	upstreams.WriteJSON(w, http.StatusOK, toVectorStoreFileObject(f))
+	return nil
+}
+
+func (l *Local) deleteVectorStoreFile(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+	id := c.Params["file_id"]
+	if err := vs.DeleteVectorStoreFile(c.Request.Context(), c.Principal.Owner, c.Params["vector_store_id"], id); err != nil {
+		return notFoundOr(err, "vector store file", id)
+	}
+	upstreams.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "object": "vector_store.file.deleted", "deleted": true})
+	return nil
+}
+
+func (l *Local) vectorStoreFileContent(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+	id := c.Params["file_id"]
+	text, err := vs.VectorStoreFileText(c.Request.Context(), c.Principal.Owner, c.Params["vector_store_id"], id)
+	if err != nil {
+		return notFoundOr(err, "vector store file", id)
+	}
+	data := []map[string]string{}
+	if text != "" {
+		data = append(data, map[string]string{"type": "text", "text": text})
+	}
+	upstreams.WriteJSON(w, http.StatusOK, map[string]any{"object": "vector_store.file_content.page", "data": data, "has_more": false, "next_page": nil})
+	return nil
+}
+
+// Search response dialects (see DESIGN: the spec's shape and the public
+// API's).
+const (
+	dialectSpec   = "spec"
+	dialectOpenAI = "openai"
+	dialectAuto   = "auto"
+)
+
+// dialectFor picks the search response shape: the configured one, or by
+// the beta header the client sent (the spec names Vendor-Beta).
+func (l *Local) dialectFor(c *upstreams.Call) string {
+	if l.SearchDialect == dialectSpec || l.SearchDialect == dialectOpenAI {
+		return l.SearchDialect
+	}
+	if strings.EqualFold(c.BetaHeader, "Vendor-Beta") {
+		return dialectSpec
+	}
+	return dialectOpenAI
+}
+
+func (l *Local) searchVectorStore(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+	var req searchRequest
+	if err := decodeBody(c.Body, &req); err != nil {
+		return err
+	}
+	queries, err := req.queries()
+	if err != nil {
+		return err
+	}
+	if req.RewriteQuery {
+		for i, q := range queries {
+			queries[i] = normalizeQuery(q)
+		}
+	}
+	v, err := activeStore(vs, c)
+	if err != nil {
+		return err
+	}
+	hits, err := l.search(c.Request.Context(), vs, c.Principal, v.ID, &req, queries)
+	var fe *fileError
+	if errors.As(err, &fe) {
+		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: "upstream_error",
+			Message: "The query could not be embedded: " + fe.message}
+	}
+	if err != nil {
+		return err
+	}
+	l.touch(vs, c, v.ID)
+	if l.dialectFor(c) == dialectSpec {
+		data := make([]map[string]any, len(hits))
+		for i, h := range hits {
+			data[i] = map[string]any{"type": "vector_store.search_result", "score": h.score, "content": h.chunk.Text,
+				"file_id": h.chunk.FileID, "metadata": map[string]any{"filename": h.file.Filename, "chunk_index": h.chunk.Index,
+					"attributes": attributesOrNull(h.file)}}
+		}
+		upstreams.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+		return nil
+	}
+	data := make([]map[string]any, len(hits))
+	for i, h := range hits {
+		data[i] = map[string]any{"file_id": h.chunk.FileID, "filename": h.file.Filename, "score": h.score,
+			"attributes": attributesOrNull(h.file), "content": []map[string]string{{"type": "text", "text": h.chunk.Text}}}
+	}
+	upstreams.WriteJSON(w, http.StatusOK, map[string]any{"object": "vector_store.search_results.page", "search_query": queries,
+		"data": data, "has_more": false, "next_page": nil})
+	return nil
+}
+
+func attributesOrNull(f *VectorStoreFile) json.RawMessage {
+	if f.Attributes == nil {
+		return json.RawMessage("null")
+	}
+	return f.Attributes
+}
