@@ -311,12 +311,7 @@ func (g *Gateway) unmarshalRecord(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		option := d.Val()
-		var arg string
-		if !d.AllArgs(&arg) {
-			return d.ArgErr()
-		}
+	err := eachOption(d, func(option, arg string) error {
 		switch option {
 		case "max_size", "max_body":
 			n, err := humanize.ParseBytes(arg)
@@ -347,8 +342,28 @@ func (g *Gateway) unmarshalRecord(d *caddyfile.Dispenser) error {
 		default:
 			return d.Errf("unrecognized record option %q", option)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	g.Record = rc
+	return nil
+}
+
+// eachOption hands set every `<option> <value>` line of the block that
+// follows the current token.
+func eachOption(d *caddyfile.Dispenser, set func(option, arg string) error) error {
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		option := d.Val()
+		var arg string
+		if !d.AllArgs(&arg) {
+			return d.ArgErr()
+		}
+		if err := set(option, arg); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -375,12 +390,7 @@ func (g *Gateway) unmarshalRateLimitStore(d *caddyfile.Dispenser) error {
 	default:
 		return d.Errf("unknown rate_limit_store %q (want process or redis)", c.Type)
 	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		option := d.Val()
-		var arg string
-		if !d.AllArgs(&arg) {
-			return d.ArgErr()
-		}
+	err := eachOption(d, func(option, arg string) error {
 		switch option {
 		case "password":
 			c.Password = arg
@@ -410,6 +420,10 @@ func (g *Gateway) unmarshalRateLimitStore(d *caddyfile.Dispenser) error {
 		default:
 			return d.Errf("unrecognized rate_limit_store option %q", option)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	g.RateLimitStore = c
 	return nil

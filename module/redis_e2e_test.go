@@ -41,16 +41,7 @@ func twoGateways(t *testing.T, prefix, site string, storeAddrs [2]string, failur
 }
 `, port, storeAddrs[i], prefix, failureModes[i], site)
 	}
-	cfg = `{
-	admin off
-	persist_config off
-	auto_https off
-	grace_period 1ns
-	log {
-		level ERROR
-	}
-}
-` + sites.String()
+	cfg = testgateway.GlobalOptions + sites.String()
 	testgateway.Load(t, cfg)
 	return cfg, bases
 }

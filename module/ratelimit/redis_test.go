@@ -26,6 +26,34 @@ func redisInstance(t testing.TB, prefix string, leaseTTL time.Duration) *redisSt
 	return s
 }
 
+// pair is two instances sharing limits in one Redis, as two machines
+// would, with the same limits for one key.
+type pair struct {
+	c      *redis.Client
+	prefix string
+	a, b   *redisStore
+	la, lb Limiter
+	// killB makes b die: its leases are neither renewed nor freed.
+	killB func()
+}
+
+func newPair(t *testing.T, lim Limits, leaseTTL time.Duration) *pair {
+	p := &pair{c: testredis.Client(t), prefix: testredis.Prefix(t)}
+	p.a, p.b = redisInstance(t, p.prefix, leaseTTL), redisInstance(t, p.prefix, leaseTTL)
+	p.la, p.lb = limiter(t, p.a, lim), limiter(t, p.b, lim)
+	var once sync.Once
+	p.killB = func() {
+		once.Do(func() {
+			if err := p.b.Destruct(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(p.killB)
+	destructAtEnd(t, p.a)
+	return p
+}
+
 func limiter(t testing.TB, s *redisStore, lim Limits) Limiter {
 	t.Helper()
 	l, err := s.Acquire("0123abcd", lim)
@@ -56,13 +84,9 @@ func between[T int64 | time.Duration](t *testing.T, what string, got, lo, hi T) 
 // TestRedisBurstSplitAcrossInstances: a burst sent through two instances
 // at once is admitted exactly up to the limit they share.
 func TestRedisBurstSplitAcrossInstances(t *testing.T) {
-	c := testredis.Client(t)
-	prefix := testredis.Prefix(t)
-	a, b := redisInstance(t, prefix, defaultLeaseTTL), redisInstance(t, prefix, defaultLeaseTTL)
-	destructAtEnd(t, a, b)
 	// One request back every 15s: the burst ends long before.
-	lim := Limits{RequestsPerMinute: 4}
-	la, lb := limiter(t, a, lim), limiter(t, b, lim)
+	p := newPair(t, Limits{RequestsPerMinute: 4}, defaultLeaseTTL)
+	c, prefix, la, lb := p.c, p.prefix, p.la, p.lb
 	var (
 		mu       sync.Mutex
 		admitted int
@@ -119,12 +143,8 @@ func TestRedisBurstSplitAcrossInstances(t *testing.T) {
 // other sees, refunds and debts alike. Tokens come back at 10 a second;
 // bounds allow for that from Redis's own clock.
 func TestRedisTokensSettleAcrossInstances(t *testing.T) {
-	c := testredis.Client(t)
-	prefix := testredis.Prefix(t)
-	a, b := redisInstance(t, prefix, defaultLeaseTTL), redisInstance(t, prefix, defaultLeaseTTL)
-	destructAtEnd(t, a, b)
-	lim := Limits{TokensPerMinute: 600}
-	la, lb := limiter(t, a, lim), limiter(t, b, lim)
+	p := newPair(t, Limits{TokensPerMinute: 600}, defaultLeaseTTL)
+	c, la, lb := p.c, p.la, p.lb
 	start := testredis.Now(t, c)
 	// refilled is how many tokens came back since the start, at most.
 	refilled := func() int64 { return int64(testredis.Now(t, c).Sub(start).Seconds()*10) + 1 }
@@ -177,14 +197,9 @@ func TestRedisTokensSettleAcrossInstances(t *testing.T) {
 // TestRedisConcurrencyLeases: slots are shared, freed by Release, renewed
 // while their request runs, and lapse when their instance dies.
 func TestRedisConcurrencyLeases(t *testing.T) {
-	c := testredis.Client(t)
-	prefix := testredis.Prefix(t)
-	const ttl = 3 * time.Second
-	a, b := redisInstance(t, prefix, ttl), redisInstance(t, prefix, ttl)
-	destructAtEnd(t, a) // b dies in the middle
-	lim := Limits{MaxConcurrent: 1}
-	la, lb := limiter(t, a, lim), limiter(t, b, lim)
-	leases := prefix + "{0123abcd}:leases"
+	p := newPair(t, Limits{MaxConcurrent: 1}, 3*time.Second)
+	c, a, la, lb := p.c, p.a, p.la, p.lb
+	leases := p.prefix + "{0123abcd}:leases"
 
 	ta, ref, err := la.Admit(ctx, 0)
 	if err != nil || ref != nil {
@@ -205,9 +220,7 @@ func TestRedisConcurrencyLeases(t *testing.T) {
 	if err != nil || len(held) != 1 {
 		t.Fatalf("leases %v %v", held, err)
 	}
-	if err := b.Destruct(); err != nil {
-		t.Fatal(err)
-	}
+	p.killB()
 	expiry := time.UnixMilli(int64(held[0].Score))
 	if _, ref, _ := la.Admit(ctx, 0); testredis.Now(t, c).Before(expiry) && ref == nil {
 		t.Fatal("a live lease of a dead instance was ignored")
