@@ -156,31 +156,50 @@ func TestStateSurvivesReload(t *testing.T) {
 	}
 }
 
-func BenchmarkAdmitSettle(b *testing.B) {
-	k, _ := Process.Acquire("bench", benchLimits)
-	defer Process.Release("bench")
-	benchmarkAdmitSettle(b, k)
+func BenchmarkAdmission(b *testing.B) {
+	benchmarkAdmission(b, func(lim Limits) Limiter {
+		id := b.Name()
+		k, _ := Process.Acquire(id, lim)
+		b.Cleanup(func() { Process.Release(id) })
+		return k
+	})
 }
 
 // benchLimits never refuse: benchmarks measure the cost of admission.
 var benchLimits = Limits{RequestsPerMinute: 1 << 40, TokensPerMinute: 1 << 50, MaxConcurrent: 1 << 30}
 
-// benchmarkAdmitSettle is one request's admission work: admit, headers,
-// settle, release.
-func benchmarkAdmitSettle(b *testing.B, l Limiter) {
-	h := http.Header{}
-	b.ReportAllocs()
-	for b.Loop() {
-		tk, ref, err := l.Admit(ctx, 100)
-		if err != nil || ref != nil {
-			b.Fatal(err, ref)
+// benchmarkAdmission measures admission alone (requests and tokens, no
+// concurrency limit, so nothing to release) and a whole request's work:
+// admit, headers, settle, release.
+func benchmarkAdmission(b *testing.B, acquire func(Limits) Limiter) {
+	b.Run("admit", func(b *testing.B) {
+		l := acquire(Limits{RequestsPerMinute: benchLimits.RequestsPerMinute, TokensPerMinute: benchLimits.TokensPerMinute})
+		h := http.Header{}
+		b.ReportAllocs()
+		for b.Loop() {
+			tk, ref, err := l.Admit(ctx, 100)
+			if err != nil || ref != nil {
+				b.Fatal(err, ref)
+			}
+			tk.SetHeaders(h)
 		}
-		tk.SetHeaders(h)
-		if err := tk.Settle(ctx, 90); err != nil {
-			b.Fatal(err)
+	})
+	b.Run("admit-settle-release", func(b *testing.B) {
+		l := acquire(benchLimits)
+		h := http.Header{}
+		b.ReportAllocs()
+		for b.Loop() {
+			tk, ref, err := l.Admit(ctx, 100)
+			if err != nil || ref != nil {
+				b.Fatal(err, ref)
+			}
+			tk.SetHeaders(h)
+			if err := tk.Settle(ctx, 90); err != nil {
+				b.Fatal(err)
+			}
+			if err := tk.Release(ctx); err != nil {
+				b.Fatal(err)
+			}
 		}
-		if err := tk.Release(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
+	})
 }

@@ -1,7 +1,6 @@
 package ratelimit
 
 import (
-	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -279,11 +278,15 @@ func TestRedisUnreachable(t *testing.T) {
 	}
 }
 
-func BenchmarkRedisAdmitSettle(b *testing.B) {
+func BenchmarkRedisAdmission(b *testing.B) {
 	s := redisInstance(b, testredis.Prefix(b), defaultLeaseTTL)
-	defer s.Destruct()
-	benchmarkAdmitSettle(b, limiter(b, s, benchLimits))
-	c := redis.NewClient(&redis.Options{Addr: testredis.Addr(b)})
-	defer c.Close()
-	c.Del(context.Background(), s.prefix+"{0123abcd}:requests", s.prefix+"{0123abcd}:tokens", s.prefix+"{0123abcd}:leases")
+	b.Cleanup(func() { s.Destruct() })
+	benchmarkAdmission(b, func(lim Limits) Limiter {
+		id := b.Name()
+		b.Cleanup(func() {
+			s.client.Del(ctx, s.prefix+"{"+id+"}:requests", s.prefix+"{"+id+"}:tokens", s.prefix+"{"+id+"}:leases")
+		})
+		l, _ := s.Acquire(id, lim)
+		return l
+	})
 }
