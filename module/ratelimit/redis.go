@@ -31,6 +31,17 @@ var (
 	renewScript  = redis.NewScript(luaLib + luaRenew)
 )
 
+// The Redis client's own messages (one per failed dial, say) go to Caddy's
+// log at debug level: failures reach operators as the gateway's warning
+// and metric, not as a line on stderr per request while Redis is down.
+func init() { redis.SetLogger(redisLog{}) }
+
+type redisLog struct{}
+
+func (redisLog) Printf(_ context.Context, format string, v ...any) {
+	caddy.Log().Named("modelgate.redis").Debug(fmt.Sprintf(format, v...))
+}
+
 // redisStores holds one client per Redis settings across reloads, so the
 // leases of requests still in flight on the old config keep being renewed.
 var redisStores = caddy.NewUsagePool()
