@@ -16,22 +16,13 @@ import (
 )
 
 func limitedGateway(port int, keyBlock string) string {
-	return fmt.Sprintf(`{
-	admin off
-	persist_config off
-	auto_https off
-	grace_period 1ns
-	log {
-		level ERROR
-	}
-}
-http://127.0.0.1:%d {
+	return fmt.Sprintf(`%shttp://127.0.0.1:%d {
 	modelgate {
 		%s
 		route chat.completions.create to reference
 	}
 }
-`, port, keyBlock)
+`, testgateway.GlobalOptions, port, keyBlock)
 }
 
 func TestRequestLimitBurstAndReload(t *testing.T) {

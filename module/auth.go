@@ -70,9 +70,9 @@ type principal struct {
 	upstreams.Principal
 	operations []string
 	limits     ratelimit.Limits
-	// limiter is the key's admission state, shared across reloads; nil
-	// when the key has no limits.
-	limiter *ratelimit.Key
+	// limiter admits the key's requests against state kept across
+	// reloads (and instances, with Redis); nil when the key has no limits.
+	limiter ratelimit.Limiter
 }
 
 // limiterID names a key's admission state: its digest, never the key.

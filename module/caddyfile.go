@@ -11,6 +11,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
 
+	"github.com/modelgate/modelgate/module/ratelimit"
 	"github.com/modelgate/modelgate/upstreams"
 )
 
@@ -51,6 +52,15 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        reasoning_effort <value...>
 //	    }
 //	    response_check off|report|strict
+//	    rate_limit_store process
+//	    rate_limit_store redis <host:port> {
+//	        password <password>
+//	        db <n>
+//	        prefix <prefix>
+//	        timeout <duration>
+//	        lease_ttl <duration>
+//	        failure_mode open|closed
+//	    }
 //	    record <path> {
 //	        max_size <size>
 //	        max_files <n>
@@ -125,6 +135,10 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			g.ModelRules = append(g.ModelRules, rule)
 		case "record":
 			if err := g.unmarshalRecord(d); err != nil {
+				return err
+			}
+		case "rate_limit_store":
+			if err := g.unmarshalRateLimitStore(d); err != nil {
 				return err
 			}
 		default:
@@ -297,12 +311,7 @@ func (g *Gateway) unmarshalRecord(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		option := d.Val()
-		var arg string
-		if !d.AllArgs(&arg) {
-			return d.ArgErr()
-		}
+	err := eachOption(d, func(option, arg string) error {
 		switch option {
 		case "max_size", "max_body":
 			n, err := humanize.ParseBytes(arg)
@@ -333,7 +342,89 @@ func (g *Gateway) unmarshalRecord(d *caddyfile.Dispenser) error {
 		default:
 			return d.Errf("unrecognized record option %q", option)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	g.Record = rc
+	return nil
+}
+
+// eachOption hands set every `<option> <value>` line of the block that
+// follows the current token.
+func eachOption(d *caddyfile.Dispenser, set func(option, arg string) error) error {
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		option := d.Val()
+		var arg string
+		if !d.AllArgs(&arg) {
+			return d.ArgErr()
+		}
+		if err := set(option, arg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *Gateway) unmarshalRateLimitStore(d *caddyfile.Dispenser) error {
+	if g.RateLimitStore != nil {
+		return d.Err("rate_limit_store given twice")
+	}
+	c := &ratelimit.StoreConfig{}
+	if !d.NextArg() {
+		return d.ArgErr()
+	}
+	c.Type = d.Val()
+	switch c.Type {
+	case "process":
+		if d.NextArg() || d.NextBlock(d.Nesting()) {
+			return d.Err("rate_limit_store process takes no options")
+		}
+		g.RateLimitStore = c
+		return nil
+	case "redis":
+		if !d.AllArgs(&c.Address) {
+			return d.Errf("want rate_limit_store redis <host:port> { ... }")
+		}
+	default:
+		return d.Errf("unknown rate_limit_store %q (want process or redis)", c.Type)
+	}
+	err := eachOption(d, func(option, arg string) error {
+		switch option {
+		case "password":
+			c.Password = arg
+		case "prefix":
+			c.Prefix = arg
+		case "failure_mode":
+			if arg != "open" && arg != "closed" {
+				return d.Errf("bad failure_mode %q: want open or closed", arg)
+			}
+			c.FailureMode = arg
+		case "db":
+			n, err := strconv.Atoi(arg)
+			if err != nil || n < 0 {
+				return d.Errf("bad db %q: want a whole number", arg)
+			}
+			c.DB = n
+		case "timeout", "lease_ttl":
+			dur, err := caddy.ParseDuration(arg)
+			if err != nil || dur <= 0 {
+				return d.Errf("bad %s %q: want a duration such as 1s", option, arg)
+			}
+			if option == "timeout" {
+				c.Timeout = caddy.Duration(dur)
+			} else {
+				c.LeaseTTL = caddy.Duration(dur)
+			}
+		default:
+			return d.Errf("unrecognized rate_limit_store option %q", option)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	g.RateLimitStore = c
 	return nil
 }

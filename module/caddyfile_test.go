@@ -10,6 +10,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/modelgate/modelgate/module/ratelimit"
 )
 
 func TestUnmarshalCaddyfile(t *testing.T) {
@@ -103,6 +105,31 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			}`,
 			upJSON: map[string]string{"azure": `{"base_url":"https://example.openai.azure.com/openai/v1","beta_header":"OpenAI-Beta","type":"openai"}`},
 		},
+		{
+			name: "redis rate limit store",
+			input: `modelgate {
+				rate_limit_store redis {env.REDIS_ADDR} {
+					password {env.REDIS_PASSWORD}
+					db 2
+					prefix gw1:
+					timeout 250ms
+					lease_ttl 1m
+					failure_mode closed
+				}
+			}`,
+			want: Gateway{RateLimitStore: &ratelimit.StoreConfig{
+				Type: "redis", Address: "{env.REDIS_ADDR}", Password: "{env.REDIS_PASSWORD}", DB: 2, Prefix: "gw1:",
+				Timeout: caddy.Duration(250 * time.Millisecond), LeaseTTL: caddy.Duration(time.Minute), FailureMode: "closed",
+			}},
+		},
+		{name: "process rate limit store", input: "modelgate {\n rate_limit_store process\n}", want: Gateway{RateLimitStore: &ratelimit.StoreConfig{Type: "process"}}},
+		{name: "rate limit store without type", input: "modelgate {\n rate_limit_store\n}", wantErr: "wrong argument count"},
+		{name: "unknown rate limit store", input: "modelgate {\n rate_limit_store etcd x\n}", wantErr: `unknown rate_limit_store "etcd"`},
+		{name: "redis store without address", input: "modelgate {\n rate_limit_store redis\n}", wantErr: "want rate_limit_store redis <host:port>"},
+		{name: "bad failure mode", input: "modelgate {\n rate_limit_store redis r:6379 {\n failure_mode maybe\n }\n}", wantErr: "bad failure_mode"},
+		{name: "bad redis db", input: "modelgate {\n rate_limit_store redis r:6379 {\n db -1\n }\n}", wantErr: "bad db"},
+		{name: "unknown redis option", input: "modelgate {\n rate_limit_store redis r:6379 {\n tls\n }\n}", wantErr: "wrong argument count"},
+		{name: "rate limit store twice", input: "modelgate {\n rate_limit_store process\n rate_limit_store process\n}", wantErr: "given twice"},
 		{name: "argument on directive", input: `modelgate extra`, wantErr: "wrong argument count"},
 		{name: "unknown option", input: "modelgate {\n frobnicate\n}", wantErr: `unrecognized modelgate option "frobnicate"`},
 		{name: "key without value", input: "modelgate {\n key\n}", wantErr: "wrong argument count"},

@@ -82,6 +82,14 @@ type Gateway struct {
 	// Caddyfile: `response_check off|report|strict`
 	ResponseCheck string `json:"response_check,omitempty"`
 
+	// RateLimitStore keeps the keys' rate limits: in this process (each
+	// instance enforces every limit on its own) or in Redis (every
+	// instance using that Redis shares them). Default: in process.
+	//
+	// Caddyfile: `rate_limit_store redis <host:port> { password <password>; db <n>; prefix <prefix>; timeout <duration>; lease_ttl <duration>; failure_mode open|closed }`
+	// or `rate_limit_store process`
+	RateLimitStore *ratelimit.StoreConfig `json:"rate_limit_store,omitempty"`
+
 	// ModelRules add model-dependent rules for chat requests, checked
 	// before the built-in ones (see ModelRule). Default: none.
 	//
@@ -89,6 +97,7 @@ type Gateway struct {
 	ModelRules []ModelRule `json:"model_rules,omitempty"`
 
 	keys           *keyring
+	limitStore     ratelimit.Store
 	modelRules     []ModelRule
 	recorder       *recorder
 	routes         map[string]*operationRoutes
@@ -133,12 +142,15 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("modelgate: %w", err)
 	}
 	g.keys = keys
+	if g.limitStore, err = g.RateLimitStore.Open(caddy.NewReplacer()); err != nil {
+		return fmt.Errorf("modelgate: %w", err)
+	}
 	for i := range keys.keys {
 		p := &keys.keys[i]
 		if p.limits.IsZero() {
 			continue
 		}
-		if p.limiter, err = ratelimit.Acquire(p.limiterID(), p.limits); err != nil {
+		if p.limiter, err = g.limitStore.Acquire(p.limiterID(), p.limits); err != nil {
 			return fmt.Errorf("modelgate: limits of key %s: %w", p.KeyName, err)
 		}
 	}
@@ -280,28 +292,33 @@ func (g *Gateway) Validate() error {
 }
 
 // Cleanup stops the work upstreams send through the gateway, then
-// releases the keys' admission state and the recorder (each ends
-// when no config uses it any more). Upstreams are Caddy modules loaded through the config
-// context, which cleans them up.
+// releases the keys' admission state, the rate limit store and the
+// recorder (each ends when no config uses it any more). Upstreams are Caddy
+// modules loaded through the config context, which cleans them up.
 func (g *Gateway) Cleanup() error {
 	for _, du := range g.dispatcherUsers {
 		du.UseDispatcher(nil)
 	}
 	g.dispatcherUsers = nil
+	var errs []error
 	if g.keys != nil {
 		for i := range g.keys.keys {
 			if p := &g.keys.keys[i]; p.limiter != nil {
-				ratelimit.Release(p.limiterID())
+				errs = append(errs, g.limitStore.Release(p.limiterID()))
 				p.limiter = nil
 			}
 		}
 	}
+	if g.limitStore != nil {
+		errs = append(errs, g.limitStore.Close())
+		g.limitStore = nil
+	}
 	if g.recorder != nil {
 		_, err := recorders.Delete(g.Record.Path)
+		errs = append(errs, err)
 		g.recorder = nil
-		return err
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Interface guards

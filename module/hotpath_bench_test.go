@@ -2,6 +2,7 @@ package modelgate
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -53,10 +54,10 @@ func benchGateway(b *testing.B, limits ratelimit.Limits) *Gateway {
 		b.Fatal(err)
 	}
 	if p := &keys.keys[len(keys.keys)-1]; !limits.IsZero() {
-		if p.limiter, err = ratelimit.Acquire(p.limiterID(), limits); err != nil {
+		if p.limiter, err = ratelimit.Process.Acquire(p.limiterID(), limits); err != nil {
 			b.Fatal(err)
 		}
-		b.Cleanup(func() { ratelimit.Release(p.limiterID()) })
+		b.Cleanup(func() { ratelimit.Process.Release(p.limiterID()) })
 	}
 	return &Gateway{keys: keys, MaxBodySize: defaultMaxBodySize, betaHdr: defaultBetaHeaders, logger: zap.NewNop()}
 }
@@ -127,14 +128,13 @@ func BenchmarkAdmitRate(b *testing.B) {
 		}
 		b.StartTimer()
 		ex := newExchange(w, false)
-		call := &upstreams.Call{Operation: upstreams.OpChatCompletionsCreate, Model: "gpt-4o-mini", Body: body}
-		ticket, refusal := g.admitRate(ex, call, p, doc)
-		if refusal != nil {
-			b.Fatal(refusal.Message())
+		call := &upstreams.Call{Operation: upstreams.OpChatCompletionsCreate, Model: "gpt-4o-mini", Body: body, Request: benchRequest(body)}
+		ticket := g.admitRate(ex, call, p, doc)
+		if ticket == nil {
+			b.Fatal("refused")
 		}
 		ex.usage = &usage{total: 340}
-		settle(ticket, ex)
-		ticket.Release()
+		g.finish(context.Background(), ticket, ex)
 	}
 }
 

@@ -14,16 +14,17 @@ import (
 // registry (Caddy makes a new registry per config load). Labels are
 // operation, upstream and model-free values only: never keys or owners.
 var gatewayMetrics struct {
-	once       sync.Once
-	requests   *prometheus.CounterVec
-	duration   *prometheus.HistogramVec
-	firstByte  *prometheus.HistogramVec
-	tokens     *prometheus.CounterVec
-	refusals   *prometheus.CounterVec
-	retries    *prometheus.CounterVec
-	fallbacks  *prometheus.CounterVec
-	findings   *prometheus.CounterVec
-	collectors []prometheus.Collector
+	once          sync.Once
+	requests      *prometheus.CounterVec
+	duration      *prometheus.HistogramVec
+	firstByte     *prometheus.HistogramVec
+	tokens        *prometheus.CounterVec
+	refusals      *prometheus.CounterVec
+	retries       *prometheus.CounterVec
+	fallbacks     *prometheus.CounterVec
+	findings      *prometheus.CounterVec
+	storeFailures *prometheus.CounterVec
+	collectors    []prometheus.Collector
 }
 
 func initMetrics() {
@@ -45,7 +46,9 @@ func initMetrics() {
 		Help: "Calls moved on to a later upstream of their route."}, []string{"operation", "upstream"})
 	m.findings = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "conformance_findings_total",
 		Help: "Upstream replies that departed from the response schemas."}, []string{"operation", "upstream"})
-	m.collectors = []prometheus.Collector{recorderDropped, m.requests, m.duration, m.firstByte, m.tokens, m.refusals, m.retries, m.fallbacks, m.findings}
+	m.storeFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "rate_limit_store_failures_total",
+		Help: "Calls to the rate limit store (Redis) that failed, by step (admit, settle, release)."}, []string{"step"})
+	m.collectors = []prometheus.Collector{recorderDropped, m.requests, m.duration, m.firstByte, m.tokens, m.refusals, m.retries, m.fallbacks, m.findings, m.storeFailures}
 }
 
 // registerMetrics adds the gateway's collectors to a config's registry; a

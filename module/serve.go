@@ -81,12 +81,11 @@ func (g *Gateway) serveCall(ex *exchange, op *Operation, call *upstreams.Call, p
 		ex.findings = append(ex.findings, findings...)
 	}
 	if p.limiter != nil {
-		ticket, refusal := g.admitRate(ex, call, p, doc)
-		if refusal != nil {
+		ticket := g.admitRate(ex, call, p, doc)
+		if ticket == nil {
 			return
 		}
-		defer ticket.Release()
-		defer func() { settle(ticket, ex) }()
+		defer func() { g.finish(r.Context(), ticket, ex) }()
 	}
 	opRoutes := g.routes[op.ID]
 	if opRoutes.unrouted {

@@ -17,9 +17,10 @@ import (
 	_ "github.com/modelgate/modelgate/module"
 )
 
-// globalOptions keep tests self-contained: no admin endpoint, nothing
-// persisted under $HOME, no HTTPS, only error logs.
-const globalOptions = `{
+// GlobalOptions keep tests self-contained: no admin endpoint, nothing
+// persisted under $HOME, no HTTPS, only error logs. A Caddyfile given to
+// Load starts with them.
+const GlobalOptions = `{
 	admin off
 	persist_config off
 	auto_https off
@@ -37,7 +38,7 @@ const globalOptions = `{
 func Start(t testing.TB, site string) string {
 	t.Helper()
 	port := FreePort(t)
-	Load(t, fmt.Sprintf("%shttp://127.0.0.1:%d {\n%s\n}\n", globalOptions, port, site))
+	Load(t, fmt.Sprintf("%shttp://127.0.0.1:%d {\n%s\n}\n", GlobalOptions, port, site))
 	return fmt.Sprintf("http://127.0.0.1:%d", port)
 }
 

@@ -1,12 +1,16 @@
 package ratelimit
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
 )
 
-var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+var (
+	t0  = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ctx = context.Background()
+)
 
 func fixedClock(t *testing.T, at *time.Time) {
 	old := clock
@@ -15,12 +19,12 @@ func fixedClock(t *testing.T, at *time.Time) {
 }
 
 func acquire(t *testing.T, id string, lim Limits) *Key {
-	k, err := Acquire(id, lim)
+	k, err := Process.Acquire(id, lim)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { Release(id) })
-	return k
+	t.Cleanup(func() { Process.Release(id) })
+	return k.(*Key)
 }
 
 func TestRequestsPerMinuteBurstAndHeaders(t *testing.T) {
@@ -28,7 +32,7 @@ func TestRequestsPerMinuteBurstAndHeaders(t *testing.T) {
 	fixedClock(t, &now)
 	k := acquire(t, t.Name(), Limits{RequestsPerMinute: 3})
 	for i := 0; i < 3; i++ {
-		tk, ref := k.Admit(now, 0)
+		tk, ref := k.admitAt(now, 0)
 		if ref != nil {
 			t.Fatalf("request %d refused: %s", i, ref.Message())
 		}
@@ -38,7 +42,7 @@ func TestRequestsPerMinuteBurstAndHeaders(t *testing.T) {
 			t.Fatalf("request %d headers %v", i, h)
 		}
 	}
-	_, ref := k.Admit(now, 0)
+	_, ref := k.admitAt(now, 0)
 	if ref == nil || ref.Kind != "requests" || ref.RetryAfter != 20*time.Second {
 		t.Fatalf("4th request: %+v", ref)
 	}
@@ -49,10 +53,10 @@ func TestRequestsPerMinuteBurstAndHeaders(t *testing.T) {
 	}
 	// The refusal charged nothing: after 20s exactly one request passes.
 	now = now.Add(20 * time.Second)
-	if _, ref := k.Admit(now, 0); ref != nil {
+	if _, ref := k.admitAt(now, 0); ref != nil {
 		t.Fatalf("after the wait: %s", ref.Message())
 	}
-	if _, ref := k.Admit(now, 0); ref == nil {
+	if _, ref := k.admitAt(now, 0); ref == nil {
 		t.Fatal("a second request passed the wait for one")
 	}
 }
@@ -62,16 +66,16 @@ func TestTokensSettleExactly(t *testing.T) {
 	fixedClock(t, &now)
 	k := acquire(t, t.Name(), Limits{TokensPerMinute: 1000})
 	// Estimated 600, used 100: the refund lets another 600 through.
-	tk, ref := k.Admit(now, 600)
+	tk, ref := k.admitAt(now, 600)
 	if ref != nil {
 		t.Fatal(ref.Message())
 	}
-	if _, ref := k.Admit(now, 600); ref == nil || ref.Kind != "tokens" {
+	if _, ref := k.admitAt(now, 600); ref == nil || ref.Kind != "tokens" {
 		t.Fatalf("over the tokens left: %+v", ref)
 	}
-	tk.Settle(100)
-	tk.Settle(100) // settling twice charges once
-	tk2, ref := k.Admit(now, 600)
+	tk.Settle(ctx, 100)
+	tk.Settle(ctx, 100) // settling twice charges once
+	tk2, ref := k.admitAt(now, 600)
 	if ref != nil {
 		t.Fatalf("after the refund: %s", ref.Message())
 	}
@@ -81,14 +85,14 @@ func TestTokensSettleExactly(t *testing.T) {
 		t.Fatalf("token headers %v", h)
 	}
 	// Used more than estimated: a debt.
-	tk2.Settle(1300)
-	_, ref = k.Admit(now, 1)
+	tk2.Settle(ctx, 1300)
+	_, ref = k.admitAt(now, 1)
 	if ref == nil || ref.RetryAfter != 24060*time.Millisecond {
 		t.Fatalf("in debt: %+v", ref)
 	}
 	// A request larger than the whole limit can never pass.
 	now = now.Add(time.Hour)
-	if _, ref := k.Admit(now, 1001); ref == nil || ref.Kind != "tokens" {
+	if _, ref := k.admitAt(now, 1001); ref == nil || ref.Kind != "tokens" {
 		t.Fatalf("over the whole limit: %+v", ref)
 	}
 }
@@ -100,13 +104,16 @@ func TestStreamedAndNonStreamedChargeTheSame(t *testing.T) {
 	fixedClock(t, &now)
 	a := acquire(t, t.Name()+"a", Limits{TokensPerMinute: 10000})
 	b := acquire(t, t.Name()+"b", Limits{TokensPerMinute: 10000})
-	ta, _ := a.Admit(now, 2000) // non-streamed: estimate includes the cap
-	ta.Settle(321)
-	tb, _ := b.Admit(now, 500) // streamed: same reply, another estimate
-	tb.Settle(321)
+	ta, _ := a.admitAt(now, 2000) // non-streamed: estimate includes the cap
+	ta.Settle(ctx, 321)
+	tb, _ := b.admitAt(now, 500) // streamed: same reply, another estimate
+	tb.Settle(ctx, 321)
+	// Probes that charge nothing show what is left.
+	pa, _ := a.admitAt(now, 0)
+	pb, _ := b.admitAt(now, 0)
 	ha, hb := http.Header{}, http.Header{}
-	ta.SetHeaders(ha)
-	tb.SetHeaders(hb)
+	pa.SetHeaders(ha)
+	pb.SetHeaders(hb)
 	if ha.Get("X-Ratelimit-Remaining-Tokens") != "9679" || hb.Get("X-Ratelimit-Remaining-Tokens") != "9679" {
 		t.Fatalf("charged %s and %s", ha.Get("X-Ratelimit-Remaining-Tokens"), hb.Get("X-Ratelimit-Remaining-Tokens"))
 	}
@@ -114,17 +121,17 @@ func TestStreamedAndNonStreamedChargeTheSame(t *testing.T) {
 
 func TestConcurrency(t *testing.T) {
 	k := acquire(t, t.Name(), Limits{MaxConcurrent: 2})
-	t1, _ := k.Admit(t0, 0)
-	t2, _ := k.Admit(t0, 0)
-	if _, ref := k.Admit(t0, 0); ref == nil || ref.Kind != "concurrency" {
+	t1, _ := k.admitAt(t0, 0)
+	t2, _ := k.admitAt(t0, 0)
+	if _, ref := k.admitAt(t0, 0); ref == nil || ref.Kind != "concurrency" {
 		t.Fatalf("third in flight: %+v", ref)
 	}
-	t1.Release()
-	t1.Release() // idempotent
-	if _, ref := k.Admit(t0, 0); ref != nil {
+	t1.Release(ctx)
+	t1.Release(ctx) // idempotent
+	if _, ref := k.admitAt(t0, 0); ref != nil {
 		t.Fatalf("after a release: %s", ref.Message())
 	}
-	t2.Release()
+	t2.Release(ctx)
 }
 
 // TestStateSurvivesReload: a new config acquires the key before the old
@@ -134,31 +141,65 @@ func TestStateSurvivesReload(t *testing.T) {
 	now := t0
 	fixedClock(t, &now)
 	id := t.Name()
-	old, _ := Acquire(id, Limits{RequestsPerMinute: 2})
-	old.Admit(t0, 0)
-	old.Admit(t0, 0)
-	reloaded, _ := Acquire(id, Limits{RequestsPerMinute: 2})
-	Release(id) // the old config is cleaned up
-	defer Release(id)
-	if _, ref := reloaded.Admit(t0, 0); ref == nil {
+	old := acquire(t, id, Limits{RequestsPerMinute: 2})
+	old.admitAt(t0, 0)
+	old.admitAt(t0, 0)
+	reloaded, _ := Process.Acquire(id, Limits{RequestsPerMinute: 2})
+	Process.Release(id) // the old config is cleaned up
+	if _, ref, _ := reloaded.Admit(ctx, 0); ref == nil {
 		t.Fatal("the reload reset the limit")
 	}
-	Acquire(id, Limits{RequestsPerMinute: 120}) // a reload raising the limit
-	defer Release(id)
-	if _, ref := reloaded.Admit(t0.Add(time.Second), 0); ref != nil {
+	acquire(t, id, Limits{RequestsPerMinute: 120}) // a reload raising the limit
+	now = t0.Add(time.Second)
+	if _, ref, _ := reloaded.Admit(ctx, 0); ref != nil {
 		t.Fatalf("raised limit not applied: %s", ref.Message())
 	}
 }
 
-func BenchmarkAdmitSettle(b *testing.B) {
-	k, _ := Acquire("bench", Limits{RequestsPerMinute: 1 << 40, TokensPerMinute: 1 << 50, MaxConcurrent: 1 << 30})
-	defer Release("bench")
-	h := http.Header{}
-	b.ReportAllocs()
-	for b.Loop() {
-		tk, _ := k.Admit(time.Now(), 100)
-		tk.SetHeaders(h)
-		tk.Settle(90)
-		tk.Release()
-	}
+func BenchmarkAdmission(b *testing.B) {
+	benchmarkAdmission(b, func(lim Limits) Limiter {
+		id := b.Name()
+		k, _ := Process.Acquire(id, lim)
+		b.Cleanup(func() { Process.Release(id) })
+		return k
+	})
+}
+
+// benchLimits never refuse: benchmarks measure the cost of admission.
+var benchLimits = Limits{RequestsPerMinute: 1 << 40, TokensPerMinute: 1 << 50, MaxConcurrent: 1 << 30}
+
+// benchmarkAdmission measures admission alone (requests and tokens, no
+// concurrency limit, so nothing to release) and a whole request's work:
+// admit, headers, settle, release.
+func benchmarkAdmission(b *testing.B, acquire func(Limits) Limiter) {
+	b.Run("admit", func(b *testing.B) {
+		l := acquire(Limits{RequestsPerMinute: benchLimits.RequestsPerMinute, TokensPerMinute: benchLimits.TokensPerMinute})
+		h := http.Header{}
+		b.ReportAllocs()
+		for b.Loop() {
+			tk, ref, err := l.Admit(ctx, 100)
+			if err != nil || ref != nil {
+				b.Fatal(err, ref)
+			}
+			tk.SetHeaders(h)
+		}
+	})
+	b.Run("admit-settle-release", func(b *testing.B) {
+		l := acquire(benchLimits)
+		h := http.Header{}
+		b.ReportAllocs()
+		for b.Loop() {
+			tk, ref, err := l.Admit(ctx, 100)
+			if err != nil || ref != nil {
+				b.Fatal(err, ref)
+			}
+			tk.SetHeaders(h)
+			if err := tk.Settle(ctx, 90); err != nil {
+				b.Fatal(err)
+			}
+			if err := tk.Release(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

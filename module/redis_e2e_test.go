@@ -1,0 +1,307 @@
+package modelgate_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/modelgate/modelgate/internal/testgateway"
+	"github.com/modelgate/modelgate/internal/testredis"
+)
+
+// twoGateways is one Caddy config serving two modelgate handlers on two
+// ports, each with its own Redis client, as two machines would; site is
+// the body of each modelgate block and storeAddrs the Redis address each
+// handler's rate_limit_store uses.
+func twoGateways(t *testing.T, prefix, site string, storeAddrs [2]string, failureModes [2]string) (cfg string, bases [2]string) {
+	var sites strings.Builder
+	for i := range 2 {
+		port := testgateway.FreePort(t)
+		bases[i] = fmt.Sprintf("http://127.0.0.1:%d", port)
+		fmt.Fprintf(&sites, `http://127.0.0.1:%d {
+	metrics /metrics
+	modelgate {
+		rate_limit_store redis %s {
+			prefix %s
+			timeout 2s
+			failure_mode %s
+		}
+		%s
+	}
+}
+`, port, storeAddrs[i], prefix, failureModes[i], site)
+	}
+	cfg = testgateway.GlobalOptions + sites.String()
+	testgateway.Load(t, cfg)
+	return cfg, bases
+}
+
+// post sends a chat request with the key; safe to call concurrently.
+func post(t *testing.T, url, key, body string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Error(err)
+		return nil, ""
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(data)
+}
+
+const smallChat = `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"max_completion_tokens":5}`
+
+// TestRedisLimitsSharedByTwoGateways: two gateways on one Redis hold one
+// key to one limit: a burst split across both is refused exactly past
+// it, the state lives in Redis under the key's digest, a reload keeps it,
+// and tokens settled on one gateway are seen by the other.
+func TestRedisLimitsSharedByTwoGateways(t *testing.T) {
+	const tokenKey = "sk-redis-tokens-0000007"
+	c := testredis.Client(t)
+	addr := testredis.Addr(t)
+	prefix := testredis.Prefix(t)
+	cfg, gw := twoGateways(t, prefix, fmt.Sprintf(`key %s {
+			rpm 4
+		}
+		key %s {
+			tpm 1200
+		}
+		route chat.completions.create to reference`, clientKey, tokenKey), [2]string{addr, addr}, [2]string{"closed", "closed"})
+
+	// A burst of 10 over both; one request comes back every 15s.
+	var (
+		mu     sync.Mutex
+		status = map[int]int{}
+		wg     sync.WaitGroup
+	)
+	for i := range 10 {
+		wg.Go(func() {
+			resp, body := post(t, gw[i%2], clientKey, smallChat)
+			if resp == nil {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			status[resp.StatusCode]++
+			if resp.StatusCode == 429 {
+				ra, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+				if ra < 1 || ra > 15 || resp.Header.Get("X-Ratelimit-Limit-Requests") != "4" || resp.Header.Get("X-Ratelimit-Remaining-Requests") != "0" ||
+					!strings.Contains(body, `"code":"rate_limit_exceeded"`) || !strings.Contains(body, `"type":"requests"`) {
+					t.Errorf("refusal: %v %s", resp.Header, body)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if status[200] != 4 || status[429] != 6 {
+		t.Fatalf("statuses %v, want 4 admitted and 6 refused", status)
+	}
+	// The state is in Redis, named by the key's digest and never the key.
+	keys, _ := c.Keys(context.Background(), prefix+"*").Result()
+	want := prefix + "{" + sha256Hex(clientKey) + "}:requests"
+	if len(keys) != 1 || keys[0] != want {
+		t.Fatalf("redis keys %v, want [%s]", keys, want)
+	}
+	// A reload keeps the limit in force.
+	if err := caddy.Load(testgateway.Adapt(t, cfg), true); err != nil {
+		t.Fatal(err)
+	}
+	http.DefaultClient.CloseIdleConnections()
+	if resp, _ := post(t, gw[1], clientKey, smallChat); resp.StatusCode != 429 {
+		t.Fatalf("after the reload: %d", resp.StatusCode)
+	}
+	// Only Redis holds the state: emptied, the allowance is whole again.
+	c.Del(context.Background(), want)
+	if resp, _ := post(t, gw[0], clientKey, smallChat); resp.StatusCode != 200 || resp.Header.Get("X-Ratelimit-Remaining-Requests") != "3" {
+		t.Fatalf("after emptying redis: %d %v", resp.StatusCode, resp.Header)
+	}
+
+	// Tokens: gateway 0 admits an estimate over 1000 and settles what the
+	// reply used; gateway 1 sees the refund.
+	resp, body := post(t, gw[0], tokenKey, `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"count tokens for me"}],"max_completion_tokens":1000}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("token request: %d %s", resp.StatusCode, body)
+	}
+	if left, _ := strconv.Atoi(resp.Header.Get("X-Ratelimit-Remaining-Tokens")); left > 200 {
+		t.Fatalf("admission charged only %d of the estimate", 1200-left)
+	}
+	used, _ := strconv.Atoi(regexp.MustCompile(`"total_tokens":(\d+)`).FindStringSubmatch(body)[1])
+	resp, _ = post(t, gw[1], tokenKey, `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}],"max_completion_tokens":1}`)
+	left, _ := strconv.Atoi(resp.Header.Get("X-Ratelimit-Remaining-Tokens"))
+	if resp.StatusCode != 200 || used == 0 || left < 1200-used-50 {
+		t.Fatalf("after settling %d tokens on the other gateway: %d, %d tokens left", used, resp.StatusCode, left)
+	}
+}
+
+// TestRedisConcurrencySharedByTwoGateways: a request in flight on one
+// gateway takes the key's only slot on both.
+func TestRedisConcurrencySharedByTwoGateways(t *testing.T) {
+	addr := testredis.Addr(t)
+	started, unblock := make(chan struct{}, 1), make(chan struct{})
+	var once sync.Once
+	slow := newCounting(t, func(n int64, w http.ResponseWriter, r *http.Request) {
+		if n == 1 {
+			started <- struct{}{}
+			<-unblock
+		}
+		completionFrom("slow")(n, w, r)
+	})
+	defer once.Do(func() { close(unblock) })
+	_, gw := twoGateways(t, testredis.Prefix(t), fmt.Sprintf(`key %s {
+			max_concurrent 1
+		}
+		upstream slow {
+			base_url %s/v1
+		}
+		route chat.completions.create to slow`, clientKey, slow.URL), [2]string{addr, addr}, [2]string{"closed", "closed"})
+
+	done := make(chan int)
+	go func() {
+		code := 0
+		if resp, _ := post(t, gw[0], clientKey, smallChat); resp != nil {
+			code = resp.StatusCode
+		}
+		done <- code
+	}()
+	<-started
+	resp, body := post(t, gw[1], clientKey, smallChat)
+	if resp.StatusCode != 429 || !strings.Contains(body, `"type":"concurrency"`) || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("second in flight on the other gateway: %d %s", resp.StatusCode, body)
+	}
+	once.Do(func() { close(unblock) })
+	if code := <-done; code != 200 {
+		t.Fatalf("first request: %d", code)
+	}
+	if resp, _ := post(t, gw[1], clientKey, smallChat); resp.StatusCode != 200 {
+		t.Fatalf("after the first ended: %d", resp.StatusCode)
+	}
+}
+
+// cuttableProxy forwards TCP to Redis until cut, and again once restored,
+// on the same address: Redis going away and coming back, as gateways see it.
+type cuttableProxy struct {
+	addr, target string
+	mu           sync.Mutex
+	ln           net.Listener
+	conns        []net.Conn
+}
+
+func newCuttableProxy(t *testing.T, target string) *cuttableProxy {
+	p := &cuttableProxy{target: target}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.addr = ln.Addr().String()
+	p.serve(ln)
+	t.Cleanup(p.cut)
+	return p
+}
+
+func (p *cuttableProxy) serve(ln net.Listener) {
+	p.ln = ln
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", p.target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, in, out)
+			p.mu.Unlock()
+			go func() { io.Copy(out, in); out.Close() }()
+			go func() { io.Copy(in, out); in.Close() }()
+		}
+	}()
+}
+
+func (p *cuttableProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ln.Close()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func (p *cuttableProxy) restore(t *testing.T) {
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.serve(ln)
+}
+
+// TestRedisUnreachable: with Redis gone, a gateway failing open admits
+// requests unchecked (no rate-limit headers; a metric counts it) and one
+// failing closed answers 503; with Redis back, the limits that were in
+// force are again.
+func TestRedisUnreachable(t *testing.T) {
+	proxy := newCuttableProxy(t, testredis.Addr(t))
+	_, gw := twoGateways(t, testredis.Prefix(t), fmt.Sprintf(`key %s {
+			rpm 2
+		}
+		route chat.completions.create to reference`, clientKey), [2]string{proxy.addr, proxy.addr}, [2]string{"open", "closed"})
+	open, closed := gw[0], gw[1]
+	if resp, _ := post(t, open, clientKey, smallChat); resp.StatusCode != 200 || resp.Header.Get("X-Ratelimit-Remaining-Requests") != "1" {
+		t.Fatalf("with redis: %d %v", resp.StatusCode, resp.Header)
+	}
+
+	proxy.cut()
+	for range 3 {
+		if resp, _ := post(t, open, clientKey, smallChat); resp.StatusCode != 200 || resp.Header.Get("X-Ratelimit-Limit-Requests") != "" {
+			t.Fatalf("failing open: %d %v", resp.StatusCode, resp.Header)
+		}
+	}
+	resp, body := post(t, closed, clientKey, smallChat)
+	if resp.StatusCode != 503 || !strings.Contains(body, `"code":"rate_limit_store_unavailable"`) || resp.Header.Get("Retry-After") != "1" {
+		t.Fatalf("failing closed: %d %s", resp.StatusCode, body)
+	}
+	metrics, _ := http.Get(open + "/metrics")
+	scrape, _ := io.ReadAll(metrics.Body)
+	metrics.Body.Close()
+	m := regexp.MustCompile(`caddy_modelgate_rate_limit_store_failures_total\{step="admit"\} (\d+)`).FindSubmatch(scrape)
+	if m == nil {
+		t.Fatal("no failures metric")
+	}
+	if n, _ := strconv.Atoi(string(m[1])); n < 4 {
+		t.Fatalf("failures metric: %s", m[0])
+	}
+
+	// Back: what was charged before the outage still counts, what was
+	// admitted unchecked does not. The client reconnects in the background.
+	proxy.restore(t)
+	var last *http.Response
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if last, _ = post(t, closed, clientKey, smallChat); last.StatusCode != 503 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if last.StatusCode != 200 || last.Header.Get("X-Ratelimit-Remaining-Requests") != "0" {
+		t.Fatalf("redis back: %d %v", last.StatusCode, last.Header)
+	}
+	if resp, _ := post(t, open, clientKey, smallChat); resp.StatusCode != 429 {
+		t.Fatalf("over the limit with redis back: %d", resp.StatusCode)
+	}
+}
