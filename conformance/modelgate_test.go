@@ -15,7 +15,7 @@ import (
 const devKey = "sk-modelgate-dev"
 
 // implementedAreas are the areas modelgate's main branch serves.
-var implementedAreas = []string{conformance.AreaAuth, conformance.AreaErrors, conformance.AreaLimits, conformance.AreaChat, conformance.AreaFiles, conformance.AreaThreads, conformance.AreaBatches}
+var implementedAreas = []string{conformance.AreaAuth, conformance.AreaErrors, conformance.AreaLimits, conformance.AreaChat, conformance.AreaFiles, conformance.AreaThreads, conformance.AreaBatches, conformance.AreaVectorStores}
 
 // startQuickstart serves caddyfiles/quickstart.Caddyfile on a free port,
 // with the site block's extra lines added, and returns its base URL.

@@ -3,6 +3,7 @@ package conformance
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -48,12 +49,28 @@ type RecordedResponse struct {
 	Events []string `json:"events"`
 }
 
-// RecordedBody is a body as JSON when it was JSON and whole, else as text;
-// Truncated marks one cut at the recorder's size cap.
+// RecordedBody is a body as JSON when it was JSON and whole, else as text,
+// or as base64 when it was not UTF-8; Truncated marks one cut at the
+// recorder's size cap.
 type RecordedBody struct {
-	Body      json.RawMessage `json:"body"`
-	BodyText  string          `json:"body_text"`
-	Truncated bool            `json:"truncated"`
+	Body       json.RawMessage `json:"body"`
+	BodyText   string          `json:"body_text"`
+	BodyBase64 string          `json:"body_base64"`
+	Truncated  bool            `json:"truncated"`
+}
+
+// Bytes returns the body as it was sent, whichever way it was recorded.
+func (b RecordedBody) Bytes() []byte {
+	switch {
+	case len(b.Body) > 0:
+		return b.Body
+	case b.BodyBase64 != "":
+		raw, err := base64.StdEncoding.DecodeString(b.BodyBase64)
+		if err == nil {
+			return raw
+		}
+	}
+	return []byte(b.BodyText)
 }
 
 // ReadRecords reads a JSONL recording.
@@ -133,11 +150,7 @@ func CheckRecord(rec Record) RecordFindings {
 			add("stream: %s", f)
 		}
 	case rec.Status >= 400:
-		body := []byte(resp.Body)
-		if len(body) == 0 {
-			body = []byte(resp.BodyText)
-		}
-		for _, f := range schemas.Validate("error", body) {
+		for _, f := range schemas.Validate("error", resp.Bytes()) {
 			add("error envelope: %s", f)
 		}
 	case ok && bytes.HasPrefix(bytes.TrimSpace(resp.Body), []byte("{")):

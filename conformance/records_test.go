@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,7 +47,11 @@ func TestRecordedTrafficRoundTrip(t *testing.T) {
 		t.Fatal("no stream was recorded")
 	}
 
-	replayed, err := conformance.Replay(context.Background(), conformance.Config{BaseURL: second, APIKey: devKey}, recs)
+	// A batch's outcome is a race with its run (a cancel lands before or
+	// after the last request; a list shows it validating or failed), so
+	// its records are checked above but not expected to replay alike.
+	replayAreas := slices.DeleteFunc(slices.Clone(implementedAreas), func(a string) bool { return a == conformance.AreaBatches })
+	replayed, err := conformance.Replay(context.Background(), conformance.Config{BaseURL: second, APIKey: devKey, Areas: replayAreas}, recs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,6 +62,9 @@ func TestRecordedTrafficRoundTrip(t *testing.T) {
 		if r.Skipped == "" {
 			sent++
 		}
+		if strings.HasPrefix(r.Operation, "batches.") && !strings.Contains(r.Skipped, "area, batches,") {
+			t.Errorf("%s:%d %s replayed outside the areas asked for (skipped: %q)", r.File, r.Line, r.Operation, r.Skipped)
+		}
 	}
 	t.Logf("%d records, %d streams, %d replayed", len(recs), streams, sent)
 	if differ > 0 || sent < len(recs)/2 {
@@ -65,7 +73,7 @@ func TestRecordedTrafficRoundTrip(t *testing.T) {
 
 	// Replayed against a target whose thread retrieve answers the wrong
 	// object, exactly those records differ.
-	replayed, err = conformance.Replay(context.Background(), conformance.Config{BaseURL: brokenTarget(t, second, faultNamed(t, "wrong object on retrieve")), APIKey: devKey}, recs)
+	replayed, err = conformance.Replay(context.Background(), conformance.Config{BaseURL: brokenTarget(t, second, faultNamed(t, "wrong object on retrieve")), APIKey: devKey, Areas: replayAreas}, recs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,8 @@ var replayHeaders = map[string]bool{"Authorization": true, "Content-Length": tru
 // shape (which fields, of which kinds), not in values: generated text, ids
 // and timestamps may differ. IDs the target gives are substituted for the
 // recorded ones in later requests; a request whose body was not recorded
-// (uploads) is skipped, and so is every later one using what it created.
+// (a large upload), or whose operation is outside cfg.Areas when those
+// are given, is skipped, and so is every later one using what it created.
 func Replay(ctx context.Context, cfg Config, recs []Record) ([]ReplayResult, error) {
 	cfg.setDefaults()
 	if cfg.BaseURL == "" || cfg.APIKey == "" {
@@ -48,6 +49,9 @@ func Replay(ctx context.Context, cfg Config, recs []Record) ([]ReplayResult, err
 	for _, rec := range recs {
 		res := ReplayResult{File: rec.File, Line: rec.Line, Operation: rec.Operation, RecordedStatus: rec.Status}
 		r, skip := replayRequest(rec, ids, tainted)
+		if area := operationArea(rec.Operation); len(cfg.Areas) > 0 && slices.Contains(AllAreas, area) && !slices.Contains(cfg.Areas, area) {
+			skip = "its area, " + area + ", is not replayed"
+		}
 		if skip != "" {
 			res.Skipped = skip
 			for _, id := range idsOf(rec.Response.Body) {
@@ -72,10 +76,7 @@ func Replay(ctx context.Context, cfg Config, recs []Record) ([]ReplayResult, err
 // says why it cannot be sent.
 func replayRequest(rec Record, ids map[string]string, tainted map[string]bool) (request, string) {
 	rq := rec.Request
-	body := []byte(rq.Body)
-	if len(body) == 0 {
-		body = []byte(rq.BodyText)
-	}
+	body := rq.Bytes()
 	switch {
 	case rq.Truncated:
 		return request{}, "the request body was cut at the recorder's max_body"
@@ -307,4 +308,12 @@ func WriteReplay(w io.Writer, results []ReplayResult) (int, error) {
 	fmt.Fprintf(&b, "%d records replayed: %d differ, %d skipped\n", len(results), differ, skipped)
 	_, err := w.Write(b.Bytes())
 	return differ, err
+}
+
+// operationArea is the area of the suite an operation ID belongs to:
+// batches.create -> batches, chat.completions.create -> chat. Operations
+// of no area (models.list, unmatched) are replayed whatever the areas.
+func operationArea(op string) string {
+	area, _, _ := strings.Cut(op, ".")
+	return area
 }

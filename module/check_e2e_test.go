@@ -2,9 +2,12 @@ package modelgate_test
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -155,4 +158,47 @@ func pairs17() string {
 		kv = append(kv, fmt.Sprintf(`"k%d":"v"`, i))
 	}
 	return "{" + strings.Join(kv, ",") + "}"
+}
+
+// TestUploadsAreRecorded: a multipart upload streams past the gateway
+// unbuffered, yet a small one is recorded whole (binary bytes as base64)
+// so that replay can send it again, and one over max_body is marked cut.
+func TestUploadsAreRecorded(t *testing.T) {
+	rec := filepath.Join(t.TempDir(), "r.jsonl")
+	base := testgateway.Start(t, fmt.Sprintf(`
+	modelgate {
+		key %s
+		record %s {
+			max_body 4KiB
+		}
+		upstream local local {
+			data_dir %s
+		}
+	}`, clientKey, rec, t.TempDir()))
+	small := []byte{0xff, 0xfe, 0x00, 'b', 'i', 'n'}
+	upload := func(content []byte) {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		mw.WriteField("purpose", "assistants")
+		fw, _ := mw.CreateFormFile("file", "data.bin")
+		fw.Write(content)
+		mw.Close()
+		resp, _ := rawRequest(t, "POST", base+"/v1/files", body.String(), map[string]string{"Authorization": "Bearer " + clientKey, "Content-Type": mw.FormDataContentType()})
+		if resp.StatusCode != 200 {
+			t.Fatalf("upload: %d %s", resp.StatusCode, lastBody)
+		}
+	}
+	upload(small)
+	upload(bytes.Repeat([]byte("x"), 8<<10))
+	records := readRecords(t, rec, 2)
+
+	first := records[0]["request"].(map[string]any)
+	raw, err := base64.StdEncoding.DecodeString(fmt.Sprint(first["body_base64"]))
+	if err != nil || !bytes.Contains(raw, small) || first["truncated"] != nil {
+		t.Fatalf("small upload recorded as %v (decoded %q, %v)", first, raw, err)
+	}
+	second := records[1]["request"].(map[string]any)
+	if second["truncated"] != true || second["body_base64"] != nil || len(fmt.Sprint(second["body_text"])) != 4<<10 {
+		t.Fatalf("large upload: truncated=%v, %d bytes of text kept", second["truncated"], len(fmt.Sprint(second["body_text"])))
+	}
 }

@@ -179,6 +179,6 @@ func BenchmarkRecord(b *testing.B) {
 	b.SetBytes(int64(len(body) + len(benchCompletion)))
 	b.ReportAllocs()
 	for b.Loop() {
-		rec.record(newExchangeRecord(start, r, upstreams.OpChatCompletionsCreate, call, ex, cfg.MaxBody))
+		rec.record(newExchangeRecord(start, r, upstreams.OpChatCompletionsCreate, call, ex, nil, cfg.MaxBody))
 	}
 }

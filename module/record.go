@@ -1,10 +1,14 @@
 package modelgate
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelgate/modelgate/upstreams"
 )
@@ -40,21 +44,58 @@ type recordedResponse struct {
 }
 
 // recordedBody holds a body as JSON when it is JSON and whole, else as
-// text; Truncated marks a body cut at the recorder's max_body.
+// text, or as base64 when it is not UTF-8 (an uploaded image, say) and
+// JSON text would mangle it; Truncated marks a body cut at the
+// recorder's max_body.
 type recordedBody struct {
-	Body      json.RawMessage `json:"body,omitempty"`
-	BodyText  string          `json:"body_text,omitempty"`
-	Truncated bool            `json:"truncated,omitempty"`
+	Body       json.RawMessage `json:"body,omitempty"`
+	BodyText   string          `json:"body_text,omitempty"`
+	BodyBase64 string          `json:"body_base64,omitempty"`
+	Truncated  bool            `json:"truncated,omitempty"`
 }
 
 func newRecordedBody(b []byte, limit int) recordedBody {
-	if len(b) > limit {
+	switch {
+	case len(b) > limit:
 		return recordedBody{BodyText: string(b[:limit]), Truncated: true}
-	}
-	if json.Valid(b) {
+	case json.Valid(b):
 		return recordedBody{Body: json.RawMessage(b)}
+	case utf8.Valid(b):
+		return recordedBody{BodyText: string(b)}
 	}
-	return recordedBody{BodyText: string(b)}
+	return recordedBody{BodyBase64: base64.StdEncoding.EncodeToString(b)}
+}
+
+// bodyCapture keeps the first bytes of a request body that streams past
+// the gateway unbuffered (a multipart upload), so that a small upload is
+// recorded whole and can be replayed.
+type bodyCapture struct {
+	io.ReadCloser
+	kept  bytes.Buffer
+	limit int
+	read  int64
+	eof   bool
+}
+
+func (c *bodyCapture) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	c.read += int64(n)
+	if room := c.limit - c.kept.Len(); room > 0 {
+		c.kept.Write(p[:min(n, room)])
+	}
+	if err == io.EOF {
+		c.eof = true
+	}
+	return n, err
+}
+
+// recorded is the body read through c: whole when it was read to its end
+// within the limit, else marked truncated.
+func (c *bodyCapture) recorded(limit int) recordedBody {
+	if !c.eof || c.read > int64(c.kept.Len()) {
+		return recordedBody{BodyText: c.kept.String(), Truncated: true}
+	}
+	return newRecordedBody(c.kept.Bytes(), limit)
 }
 
 // secretHeaders never reach a record in clear.
@@ -70,7 +111,7 @@ func redacted(h http.Header) http.Header {
 	return out
 }
 
-func newExchangeRecord(start time.Time, r *http.Request, op string, call *upstreams.Call, ex *exchange, maxBody int) exchangeRecord {
+func newExchangeRecord(start time.Time, r *http.Request, op string, call *upstreams.Call, ex *exchange, upload *bodyCapture, maxBody int) exchangeRecord {
 	rec := exchangeRecord{
 		Time:      start.UTC(),
 		Operation: op,
@@ -94,6 +135,9 @@ func newExchangeRecord(start time.Time, r *http.Request, op string, call *upstre
 		if call.Body != nil {
 			rec.Request.recordedBody = newRecordedBody(call.Body, maxBody)
 		}
+	}
+	if upload != nil && upload.read > 0 {
+		rec.Request.recordedBody = upload.recorded(maxBody)
 	}
 	switch {
 	case ex.stream:

@@ -25,6 +25,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	start := time.Now()
 	ex := newExchange(w, g.recorder != nil && g.recorder.sampled())
+	var upload *bodyCapture
+	if ex.recording && mediaType(r) == "multipart/form-data" {
+		upload = &bodyCapture{ReadCloser: r.Body, limit: g.recorder.cfg.MaxBody}
+		r.Body = upload
+	}
 	op, call := g.serve(ex, r, rest)
 	ex.finish()
 	opID := "unmatched"
@@ -33,7 +38,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	observe(opID, start, ex)
 	if ex.recording {
-		g.recorder.record(newExchangeRecord(start, r, opID, call, ex, g.recorder.cfg.MaxBody))
+		g.recorder.record(newExchangeRecord(start, r, opID, call, ex, upload, g.recorder.cfg.MaxBody))
 	}
 	return nil
 }
