@@ -35,13 +35,21 @@ func startQuickstart(t *testing.T, extra string) string {
 
 func TestSuitePassesAgainstModelgate(t *testing.T) {
 	base := startQuickstart(t, "")
-	report, err := conformance.Run(context.Background(), conformance.Config{BaseURL: base, APIKey: devKey, Areas: implementedAreas})
+	for _, profile := range []string{conformance.ProfileSpec, conformance.ProfileOpenAI} {
+		t.Run(profile, func(t *testing.T) { suitePasses(t, base, profile) })
+	}
+}
+
+// suitePasses runs every implemented area with the profile: its beta
+// header name, and the search-response dialect modelgate picks from it.
+func suitePasses(t *testing.T, base, profile string) {
+	report, err := conformance.Run(context.Background(), conformance.Config{BaseURL: base, APIKey: devKey, Areas: implementedAreas, Profile: profile})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var text strings.Builder
 	report.WriteText(&text)
-	t.Logf("suite against modelgate: %d checks in %d ms", len(report.Results), report.ElapsedMS)
+	t.Logf("suite against modelgate (%s profile): %d checks in %d ms", profile, len(report.Results), report.ElapsedMS)
 	if report.Count(conformance.Fail) > 0 || report.Count(conformance.Pass) == 0 {
 		t.Fatalf("the suite does not pass against modelgate:\n%s", text.String())
 	}
