@@ -3,7 +3,7 @@
 //
 //	conformance run --base-url URL --api-key KEY [--profile spec|openai] [--areas a,b] [--format text|json] [--junit FILE]
 //	conformance list
-//	conformance check-records FILE.jsonl...
+//	conformance check FILE.jsonl...           (also: check-records)
 //	conformance replay --base-url URL --api-key KEY [--areas a,b] FILE.jsonl...
 //
 // The exit status is 0 when everything passed, 1 when a check failed (or a
@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 
 	"github.com/modelgate/modelgate/conformance"
@@ -43,7 +44,7 @@ func main() {
 const usage = `usage:
   conformance run --base-url URL --api-key KEY [flags]   run the suite
   conformance list                                        list the checks
-  conformance check-records FILE...                       check recorded traffic against the schemas
+  conformance check FILE...                               check recorded traffic against the schemas
   conformance replay --base-url URL --api-key KEY FILE... send recorded requests again and compare`
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -73,6 +74,35 @@ func targetFlags(fs *flag.FlagSet, cfg *conformance.Config) {
 	fs.DurationVar(&cfg.RequestTimeout, "timeout", 0, "bound of each HTTP exchange (default 60s)")
 }
 
+// areasFlag is --areas: the areas of the suite a run or replay covers.
+func areasFlag(fs *flag.FlagSet, cfg *conformance.Config) {
+	fs.Func("areas", "comma-separated areas to include (default all): "+strings.Join(conformance.AllAreas, ","), func(s string) error {
+		cfg.Areas = strings.Split(s, ",")
+		for _, a := range cfg.Areas {
+			if !slices.Contains(conformance.AllAreas, a) {
+				return fmt.Errorf("unknown area %q", a)
+			}
+		}
+		return nil
+	})
+}
+
+// parseWithFiles parses flags given before, between or after file names,
+// and returns the file names.
+func parseWithFiles(fs *flag.FlagSet, args []string) ([]string, error) {
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return files, nil
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
 func runSuite(ctx context.Context, args []string, out io.Writer) error {
 	var cfg conformance.Config
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
@@ -80,7 +110,7 @@ func runSuite(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&cfg.Profile, "profile", conformance.ProfileSpec, "shape the target is held to where spec and public API differ: spec or openai")
 	fs.StringVar(&cfg.BetaHeader, "beta-header", "", "name of the header carrying assistants=v2 (default Vendor-Beta, OpenAI-Beta with --profile openai)")
 	fs.StringVar(&cfg.Model, "model", "", "chat model to ask for (default reference)")
-	areas := fs.String("areas", "", "comma-separated areas to include (default all): "+strings.Join(conformance.AllAreas, ","))
+	areasFlag(fs, &cfg)
 	fs.IntVar(&cfg.Parallel, "parallel", 0, "checks run at once (default 4)")
 	fs.DurationVar(&cfg.WaitTimeout, "wait", 0, "bound of waiting for batches and ingestion (default 3m)")
 	fs.BoolVar(&cfg.Heavy, "heavy", false, "include the limit probes that upload large inputs")
@@ -88,9 +118,6 @@ func runSuite(ctx context.Context, args []string, out io.Writer) error {
 	junit := fs.String("junit", "", "also write a JUnit XML report to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
-	}
-	if *areas != "" {
-		cfg.Areas = strings.Split(*areas, ",")
 	}
 	if *format != "text" && *format != "json" {
 		return fmt.Errorf("format must be text or json, got %q", *format)
@@ -147,14 +174,16 @@ func replay(ctx context.Context, args []string, out io.Writer) error {
 	var cfg conformance.Config
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	targetFlags(fs, &cfg)
-	if err := fs.Parse(args); err != nil {
+	areasFlag(fs, &cfg)
+	files, err := parseWithFiles(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
+	if len(files) == 0 {
 		return fmt.Errorf("replay needs at least one recording file")
 	}
 	var recs []conformance.Record
-	for _, path := range fs.Args() {
+	for _, path := range files {
 		r, err := conformance.ReadRecords(path)
 		if err != nil {
 			return err

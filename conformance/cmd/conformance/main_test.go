@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -56,5 +57,34 @@ func TestCheckRecordsNamesTheBadRecord(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "rec.jsonl:2 threads.retrieve") || strings.Contains(out.String(), "rec.jsonl:1 ") {
 		t.Fatalf("findings name the wrong records:\n%s", out.String())
+	}
+}
+
+// TestReplayTakesFlagsAfterFilesAndAreas: `replay FILE --base-url URL`
+// works as the issue writes it, and --areas leaves other areas unsent.
+func TestReplayTakesFlagsAfterFilesAndAreas(t *testing.T) {
+	var mu sync.Mutex
+	var sent []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sent = append(sent, r.URL.Path)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"object":"list","data":[],"first_id":null,"last_id":null,"has_more":false}`)
+	}))
+	t.Cleanup(srv.Close)
+	path := filepath.Join(t.TempDir(), "rec.jsonl")
+	lines := `{"operation":"files.list","request":{"method":"GET","path":"/v1/files","header":{}},"status":200,"response":{"header":{},"body":{"object":"list","data":[],"first_id":null,"last_id":null,"has_more":false}}}
+{"operation":"batches.list","request":{"method":"GET","path":"/v1/batches","header":{}},"status":200,"response":{"header":{},"body":{"object":"list","data":[],"first_id":null,"last_id":null,"has_more":false}}}
+`
+	os.WriteFile(path, []byte(lines), 0o600)
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"replay", path, "--base-url", srv.URL, "--api-key", "k", "--areas", "files"}, &out); err != nil {
+		t.Fatalf("replay: %v\n%s", err, out.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(sent, " ") != "/v1/files" || !strings.Contains(out.String(), "batches.list skipped: its area, batches, is not replayed") {
+		t.Fatalf("sent %v; report:\n%s", sent, out.String())
 	}
 }
