@@ -134,9 +134,10 @@ var sqliteMigrations = []string{
 	END;`,
 }
 
-// postgresMigrations are sqliteMigrations for PostgreSQL, plus the file
-// contents: chunks of a file's bytes, written in the transaction that
-// lists the file, so an upload cut short leaves nothing behind.
+// postgresMigrations are sqliteMigrations for PostgreSQL (vector stores
+// not yet), plus the file contents: chunks of a file's bytes, written in
+// the transaction that lists the file, so an upload cut short leaves
+// nothing behind.
 var postgresMigrations = []string{
 	// 1: files with their contents, and threads
 	`CREATE TABLE files (
@@ -176,4 +177,48 @@ var postgresMigrations = []string{
 		created_at  BIGINT NOT NULL
 	);
 	CREATE INDEX thread_messages_thread ON thread_messages(thread_id, seq);`,
+	// 2: batches and their requests, leased to the instances that run them
+	`CREATE TABLE batches (
+		seq                BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		id                 TEXT NOT NULL UNIQUE,
+		owner              TEXT NOT NULL,
+		key_name           TEXT NOT NULL,
+		endpoint           TEXT NOT NULL,
+		input_file_id      TEXT NOT NULL,
+		completion_window  TEXT NOT NULL,
+		status             TEXT NOT NULL,
+		metadata           TEXT,
+		output_expires     BIGINT,
+		model              TEXT,
+		errors             TEXT,
+		output_file_id     TEXT,
+		error_file_id      TEXT,
+		created_at         BIGINT NOT NULL,
+		in_progress_at     BIGINT,
+		expires_at         BIGINT NOT NULL,
+		finalizing_at      BIGINT,
+		completed_at       BIGINT,
+		failed_at          BIGINT,
+		expired_at         BIGINT,
+		cancelling_at      BIGINT,
+		cancelled_at       BIGINT,
+		total              INTEGER NOT NULL DEFAULT 0,
+		completed          INTEGER NOT NULL DEFAULT 0,
+		failed             INTEGER NOT NULL DEFAULT 0,
+		input_tokens       BIGINT NOT NULL DEFAULT 0,
+		output_tokens      BIGINT NOT NULL DEFAULT 0,
+		lease_owner        TEXT NOT NULL DEFAULT '',
+		lease_until        BIGINT NOT NULL DEFAULT 0
+	);
+	CREATE INDEX batches_owner_seq ON batches(owner, seq);
+	CREATE INDEX batches_open ON batches(status, lease_until);
+	CREATE TABLE batch_requests (
+		batch_id  TEXT NOT NULL REFERENCES batches(id) ON DELETE CASCADE,
+		line      INTEGER NOT NULL,
+		custom_id TEXT NOT NULL,
+		body      TEXT NOT NULL,
+		result    TEXT,
+		failed    BOOLEAN NOT NULL DEFAULT FALSE,
+		PRIMARY KEY (batch_id, line)
+	);`,
 }

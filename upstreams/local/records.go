@@ -15,9 +15,36 @@ import (
 // other ?) and bound with q.
 type sqlDB struct {
 	*sql.DB
+	dialect
+}
+
+// dialect holds what differs between the SQL of SQLite and PostgreSQL.
+type dialect struct {
 	// dollar numbers placeholders $1, $2, ... as PostgreSQL wants them.
 	dollar bool
+	// skipLocked ends a SELECT picking a row to claim: it locks the row and
+	// passes over those other transactions hold. Empty on SQLite, whose
+	// writers take turns anyway.
+	skipLocked string
+	// jsonString is an expression (a format with one %s, a text column)
+	// giving the column as a JSON string.
+	jsonString string
+	// randomHex is an expression giving 24 random hexadecimal digits.
+	randomHex string
 }
+
+var (
+	sqliteDialect = dialect{
+		jsonString: `json_quote(%s)`,
+		randomHex:  `lower(hex(randomblob(12)))`,
+	}
+	postgresDialect = dialect{
+		dollar:     true,
+		skipLocked: ` FOR UPDATE SKIP LOCKED`,
+		jsonString: `to_json(%s)::text`,
+		randomHex:  `substr(md5(gen_random_uuid()::text), 1, 24)`,
+	}
+)
 
 // q binds a statement's ? placeholders for the dialect.
 func (d *sqlDB) q(query string) string {
