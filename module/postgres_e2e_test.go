@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/openai/openai-go/v3"
@@ -103,19 +102,7 @@ func TestBatchMovesToTheOtherGatewayWhenItsHolderIsKilled(t *testing.T) {
 
 	const n = 3000
 	client := sdk(gateways[0].base)
-	b, err := client.Batches.New(ctx, openai.BatchNewParams{InputFileID: uploadBatchFile(t, client, batchInput(n, "gpt-4o-mini")),
-		Endpoint: openai.BatchNewParamsEndpointV1ChatCompletions, CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var before *openai.Batch
-	for {
-		before = pollBatch(t, client, b.ID, openai.BatchStatusInProgress, openai.BatchStatusCompleted)
-		if before.RequestCounts.Completed >= n/10 || before.Status == openai.BatchStatusCompleted {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	b, _ := runningBatch(t, client, n)
 	// The lease's owner is host/pid/random.
 	var owner string
 	if err := conn.QueryRow(ctx, `SELECT lease_owner FROM batches WHERE id = $1`, b.ID).Scan(&owner); err != nil {

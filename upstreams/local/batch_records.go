@@ -85,9 +85,9 @@ func (r records) UpdateBatch(ctx context.Context, b *Batch, from ...string) erro
 	if err != nil {
 		return fmt.Errorf("updating batch %s: %w", b.ID, err)
 	}
-	n, err := res.RowsAffected()
+	n, err := affected(res)
 	if err != nil {
-		return fmt.Errorf("updating batch %s: %w", b.ID, err)
+		return err
 	}
 	if n == 0 {
 		return ErrConflict
@@ -215,9 +215,9 @@ func (r records) FinishBatchRequest(ctx context.Context, id string, o BatchOutco
 	if err != nil {
 		return fmt.Errorf("storing the outcome of line %d: %w", o.Line, err)
 	}
-	n, err := res.RowsAffected()
+	n, err := affected(res)
 	if err != nil {
-		return fmt.Errorf("storing the outcome of line %d: %w", o.Line, err)
+		return err
 	}
 	if n == 0 {
 		return nil
@@ -256,9 +256,9 @@ func (r records) FailPendingBatchRequests(ctx context.Context, id, code, message
 	if err != nil {
 		return fmt.Errorf("failing pending requests of batch %s: %w", id, err)
 	}
-	n, err := res.RowsAffected()
+	n, err := affected(res)
 	if err != nil {
-		return fmt.Errorf("failing pending requests of batch %s: %w", id, err)
+		return err
 	}
 	if _, err := tx.ExecContext(ctx, r.db.q(`UPDATE batches SET failed = failed + ? WHERE id = ?`), n, id); err != nil {
 		return fmt.Errorf("counting failed requests of batch %s: %w", id, err)

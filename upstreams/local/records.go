@@ -210,12 +210,21 @@ func (r records) deleteFileRow(ctx context.Context, owner, id string) error {
 	return foundIfAffected(res)
 }
 
+// affected is how many rows a statement changed.
+func affected(res sql.Result) (int64, error) {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("counting affected rows: %w", err)
+	}
+	return n, nil
+}
+
 // foundIfAffected is ErrNotFound when a statement scoped to an owner's
 // object touched no row.
 func foundIfAffected(res sql.Result) error {
-	n, err := res.RowsAffected()
+	n, err := affected(res)
 	if err != nil {
-		return fmt.Errorf("counting affected rows: %w", err)
+		return err
 	}
 	if n == 0 {
 		return ErrNotFound
