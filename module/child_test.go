@@ -247,21 +247,8 @@ func TestBatchSurvivesAKilledGateway(t *testing.T) {
 	dataDir, port := t.TempDir(), testgateway.FreePort(t)
 	child := startChild(t, "data_dir "+dataDir, port)
 	client := sdk(child.base)
-	ctx := context.Background()
 	const n = 5000
-	b, err := client.Batches.New(ctx, openai.BatchNewParams{InputFileID: uploadBatchFile(t, client, batchInput(n, "gpt-4o-mini")),
-		Endpoint: openai.BatchNewParamsEndpointV1ChatCompletions, CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var before *openai.Batch
-	for {
-		before = pollBatch(t, client, b.ID, openai.BatchStatusInProgress, openai.BatchStatusCompleted)
-		if before.RequestCounts.Completed >= n/10 || before.Status == openai.BatchStatusCompleted {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	b, before := runningBatch(t, client, n)
 	child.cmd.Process.Signal(syscall.SIGKILL)
 	child.cmd.Wait()
 	if before.Status == openai.BatchStatusCompleted {
@@ -280,6 +267,25 @@ func TestBatchSurvivesAKilledGateway(t *testing.T) {
 		if _, ok := lines[fmt.Sprintf("req-%d", i)]; !ok {
 			t.Fatalf("req-%d is missing from the output", i)
 		}
+	}
+}
+
+// runningBatch creates a batch of n chat requests to the reference engine
+// and polls it until a tenth of them are done, or it completed (too fast
+// for the caller's purpose, which the caller reports).
+func runningBatch(t *testing.T, client openai.Client, n int) (*openai.Batch, *openai.Batch) {
+	t.Helper()
+	b, err := client.Batches.New(context.Background(), openai.BatchNewParams{InputFileID: uploadBatchFile(t, client, batchInput(n, "gpt-4o-mini")),
+		Endpoint: openai.BatchNewParamsEndpointV1ChatCompletions, CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		progress := pollBatch(t, client, b.ID, openai.BatchStatusInProgress, openai.BatchStatusCompleted)
+		if progress.RequestCounts.Completed >= int64(n/10) || progress.Status == openai.BatchStatusCompleted {
+			return b, progress
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

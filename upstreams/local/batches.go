@@ -82,16 +82,6 @@ func toBatchObject(b *Batch) batchObject {
 	return o
 }
 
-// batchStore is the store's batch half, or a 501 when the store keeps none.
-func (l *Local) batchStore() (BatchStore, error) {
-	bs, ok := l.store.(BatchStore)
-	if !ok {
-		return nil, &upstreams.Error{Status: http.StatusNotImplemented, Type: upstreams.TypeNotImplemented,
-			Message: "This store does not keep batches; use the embedded SQLite store for them."}
-	}
-	return bs, nil
-}
-
 type createBatchBody struct {
 	InputFileID        string          `json:"input_file_id"`
 	Endpoint           string          `json:"endpoint"`
@@ -106,10 +96,6 @@ type createBatchBody struct {
 // executes it in the background. The body's shape and limits were checked
 // by the gateway; what needs the store (the input file) is checked here.
 func (l *Local) createBatch(w http.ResponseWriter, c *upstreams.Call) error {
-	bs, err := l.batchStore()
-	if err != nil {
-		return err
-	}
 	var body createBatchBody
 	if err := json.Unmarshal(c.Body, &body); err != nil {
 		return upstreams.InvalidRequest("", "The request body is not a batch.")
@@ -134,7 +120,7 @@ func (l *Local) createBatch(w http.ResponseWriter, c *upstreams.Call) error {
 	if body.OutputExpiresAfter != nil {
 		b.OutputExpires = &body.OutputExpiresAfter.Seconds
 	}
-	if err := bs.CreateBatch(ctx, b); err != nil {
+	if err := l.store.CreateBatch(ctx, b); err != nil {
 		return err
 	}
 	l.batches.wake()
@@ -143,12 +129,8 @@ func (l *Local) createBatch(w http.ResponseWriter, c *upstreams.Call) error {
 }
 
 func (l *Local) retrieveBatch(w http.ResponseWriter, c *upstreams.Call) error {
-	bs, err := l.batchStore()
-	if err != nil {
-		return err
-	}
 	id := c.Params["batch_id"]
-	b, err := bs.GetBatch(c.Request.Context(), c.Principal.Owner, id)
+	b, err := l.store.GetBatch(c.Request.Context(), c.Principal.Owner, id)
 	if err != nil {
 		return notFoundOr(err, "batch", id)
 	}
@@ -157,15 +139,11 @@ func (l *Local) retrieveBatch(w http.ResponseWriter, c *upstreams.Call) error {
 }
 
 func (l *Local) listBatches(w http.ResponseWriter, c *upstreams.Call) error {
-	bs, err := l.batchStore()
-	if err != nil {
-		return err
-	}
 	q, err := listQuery(c, 20, 100)
 	if err != nil {
 		return err
 	}
-	list, hasMore, err := bs.ListBatches(c.Request.Context(), c.Principal.Owner, q)
+	list, hasMore, err := l.store.ListBatches(c.Request.Context(), c.Principal.Owner, q)
 	if err != nil {
 		return err
 	}
@@ -181,14 +159,10 @@ func (l *Local) listBatches(w http.ResponseWriter, c *upstreams.Call) error {
 // requests and finishes it as `cancelled` with what was done. Cancelling
 // a batch that is already cancelling answers it as it is.
 func (l *Local) cancelBatch(w http.ResponseWriter, c *upstreams.Call) error {
-	bs, err := l.batchStore()
-	if err != nil {
-		return err
-	}
 	ctx := c.Request.Context()
 	id := c.Params["batch_id"]
 	for {
-		b, err := bs.GetBatch(ctx, c.Principal.Owner, id)
+		b, err := l.store.GetBatch(ctx, c.Principal.Owner, id)
 		if err != nil {
 			return notFoundOr(err, "batch", id)
 		}
@@ -201,7 +175,7 @@ func (l *Local) cancelBatch(w http.ResponseWriter, c *upstreams.Call) error {
 			return &upstreams.Error{Status: http.StatusConflict, Type: upstreams.TypeInvalidRequest,
 				Message: fmt.Sprintf("Cannot cancel a batch with status '%s'.", b.Status)}
 		}
-		err = bs.UpdateBatch(ctx, b, from)
+		err = l.store.UpdateBatch(ctx, b, from)
 		if errors.Is(err, ErrConflict) {
 			continue // the runner moved it on meanwhile; look again
 		}

@@ -1,7 +1,7 @@
 // Package local is the upstream kind `local`: the built-in implementations
 // of files, threads, vector stores (with ingestion and search) and batches
 // over a store: embedded SQLite by default; PostgreSQL for several instances
-// keeps files and threads (vector stores and batches need SQLite for now).
+// keeps files, threads and batches (vector stores need SQLite for now).
 package local
 
 import (
@@ -200,10 +200,8 @@ func (l *Local) UseDispatcher(d upstreams.Dispatcher) {
 	if l.vectors != nil {
 		l.vectors.ingest.use(d)
 	}
-	if bs, ok := l.store.(BatchStore); ok {
-		l.batches = newBatchRunner(bs, l.store, d, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency)
-		l.batches.start()
-	}
+	l.batches = newBatchRunner(l.store, l.store, d, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency)
+	l.batches.start()
 }
 
 // Cleanup stops the batch runner and releases this config's use of the

@@ -1,5 +1,60 @@
 package local
 
+import "strings"
+
+// batchTables is migration 2 on either database, its types named by
+// sqliteTypes or postgresTypes.
+const batchTables = `CREATE TABLE batches (
+		seq                {seq},
+		id                 TEXT NOT NULL UNIQUE,
+		owner              TEXT NOT NULL,
+		key_name           TEXT NOT NULL,
+		endpoint           TEXT NOT NULL,
+		input_file_id      TEXT NOT NULL,
+		completion_window  TEXT NOT NULL,
+		status             TEXT NOT NULL,
+		metadata           TEXT,
+		output_expires     {int64},
+		model              TEXT,
+		errors             TEXT,
+		output_file_id     TEXT,
+		error_file_id      TEXT,
+		created_at         {int64} NOT NULL,
+		in_progress_at     {int64},
+		expires_at         {int64} NOT NULL,
+		finalizing_at      {int64},
+		completed_at       {int64},
+		failed_at          {int64},
+		expired_at         {int64},
+		cancelling_at      {int64},
+		cancelled_at       {int64},
+		total              INTEGER NOT NULL DEFAULT 0,
+		completed          INTEGER NOT NULL DEFAULT 0,
+		failed             INTEGER NOT NULL DEFAULT 0,
+		input_tokens       {int64} NOT NULL DEFAULT 0,
+		output_tokens      {int64} NOT NULL DEFAULT 0,
+		lease_owner        TEXT NOT NULL DEFAULT '',
+		lease_until        {int64} NOT NULL DEFAULT 0
+	);
+	CREATE INDEX batches_owner_seq ON batches(owner, seq);
+	CREATE INDEX batches_open ON batches(status, lease_until);
+	CREATE TABLE batch_requests (
+		batch_id  TEXT NOT NULL REFERENCES batches(id) ON DELETE CASCADE,
+		line      INTEGER NOT NULL,
+		custom_id TEXT NOT NULL,
+		body      TEXT NOT NULL,
+		result    TEXT,
+		failed    {flag},
+		PRIMARY KEY (batch_id, line)
+	){without_rowid};`
+
+var (
+	sqliteTypes = strings.NewReplacer("{seq}", "INTEGER PRIMARY KEY AUTOINCREMENT", "{int64}", "INTEGER",
+		"{flag}", "INTEGER NOT NULL DEFAULT 0", "{without_rowid}", " WITHOUT ROWID")
+	postgresTypes = strings.NewReplacer("{seq}", "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "{int64}", "BIGINT",
+		"{flag}", "BOOLEAN NOT NULL DEFAULT FALSE", "{without_rowid}", "")
+)
+
 // sqliteMigrations are applied in order, each once, recorded in
 // schema_migrations. Append new ones; never edit an applied one.
 var sqliteMigrations = []string{
@@ -34,49 +89,7 @@ var sqliteMigrations = []string{
 	);
 	CREATE INDEX thread_messages_thread ON thread_messages(thread_id, seq);`,
 	// 2: batches and their requests
-	`CREATE TABLE batches (
-		seq                INTEGER PRIMARY KEY AUTOINCREMENT,
-		id                 TEXT NOT NULL UNIQUE,
-		owner              TEXT NOT NULL,
-		key_name           TEXT NOT NULL,
-		endpoint           TEXT NOT NULL,
-		input_file_id      TEXT NOT NULL,
-		completion_window  TEXT NOT NULL,
-		status             TEXT NOT NULL,
-		metadata           TEXT,
-		output_expires     INTEGER,
-		model              TEXT,
-		errors             TEXT,
-		output_file_id     TEXT,
-		error_file_id      TEXT,
-		created_at         INTEGER NOT NULL,
-		in_progress_at     INTEGER,
-		expires_at         INTEGER NOT NULL,
-		finalizing_at      INTEGER,
-		completed_at       INTEGER,
-		failed_at          INTEGER,
-		expired_at         INTEGER,
-		cancelling_at      INTEGER,
-		cancelled_at       INTEGER,
-		total              INTEGER NOT NULL DEFAULT 0,
-		completed          INTEGER NOT NULL DEFAULT 0,
-		failed             INTEGER NOT NULL DEFAULT 0,
-		input_tokens       INTEGER NOT NULL DEFAULT 0,
-		output_tokens      INTEGER NOT NULL DEFAULT 0,
-		lease_owner        TEXT NOT NULL DEFAULT '',
-		lease_until        INTEGER NOT NULL DEFAULT 0
-	);
-	CREATE INDEX batches_owner_seq ON batches(owner, seq);
-	CREATE INDEX batches_open ON batches(status, lease_until);
-	CREATE TABLE batch_requests (
-		batch_id  TEXT NOT NULL REFERENCES batches(id) ON DELETE CASCADE,
-		line      INTEGER NOT NULL,
-		custom_id TEXT NOT NULL,
-		body      TEXT NOT NULL,
-		result    TEXT,
-		failed    INTEGER NOT NULL DEFAULT 0,
-		PRIMARY KEY (batch_id, line)
-	) WITHOUT ROWID;`,
+	sqliteTypes.Replace(batchTables),
 	// 3: vector stores, their files (each also an ingestion job while
 	// in_progress), and the chunks of those files with a BM25 (FTS5) index
 	// and optional embeddings
@@ -134,9 +147,10 @@ var sqliteMigrations = []string{
 	END;`,
 }
 
-// postgresMigrations are sqliteMigrations for PostgreSQL, plus the file
-// contents: chunks of a file's bytes, written in the transaction that
-// lists the file, so an upload cut short leaves nothing behind.
+// postgresMigrations are sqliteMigrations for PostgreSQL (vector stores
+// not yet), plus the file contents: chunks of a file's bytes, written in
+// the transaction that lists the file, so an upload cut short leaves
+// nothing behind.
 var postgresMigrations = []string{
 	// 1: files with their contents, and threads
 	`CREATE TABLE files (
@@ -176,4 +190,6 @@ var postgresMigrations = []string{
 		created_at  BIGINT NOT NULL
 	);
 	CREATE INDEX thread_messages_thread ON thread_messages(thread_id, seq);`,
+	// 2: batches and their requests
+	postgresTypes.Replace(batchTables),
 }

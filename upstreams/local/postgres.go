@@ -56,7 +56,7 @@ func openPostgres(ctx context.Context, dsn string) (*postgresStore, error) {
 		location += "?search_path=" + path
 	}
 	s := &postgresStore{
-		records:  records{db: &sqlDB{DB: stdlib.OpenDBFromPool(pool), dollar: true}},
+		records:  records{db: &sqlDB{DB: stdlib.OpenDBFromPool(pool), dialect: postgresDialect}},
 		pool:     pool,
 		location: location,
 		uploads:  map[string]*sql.Tx{},

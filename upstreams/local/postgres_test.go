@@ -36,6 +36,13 @@ func TestPostgresStore(t *testing.T) {
 	})
 }
 
+func TestPostgresBatchStore(t *testing.T) {
+	testBatchStore(t, func(t *testing.T) func(t *testing.T) Store {
+		dsn := testpg.DSN(t)
+		return func(t *testing.T) Store { return openTestPostgres(t, dsn) }
+	})
+}
+
 // TestPostgresConcurrentStarts opens several stores at once on an empty
 // schema: the advisory lock lets one migrate while the others wait.
 func TestPostgresConcurrentStarts(t *testing.T) {

@@ -15,9 +15,36 @@ import (
 // other ?) and bound with q.
 type sqlDB struct {
 	*sql.DB
+	dialect
+}
+
+// dialect holds what differs between the SQL of SQLite and PostgreSQL.
+type dialect struct {
 	// dollar numbers placeholders $1, $2, ... as PostgreSQL wants them.
 	dollar bool
+	// skipLocked ends a SELECT picking a row to claim: it locks the row and
+	// passes over those other transactions hold. Empty on SQLite, whose
+	// writers take turns anyway.
+	skipLocked string
+	// jsonString is an expression (a format with one %s, a text column)
+	// giving the column as a JSON string.
+	jsonString string
+	// randomHex is an expression giving 24 random hexadecimal digits.
+	randomHex string
 }
+
+var (
+	sqliteDialect = dialect{
+		jsonString: `json_quote(%s)`,
+		randomHex:  `lower(hex(randomblob(12)))`,
+	}
+	postgresDialect = dialect{
+		dollar:     true,
+		skipLocked: ` FOR UPDATE SKIP LOCKED`,
+		jsonString: `to_json(%s)::text`,
+		randomHex:  `substr(md5(gen_random_uuid()::text), 1, 24)`,
+	}
+)
 
 // q binds a statement's ? placeholders for the dialect.
 func (d *sqlDB) q(query string) string {
@@ -183,12 +210,21 @@ func (r records) deleteFileRow(ctx context.Context, owner, id string) error {
 	return foundIfAffected(res)
 }
 
+// affected is how many rows a statement changed.
+func affected(res sql.Result) (int64, error) {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("counting affected rows: %w", err)
+	}
+	return n, nil
+}
+
 // foundIfAffected is ErrNotFound when a statement scoped to an owner's
 // object touched no row.
 func foundIfAffected(res sql.Result) error {
-	n, err := res.RowsAffected()
+	n, err := affected(res)
 	if err != nil {
-		return fmt.Errorf("counting affected rows: %w", err)
+		return err
 	}
 	if n == 0 {
 		return ErrNotFound

@@ -33,7 +33,7 @@ func openSQLite(dir string) (*sqliteStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening database: %w", err)
 	}
-	s := &sqliteStore{records: records{db: &sqlDB{DB: db}}, blobs: blobs}
+	s := &sqliteStore{records: records{db: &sqlDB{DB: db, dialect: sqliteDialect}}, blobs: blobs}
 	if err := migrate(context.Background(), s.db, sqliteMigrations, ""); err != nil {
 		db.Close()
 		return nil, err

@@ -80,11 +80,12 @@ type ThreadStore interface {
 }
 
 // Store keeps the local implementations' objects; every method is scoped
-// to an owner. Every store keeps files and threads; the resources of later
-// kinds (batches, vector stores) are interfaces of their own, which a
-// store implements when it can keep them.
+// to an owner. Every store keeps files, threads and batches; vector stores
+// are an interface of their own, which a store implements when it can
+// keep them.
 type Store interface {
 	FileStore
 	ThreadStore
+	BatchStore
 	Close() error
 }
