@@ -9,10 +9,12 @@
 #
 # Starting installs the pinned npm packages into .cache/pglite (ignored by
 # git) when they are missing, and prints on stdout:
-#   export MODELGATE_TEST_PGVECTOR_DSN=postgres://postgres@127.0.0.1:PORT/postgres?sslmode=disable&pool_max_conns=2
+#   export MODELGATE_TEST_PGVECTOR_DSN=postgres://postgres@127.0.0.1:PORT/postgres?sslmode=disable&pool_max_conns=2&default_query_exec_mode=simple_protocol
 #   export MODELGATE_TEST_PGVECTOR_DIR=/tmp/modelgate-pglite.XXXXXX
-# Everything else goes to stderr. PGlite is one process serving a few
-# connections (-m): pools on it must stay small (pool_max_conns in the DSN).
+# Everything else goes to stderr. PGlite is one backend serving a few
+# connections (-m) one transaction at a time: pools on it stay small
+# (pool_max_conns), and since the connections share the backend's named
+# prepared statements, pgx must not name its own (default_query_exec_mode).
 set -euo pipefail
 
 log() { echo "pglite.sh: $*" >&2; }
@@ -59,7 +61,7 @@ start() {
 			fi
 			if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 				log "PGlite with pgvector on 127.0.0.1:$port (pid $pid), files in $dir"
-				echo "export MODELGATE_TEST_PGVECTOR_DSN='postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable&pool_max_conns=2'"
+				echo "export MODELGATE_TEST_PGVECTOR_DSN='postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable&pool_max_conns=2&default_query_exec_mode=simple_protocol'"
 				echo "export MODELGATE_TEST_PGVECTOR_DIR='$dir'"
 				return
 			fi

@@ -92,3 +92,14 @@ func TestPostgresErrorsHideThePassword(t *testing.T) {
 		}
 	}
 }
+
+func TestPostgresVectorStoreStore(t *testing.T) {
+	dsn := testpg.VectorDSN(t)
+	testVectorStoreStore(t, func(t *testing.T) vectorStoreStore {
+		s := openTestPostgres(t, dsn)
+		if s.vectorsOff != "" {
+			t.Fatalf("vector stores are off: %s", s.vectorsOff)
+		}
+		return s
+	})
+}

@@ -90,17 +90,14 @@ var postgresVectors = vsDialect{
 }
 
 func postgresInsertChunks(ctx context.Context, tx *sql.Tx, f *VectorStoreFile, chunks []Chunk) error {
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO vector_store_chunks(vector_store_id, file_id, idx, text, embedding) VALUES ($1, $2, $3, $4, $5)`)
-	if err != nil {
-		return fmt.Errorf("storing chunks: %w", err)
-	}
-	defer ins.Close()
+	// pgx prepares the statement once per connection and caches it.
 	for _, c := range chunks {
 		var emb any
 		if c.Embedding != nil {
 			emb = pgvector.NewVector(c.Embedding)
 		}
-		if _, err := ins.ExecContext(ctx, f.VectorStoreID, f.FileID, c.Index, c.Text, emb); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO vector_store_chunks(vector_store_id, file_id, idx, text, embedding) VALUES ($1, $2, $3, $4, $5)`,
+			f.VectorStoreID, f.FileID, c.Index, c.Text, emb); err != nil {
 			return fmt.Errorf("storing chunk: %w", err)
 		}
 	}

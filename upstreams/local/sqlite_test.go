@@ -26,3 +26,15 @@ func TestSQLiteStore(t *testing.T) {
 		},
 	})
 }
+
+func TestSQLiteVectorStoreStore(t *testing.T) {
+	dir := t.TempDir()
+	testVectorStoreStore(t, func(t *testing.T) vectorStoreStore {
+		s, err := openSQLite(dir)
+		if err != nil {
+			t.Fatalf("opening SQLite store: %v", err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
