@@ -62,10 +62,7 @@ func VectorDSN(t testing.TB) string {
 func isPGlite(t testing.TB, dsn string) bool {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("connecting to the test PostgreSQL: %v", err)
-	}
+	conn := connect(t, dsn)
 	defer conn.Close(ctx)
 	var version string
 	if err := conn.QueryRow(ctx, `SELECT version()`).Scan(&version); err != nil {
@@ -121,12 +118,19 @@ func withSearchPath(t testing.TB, dsn, path string) string {
 func exec(t testing.TB, dsn, stmt string) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("connecting to the test PostgreSQL: %v", err)
-	}
+	conn := connect(t, dsn)
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, stmt); err != nil {
 		t.Fatalf("%s: %v", stmt, err)
 	}
+}
+
+// connect opens a connection of its own to the test server.
+func connect(t testing.TB, dsn string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("connecting to the test PostgreSQL: %v", err)
+	}
+	return conn
 }

@@ -172,7 +172,24 @@ func (in *ingester) run(f *VectorStoreFile) {
 // when the lease is lost (another worker took the job after a pause
 // longer than the lease, or the attachment was detached).
 func (in *ingester) heartbeat(ctx context.Context, cancel context.CancelFunc, f *VectorStoreFile) {
-	t := time.NewTicker(in.lease / 3)
+	renewEvery(ctx, in.lease/3, func() bool {
+		err := in.vs.RenewIngestion(ctx, f, in.leaseEnd())
+		switch {
+		case errors.Is(err, errIngestionLeaseLost):
+			in.logger.Info("ingestion lease lost", zap.String("vector_store", f.VectorStoreID), zap.String("file", f.FileID))
+			cancel()
+			return false
+		case err != nil && ctx.Err() == nil:
+			in.logger.Warn("renewing an ingestion lease", zap.String("vector_store", f.VectorStoreID), zap.String("file", f.FileID), zap.Error(err))
+		}
+		return true
+	})
+}
+
+// renewEvery calls renew every interval until ctx ends or renew reports
+// false (the lease is lost).
+func renewEvery(ctx context.Context, interval time.Duration, renew func() bool) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
@@ -180,14 +197,8 @@ func (in *ingester) heartbeat(ctx context.Context, cancel context.CancelFunc, f 
 			return
 		case <-t.C:
 		}
-		err := in.vs.RenewIngestion(ctx, f, in.leaseEnd())
-		switch {
-		case errors.Is(err, errIngestionLeaseLost):
-			in.logger.Info("ingestion lease lost", zap.String("vector_store", f.VectorStoreID), zap.String("file", f.FileID))
-			cancel()
+		if !renew() {
 			return
-		case err != nil && ctx.Err() == nil:
-			in.logger.Warn("renewing an ingestion lease", zap.String("vector_store", f.VectorStoreID), zap.String("file", f.FileID), zap.Error(err))
 		}
 	}
 }
