@@ -1,14 +1,18 @@
 // Package testpg hands tests a schema of their own on the PostgreSQL
-// server scripts/services/postgres.sh started (scripts/test.sh runs it).
+// server scripts/services/postgres.sh started, or on the PostgreSQL with
+// pgvector scripts/services/pglite.sh started (scripts/test.sh runs both).
 package testpg
 
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -21,13 +25,69 @@ import (
 // missing PostgreSQL fails it.
 func DSN(t testing.TB) string {
 	t.Helper()
-	base := os.Getenv("MODELGATE_TEST_POSTGRES_DSN")
+	base := server(t, "MODELGATE_TEST_POSTGRES_DSN", "PostgreSQL", "scripts/services/postgres.sh")
+	return withSearchPath(t, base, newSchema(t, base))
+}
+
+// VectorDSN is DSN on the PostgreSQL with pgvector in
+// MODELGATE_TEST_PGVECTOR_DSN (scripts/services/pglite.sh starts one):
+// the vector extension is created in the public schema, which the search
+// path of the new schema ends with.
+//
+// PGlite serves every connection from one backend, so a search_path is
+// not a connection's own (a closing connection resets it): there, the
+// test gets the public schema, emptied, and holds a lock on it across
+// processes until it ends.
+func VectorDSN(t testing.TB) string {
+	t.Helper()
+	base := server(t, "MODELGATE_TEST_PGVECTOR_DSN", "PostgreSQL with pgvector", "scripts/services/pglite.sh")
+	if !isPGlite(t, base) {
+		exec(t, base, `CREATE EXTENSION IF NOT EXISTS vector SCHEMA public`)
+		return withSearchPath(t, base, newSchema(t, base)+",public")
+	}
+	sum := sha256.Sum256([]byte(base))
+	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "modelgate-pglite-"+hex.EncodeToString(sum[:8])+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatalf("opening the PGlite lock: %v", err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatalf("locking PGlite: %v", err)
+	}
+	t.Cleanup(func() { lock.Close() }) // closing unlocks
+	exec(t, base, `DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public; CREATE EXTENSION vector SCHEMA public`)
+	return base
+}
+
+// isPGlite reports whether the server is PGlite.
+func isPGlite(t testing.TB, dsn string) bool {
+	t.Helper()
+	ctx := context.Background()
+	conn := connect(t, dsn)
+	defer conn.Close(ctx)
+	var version string
+	if err := conn.QueryRow(ctx, `SELECT version()`).Scan(&version); err != nil {
+		t.Fatalf("reading the server version: %v", err)
+	}
+	return strings.Contains(version, "PGlite")
+}
+
+// server returns the DSN in env, or skips (fails, when services are
+// required) without it.
+func server(t testing.TB, env, what, script string) string {
+	t.Helper()
+	base := os.Getenv(env)
 	if base == "" {
 		if os.Getenv("MODELGATE_REQUIRE_SERVICES") == "1" {
-			t.Fatal("MODELGATE_TEST_POSTGRES_DSN is unset but MODELGATE_REQUIRE_SERVICES=1: start PostgreSQL with `eval \"$(bash scripts/services/postgres.sh)\"` or run scripts/test.sh")
+			t.Fatalf("%s is unset but MODELGATE_REQUIRE_SERVICES=1: start %s with `eval \"$(bash %s)\"` or run scripts/test.sh", env, what, script)
 		}
-		t.Skip("no PostgreSQL: set MODELGATE_TEST_POSTGRES_DSN (see scripts/services/postgres.sh) or run scripts/test.sh")
+		t.Skipf("no %s: set %s (see %s) or run scripts/test.sh", what, env, script)
 	}
+	return base
+}
+
+// newSchema creates a schema of a random name, dropped when the test ends.
+func newSchema(t testing.TB, base string) string {
+	t.Helper()
 	b := make([]byte, 8)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
@@ -35,21 +95,21 @@ func DSN(t testing.TB) string {
 	schema := "test_" + hex.EncodeToString(b)
 	exec(t, base, `CREATE SCHEMA `+schema)
 	t.Cleanup(func() { exec(t, base, `DROP SCHEMA `+schema+` CASCADE`) })
-	return withSearchPath(t, base, schema)
+	return schema
 }
 
-// withSearchPath returns dsn with its search_path set to schema.
-func withSearchPath(t testing.TB, dsn, schema string) string {
+// withSearchPath returns dsn with its search_path set to path.
+func withSearchPath(t testing.TB, dsn, path string) string {
 	t.Helper()
 	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
-		return dsn + " search_path=" + schema
+		return dsn + " search_path=" + path
 	}
 	u, err := url.Parse(dsn)
 	if err != nil {
-		t.Fatalf("MODELGATE_TEST_POSTGRES_DSN is not a URL: %v", err)
+		t.Fatalf("the test DSN is not a URL: %v", err)
 	}
 	q := u.Query()
-	q.Set("search_path", schema)
+	q.Set("search_path", path)
 	u.RawQuery = q.Encode()
 	return u.String()
 }
@@ -58,12 +118,19 @@ func withSearchPath(t testing.TB, dsn, schema string) string {
 func exec(t testing.TB, dsn, stmt string) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("connecting to the test PostgreSQL: %v", err)
-	}
+	conn := connect(t, dsn)
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, stmt); err != nil {
 		t.Fatalf("%s: %v", stmt, err)
 	}
+}
+
+// connect opens a connection of its own to the test server.
+func connect(t testing.TB, dsn string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("connecting to the test PostgreSQL: %v", err)
+	}
+	return conn
 }

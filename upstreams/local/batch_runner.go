@@ -199,20 +199,13 @@ func (r *batchRunner) run(ctx context.Context, b *Batch) {
 // heartbeat renews the lease; it ends the run when the lease is lost and
 // stops the work when the user cancels.
 func (r *batchRunner) heartbeat(ctx context.Context, id string, lost, cancelled context.CancelFunc) {
-	t := time.NewTicker(r.lease / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	renewEvery(ctx, r.lease/3, func() bool {
 		status, err := r.store.RenewLease(ctx, id, r.worker, r.leaseEnd())
 		switch {
 		case errors.Is(err, ErrLeaseLost):
 			r.logger.Warn("batch lease lost", zap.String("batch", id))
 			lost()
-			return
+			return false
 		case err != nil:
 			if ctx.Err() == nil {
 				r.logger.Warn("renewing a batch lease", zap.String("batch", id), zap.Error(err))
@@ -220,7 +213,8 @@ func (r *batchRunner) heartbeat(ctx context.Context, id string, lost, cancelled 
 		case status == StatusCancelling:
 			cancelled()
 		}
-	}
+		return true
+	})
 }
 
 // validate checks the input file and stores its requests, then fails the

@@ -252,7 +252,7 @@ func (l *Local) deleteFile(w http.ResponseWriter, c *upstreams.Call) error {
 	id := c.Params["file_id"]
 	// Its chunks go first: should deleting the file then fail, a retry
 	// finds nothing left to detach, never chunks of a deleted file.
-	if vs, ok := l.store.(VectorStoreStore); ok {
+	if vs, _ := vectorStoreSupport(l.store); vs != nil {
 		if err := vs.DetachFileEverywhere(c.Request.Context(), c.Principal.Owner, id); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,15 +26,24 @@ const maxIngestBytes = 128 << 20
 // store failure) waits before it is taken up again.
 const retryPause = time.Second
 
+// ingestLease is how long a worker holds an attachment without renewing
+// its lease: the attachments of an instance that died are taken up by
+// another (or by the restarted one) once their leases have run out.
+const ingestLease = 30 * time.Second
+
 // ingester indexes attached files in the background: extract, chunk,
 // embed, index. Its queue is the attachments still in_progress in the
-// store, so work cut short by a stop or a crash is taken up again from
-// the start when the store is next opened. There is one per store.
+// store, which it leases one at a time, so that instances sharing a
+// store never ingest one file at once, and work cut short by a stop or a
+// crash is taken up again from the start. There is one per store.
 type ingester struct {
 	vs     VectorStoreStore
 	files  FileStore
 	embed  embedder
 	logger *zap.Logger
+	// worker names this ingester in the leases it holds.
+	worker string
+	lease  time.Duration
 
 	dispatcher atomic.Pointer[upstreams.Dispatcher]
 	kick       chan struct{}
@@ -43,13 +53,15 @@ type ingester struct {
 	wg         sync.WaitGroup
 
 	mu      sync.Mutex
-	running map[[2]string]bool
+	running int
 }
 
 func newIngester(vs VectorStoreStore, files FileStore, logger *zap.Logger) *ingester {
 	ctx, cancel := context.WithCancel(context.Background())
+	host, _ := os.Hostname()
 	in := &ingester{vs: vs, files: files, logger: logger, kick: make(chan struct{}, 1),
-		ctx: ctx, cancel: cancel, running: map[[2]string]bool{}}
+		worker: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), newID("")[:8]), lease: ingestLease,
+		ctx: ctx, cancel: cancel}
 	in.embed = embedder{dispatcher: in.currentDispatcher}
 	return in
 }
@@ -79,69 +91,141 @@ func (in *ingester) notify() {
 	}
 }
 
-// stop ends the work in flight (its jobs stay in_progress) and waits.
+// stop ends the work in flight, gives its leases back (its jobs stay
+// in_progress, for any instance to take up) and waits.
 func (in *ingester) stop() {
 	in.cancel()
 	in.wg.Wait()
 }
 
+// leaseEnd is when a lease taken or renewed now runs out, in Unix seconds.
+func (in *ingester) leaseEnd() int64 {
+	return now() + int64((in.lease+time.Second-1)/time.Second)
+}
+
+// loop claims jobs for the free workers whenever woken, and at least
+// every pollInterval: jobs attached through other instances and leases
+// run out are announced to no one.
 func (in *ingester) loop() {
 	defer in.wg.Done()
+	poll := time.NewTicker(min(time.Second, in.lease/3))
+	defer poll.Stop()
 	for {
 		if in.ctx.Err() != nil {
 			return
 		}
-		pending, err := in.vs.PendingIngestions(in.ctx, 4*ingestWorkers)
-		if err != nil && in.ctx.Err() == nil {
-			in.logger.Error("listing pending ingestions", zap.Error(err))
-		}
 		in.mu.Lock()
-		for i := range pending {
-			key := [2]string{pending[i].VectorStoreID, pending[i].FileID}
-			if len(in.running) == ingestWorkers || in.running[key] {
-				continue
-			}
-			in.running[key] = true
-			in.wg.Add(1)
-			go func(f VectorStoreFile) {
-				defer in.wg.Done()
-				in.ingest(&f)
-				in.mu.Lock()
-				delete(in.running, key)
-				in.mu.Unlock()
-				in.notify() // a worker is free
-			}(pending[i])
-		}
+		free := ingestWorkers - in.running
 		in.mu.Unlock()
+		if free > 0 {
+			claimed, err := in.vs.ClaimIngestions(in.ctx, in.worker, now(), in.leaseEnd(), free)
+			if err != nil && in.ctx.Err() == nil {
+				in.logger.Error("claiming ingestions", zap.Error(err))
+			}
+			in.mu.Lock()
+			in.running += len(claimed)
+			in.mu.Unlock()
+			for i := range claimed {
+				in.wg.Add(1)
+				go func(f VectorStoreFile) {
+					defer in.wg.Done()
+					in.run(&f)
+					in.mu.Lock()
+					in.running--
+					in.mu.Unlock()
+					in.notify() // a worker is free
+				}(claimed[i])
+			}
+		}
 		select {
 		case <-in.kick:
+		case <-poll.C:
 		case <-in.ctx.Done():
 			return
 		}
 	}
 }
 
-// ingest runs one job to its end: completed, failed, or (when stopped
-// or the store fails) left in_progress to be taken up again.
-func (in *ingester) ingest(f *VectorStoreFile) {
+// run works on one leased job, renewing the lease meanwhile; a job left
+// in_progress (a stop, a store failure) has its lease given back.
+func (in *ingester) run(f *VectorStoreFile) {
+	ctx, cancel := context.WithCancel(in.ctx)
+	beats := make(chan struct{})
+	go func() {
+		defer close(beats)
+		in.heartbeat(ctx, cancel, f)
+	}()
+	ended := in.ingest(ctx, f)
+	cancel()
+	<-beats
+	if ended {
+		return
+	}
+	release, done := context.WithTimeout(context.WithoutCancel(in.ctx), 10*time.Second)
+	defer done()
+	if err := in.vs.ReleaseIngestion(release, f); err != nil {
+		in.logger.Warn("releasing an ingestion lease", zap.String("vector_store", f.VectorStoreID), zap.String("file", f.FileID), zap.Error(err))
+	}
+}
+
+// heartbeat renews the job's lease until ctx ends; it cancels the job
+// when the lease is lost (another worker took the job after a pause
+// longer than the lease, or the attachment was detached).
+func (in *ingester) heartbeat(ctx context.Context, cancel context.CancelFunc, f *VectorStoreFile) {
+	renewEvery(ctx, in.lease/3, func() bool {
+		err := in.vs.RenewIngestion(ctx, f, in.leaseEnd())
+		switch {
+		case errors.Is(err, errIngestionLeaseLost):
+			in.logger.Info("ingestion lease lost", zap.String("vector_store", f.VectorStoreID), zap.String("file", f.FileID))
+			cancel()
+			return false
+		case err != nil && ctx.Err() == nil:
+			in.logger.Warn("renewing an ingestion lease", zap.String("vector_store", f.VectorStoreID), zap.String("file", f.FileID), zap.Error(err))
+		}
+		return true
+	})
+}
+
+// renewEvery calls renew every interval until ctx ends or renew reports
+// false (the lease is lost).
+func renewEvery(ctx context.Context, interval time.Duration, renew func() bool) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !renew() {
+			return
+		}
+	}
+}
+
+// ingest runs one job to its end: completed, failed, or outdated (it
+// reports true); or, when stopped or the store fails, left in_progress
+// to be taken up again (false).
+func (in *ingester) ingest(ctx context.Context, f *VectorStoreFile) bool {
 	log := in.logger.With(zap.String("vector_store", f.VectorStoreID), zap.String("file", f.FileID))
-	text, chunks, err := in.index(in.ctx, f)
+	text, chunks, err := in.index(ctx, f)
 	if err == nil {
 		var ok bool
-		ok, err = in.vs.CompleteIngestion(in.ctx, f, text, chunks)
+		ok, err = in.vs.CompleteIngestion(ctx, f, text, chunks)
 		if err == nil && !ok {
-			log.Debug("ingestion outdated: the file was detached or deleted meanwhile")
+			log.Debug("ingestion outdated: the file was detached or deleted meanwhile, or its lease lost")
 		}
 	}
 	var fe *fileError
 	if errors.As(err, &fe) {
 		log.Info("file not indexed", zap.String("code", fe.code), zap.String("reason", fe.message))
-		err = in.vs.FailIngestion(in.ctx, f, fe.code, fe.message)
+		err = in.vs.FailIngestion(ctx, f, fe.code, fe.message)
 	}
-	if err != nil && in.ctx.Err() == nil {
+	if err != nil && ctx.Err() == nil {
 		log.Error("ingestion interrupted; retrying", zap.Error(err))
-		upstreams.Sleep(in.ctx, retryPause)
+		upstreams.Sleep(ctx, retryPause)
 	}
+	return err == nil
 }
 
 // index extracts, chunks and (when the attachment asks for it) embeds a

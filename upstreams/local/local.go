@@ -1,7 +1,7 @@
 // Package local is the upstream kind `local`: the built-in implementations
 // of files, threads, vector stores (with ingestion and search) and batches
 // over a store: embedded SQLite by default; PostgreSQL for several instances
-// keeps files, threads and batches (vector stores need SQLite for now).
+// keeps files, threads, batches and (with pgvector) vector stores.
 package local
 
 import (
@@ -170,7 +170,10 @@ func (l *Local) share(key string, open func() (Store, string, error)) error {
 		}
 		l.logger.Info("local store opened", zap.String("store", where))
 		p := pooledStore{Store: s}
-		if vs, ok := s.(VectorStoreStore); ok {
+		vs, why := vectorStoreSupport(s)
+		if vs == nil {
+			l.logger.Warn("vector stores are off", zap.String("store", where), zap.String("reason", why))
+		} else {
 			p.vectors = &vectorState{
 				ingest: newIngester(vs, s, l.logger.Named("ingest")),
 				cache:  &vectorCache{entries: map[[2]string]*vectorMatrix{}},

@@ -145,6 +145,11 @@ var sqliteMigrations = []string{
 	CREATE TRIGGER vector_store_files_unindexed AFTER DELETE ON vector_store_files BEGIN
 		UPDATE vector_stores SET chunks_version = chunks_version + 1 WHERE id = old.vector_store_id;
 	END;`,
+	// 4: ingestion leases, so that one worker at a time ingests a file
+	`ALTER TABLE vector_store_files ADD COLUMN lease_owner TEXT NOT NULL DEFAULT '';
+	ALTER TABLE vector_store_files ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0;
+	DROP INDEX vector_store_files_pending;
+	CREATE INDEX vector_store_files_pending ON vector_store_files(status, lease_until, seq);`,
 }
 
 // postgresMigrations are sqliteMigrations for PostgreSQL (vector stores

@@ -27,7 +27,10 @@ const migrationLock = `SELECT pg_advisory_xact_lock(8011735501)`
 // so that several instances can share it.
 type postgresStore struct {
 	records
-	pool *pgxpool.Pool
+	vsRecords
+	// vectorsOff is why vector stores are off (no pgvector); "" when on.
+	vectorsOff string
+	pool       *pgxpool.Pool
 	// location names the server and database, without the password.
 	location string
 
@@ -46,6 +49,7 @@ func openPostgres(ctx context.Context, dsn string) (*postgresStore, error) {
 		// The parser's message may quote the password: it is not passed on.
 		return nil, errors.New("the postgres DSN is malformed: expected postgres://user:password@host:port/database?options or key=value pairs")
 	}
+	cfg.AfterConnect = registerVector
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating the connection pool: %w", err)
@@ -62,6 +66,10 @@ func openPostgres(ctx context.Context, dsn string) (*postgresStore, error) {
 		uploads:  map[string]*sql.Tx{},
 	}
 	if err := migrate(ctx, s.db, postgresMigrations, migrationLock); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("%s: %w", location, err)
+	}
+	if err := s.openVectorStores(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("%s: %w", location, err)
 	}

@@ -2,6 +2,8 @@ package local
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/modelgate/modelgate/internal/testpg"
+	"github.com/modelgate/modelgate/upstreams"
 )
 
 // openTestPostgres opens a store on dsn, closed when the test ends.
@@ -98,4 +101,40 @@ func TestPostgresErrorsHideThePassword(t *testing.T) {
 			t.Errorf("the error quotes the password: %v", err)
 		}
 	}
+}
+
+func TestPostgresVectorStoreStore(t *testing.T) {
+	dsn := testpg.VectorDSN(t)
+	testVectorStoreStore(t, func(t *testing.T) vectorStoreStore {
+		s := openTestPostgres(t, dsn)
+		if s.vectorsOff != "" {
+			t.Fatalf("vector stores are off: %s", s.vectorsOff)
+		}
+		return s
+	})
+}
+
+// TestPostgresWithoutPgvector opens the store on a server without the
+// vector extension (Debian's PostgreSQL has no pgvector): files and
+// threads work, vector stores are off with a reason naming it, and their
+// operations answer 501 with that reason.
+func TestPostgresWithoutPgvector(t *testing.T) {
+	s := openTestPostgres(t, testpg.DSN(t))
+	var available bool
+	if err := s.db.QueryRowContext(t.Context(), `SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')`).Scan(&available); err != nil {
+		t.Fatal(err)
+	}
+	if available {
+		t.Skip("this server has pgvector")
+	}
+	if !strings.Contains(s.vectorsOff, "vector extension (pgvector)") {
+		t.Fatalf("vector stores off for %q, want the missing extension named", s.vectorsOff)
+	}
+	l := &Local{store: s}
+	_, err := l.vectorStores()
+	var ue *upstreams.Error
+	if !errors.As(err, &ue) || ue.Status != http.StatusNotImplemented || !strings.Contains(ue.Message, "pgvector") {
+		t.Fatalf("vector store operation: %v, want a 501 naming pgvector", err)
+	}
+	putFile(t, s, "o", "assistants", []byte("still works"))
 }

@@ -77,6 +77,12 @@ type rowScanner interface{ Scan(...any) error }
 // starting together migrate one after the other (SQLite's immediate
 // transactions serialise them already).
 func migrate(ctx context.Context, d *sqlDB, migrations []string, lock string) error {
+	return migrateTrack(ctx, d, "schema_migrations", migrations, lock)
+}
+
+// migrateTrack is migrate for a sequence of migrations of its own,
+// recorded in table: one applied only where the database can take it.
+func migrateTrack(ctx context.Context, d *sqlDB, table string, migrations []string, lock string) error {
 	tx, err := d.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("starting migrations: %w", err)
@@ -87,11 +93,11 @@ func migrate(ctx context.Context, d *sqlDB, migrations []string, lock string) er
 			return fmt.Errorf("taking the migration lock: %w", err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`); err != nil {
-		return fmt.Errorf("creating schema_migrations: %w", err)
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+table+` (version INTEGER PRIMARY KEY)`); err != nil {
+		return fmt.Errorf("creating %s: %w", table, err)
 	}
 	var applied int
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&applied); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM `+table).Scan(&applied); err != nil {
 		return fmt.Errorf("reading schema version: %w", err)
 	}
 	if applied > len(migrations) {
@@ -101,7 +107,7 @@ func migrate(ctx context.Context, d *sqlDB, migrations []string, lock string) er
 		if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
 			return fmt.Errorf("migration %d: %w", v, err)
 		}
-		if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO schema_migrations(version) VALUES (?)`), v); err != nil {
+		if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO `+table+`(version) VALUES (?)`), v); err != nil {
 			return fmt.Errorf("recording migration %d: %w", v, err)
 		}
 	}

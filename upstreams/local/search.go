@@ -159,16 +159,6 @@ func normalizeQuery(q string) string {
 	return q
 }
 
-// ftsQuery turns a query into an FTS5 query matching any of its keywords
-// (BM25 ranks chunks with more, rarer ones first); "" when it has none.
-func ftsQuery(q string) string {
-	ws := keywords(q)
-	for i, w := range ws {
-		ws[i] = `"` + w + `"`
-	}
-	return strings.Join(ws, " OR ")
-}
-
 // rankedList is one ranking of chunks, best first, with scores already
 // in 0..1 (BM25 relative to the best match, cosine similarity clamped).
 type rankedList []ScoredChunk
@@ -205,13 +195,14 @@ func fuse(lists []rankedList, rrf bool) []ScoredChunk {
 	return out
 }
 
-// textList ranks a query's chunks by BM25, scores relative to the best.
+// textList ranks the chunks holding any of a query's keywords by the
+// store's full-text relevance, scores relative to the best.
 func textList(ctx context.Context, vs VectorStoreStore, storeID string, fileIDs []string, q string, limit int) (rankedList, error) {
-	match := ftsQuery(q)
-	if match == "" {
+	terms := keywords(q)
+	if len(terms) == 0 {
 		return nil, nil
 	}
-	hits, err := vs.SearchText(ctx, storeID, fileIDs, match, limit)
+	hits, err := vs.SearchText(ctx, storeID, fileIDs, terms, limit)
 	if err != nil || len(hits) == 0 {
 		return nil, err
 	}

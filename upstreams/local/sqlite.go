@@ -17,6 +17,7 @@ import (
 // as files in a folder beside it.
 type sqliteStore struct {
 	records
+	vsRecords
 	blobs string
 }
 
@@ -33,7 +34,8 @@ func openSQLite(dir string) (*sqliteStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening database: %w", err)
 	}
-	s := &sqliteStore{records: records{db: &sqlDB{DB: db, dialect: sqliteDialect}}, blobs: blobs}
+	d := &sqlDB{DB: db, dialect: sqliteDialect}
+	s := &sqliteStore{records: records{db: d}, vsRecords: vsRecords{vdb: d, dialect: sqliteVectors}, blobs: blobs}
 	if err := migrate(context.Background(), s.db, sqliteMigrations, ""); err != nil {
 		db.Close()
 		return nil, err

@@ -37,3 +37,15 @@ func TestSQLiteBatchStore(t *testing.T) {
 		return func(t *testing.T) Store { return openTestSQLite(t, dir) }
 	})
 }
+
+func TestSQLiteVectorStoreStore(t *testing.T) {
+	dir := t.TempDir()
+	testVectorStoreStore(t, func(t *testing.T) vectorStoreStore {
+		s, err := openSQLite(dir)
+		if err != nil {
+			t.Fatalf("opening SQLite store: %v", err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

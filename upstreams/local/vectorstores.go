@@ -19,14 +19,29 @@ type vectorState struct {
 	cache  *vectorCache
 }
 
+// vectorStoreSupport returns the store's vector store persistence, or
+// why it has none: a store may keep them only where its database can
+// (PostgreSQL with pgvector).
+func vectorStoreSupport(s Store) (VectorStoreStore, string) {
+	vs, ok := s.(VectorStoreStore)
+	if !ok {
+		return nil, "this local upstream's store does not keep vector stores; use the embedded SQLite store"
+	}
+	if o, ok := s.(interface{ vectorStoresOff() string }); ok && o.vectorStoresOff() != "" {
+		return nil, o.vectorStoresOff()
+	}
+	return vs, ""
+}
+
 // vectorStores returns the store's vector store persistence, or the 501
 // for a store that has none.
 func (l *Local) vectorStores() (VectorStoreStore, error) {
-	if vs, ok := l.store.(VectorStoreStore); ok && l.vectors != nil {
+	vs, why := vectorStoreSupport(l.store)
+	if vs != nil && l.vectors != nil {
 		return vs, nil
 	}
 	return nil, &upstreams.Error{Status: http.StatusNotImplemented, Type: upstreams.TypeNotImplemented,
-		Message: "This local upstream's store does not keep vector stores; use the embedded SQLite store."}
+		Message: "Vector stores are off: " + why + "."}
 }
 
 // vectorStoreHandler adapts a handler that needs the vector store

@@ -210,7 +210,7 @@ func TestChunksLeaveEveryIndex(t *testing.T) {
 	if n := indexed(); n != 6 {
 		t.Fatalf("%d chunks indexed, want 6", n)
 	}
-	hits, err := s.SearchText(ctx, "vs_1", []string{"file-a", "file-b"}, `"alpha"`, 10)
+	hits, err := s.SearchText(ctx, "vs_1", []string{"file-a", "file-b"}, []string{"alpha"}, 10)
 	if err != nil || len(hits) != 2 {
 		t.Fatalf("search: %v %v", hits, err)
 	}

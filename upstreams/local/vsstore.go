@@ -60,6 +60,9 @@ type VectorStoreFile struct {
 	EmbeddingModel string
 	// Filename is the attached file's name, for search results.
 	Filename string
+	// LeaseOwner is the worker holding the attachment's ingestion (as
+	// ClaimIngestions returned it); "" when none ever claimed it.
+	LeaseOwner string
 }
 
 // Chunk is one indexed piece of a vector store file.
@@ -126,18 +129,35 @@ type VectorStoreStore interface {
 	// VectorStoreFileText returns the text extracted from an ingested file.
 	VectorStoreFileText(ctx context.Context, owner, storeID, fileID string) (string, error)
 
-	// PendingIngestions lists attachments still in_progress, oldest first.
+	// PendingIngestions lists attachments still in_progress, oldest first,
+	// leased or not.
 	PendingIngestions(ctx context.Context, limit int) ([]VectorStoreFile, error)
+	// ClaimIngestions leases to worker, until the Unix time until, up to
+	// limit attachments in_progress whose lease has run out by now (or
+	// was never taken, or was released), oldest first, so that several
+	// instances never ingest one attachment at once.
+	ClaimIngestions(ctx context.Context, worker string, now, until int64, limit int) ([]VectorStoreFile, error)
+	// RenewIngestion extends f's lease, held by f.LeaseOwner, until the
+	// Unix time until; errIngestionLeaseLost when another worker took it
+	// or the attachment is no longer in_progress.
+	RenewIngestion(ctx context.Context, f *VectorStoreFile, until int64) error
+	// ReleaseIngestion gives f's lease back, so that any worker can take
+	// the attachment up at once.
+	ReleaseIngestion(ctx context.Context, f *VectorStoreFile) error
 	// CompleteIngestion stores the extracted text and chunks and marks the
 	// attachment completed, in one transaction; it reports false (and
-	// stores nothing) when the attachment is gone or no longer in_progress.
+	// stores nothing) when the attachment is gone, no longer in_progress,
+	// or leased to another worker than f.LeaseOwner.
 	CompleteIngestion(ctx context.Context, f *VectorStoreFile, text string, chunks []Chunk) (bool, error)
-	// FailIngestion marks an in_progress attachment failed.
+	// FailIngestion marks an in_progress attachment failed, when
+	// f.LeaseOwner holds it.
 	FailIngestion(ctx context.Context, f *VectorStoreFile, code, message string) error
 
-	// SearchText ranks the chunks of the given files of a store against an
-	// FTS5 query by BM25 (higher is better), best first, at most limit.
-	SearchText(ctx context.Context, storeID string, fileIDs []string, match string, limit int) ([]ScoredChunk, error)
+	// SearchText ranks the chunks of the given files of a store that hold
+	// any of the terms (runs of letters and digits) by the store's
+	// full-text relevance (BM25 on SQLite, ts_rank_cd on PostgreSQL;
+	// higher is better), best first, at most limit.
+	SearchText(ctx context.Context, storeID string, fileIDs []string, terms []string, limit int) ([]ScoredChunk, error)
 	// ChunkEmbeddings returns the store's chunks embedded with model, with
 	// their file IDs and vectors (texts are left empty).
 	ChunkEmbeddings(ctx context.Context, storeID, model string) ([]Chunk, error)

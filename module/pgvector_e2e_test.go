@@ -1,0 +1,72 @@
+package modelgate_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+
+	"github.com/modelgate/modelgate/internal/testgateway"
+	"github.com/modelgate/modelgate/internal/testpg"
+)
+
+// TestVectorStoresOnPostgres runs vector stores through a real Caddy on
+// the PostgreSQL store (pgvector and full-text search): files uploaded,
+// attached and ingested, then searched, with attribute filters.
+func TestVectorStoresOnPostgres(t *testing.T) {
+	dsn := testpg.VectorDSN(t)
+	base := testgateway.Start(t, fmt.Sprintf(`
+	modelgate {
+		key %s {
+			owner alice
+		}
+		upstream local local {
+			postgres "%s"
+		}
+	}`, clientKey, dsn))
+	client := sdk(base)
+	ctx := context.Background()
+
+	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{Name: openai.String("on postgres")})
+	if err != nil {
+		t.Fatalf("creating a vector store: %v", err)
+	}
+	corpus := testCorpus()
+	ids := map[string]string{}
+	byID := map[string]corpusFile{}
+	for _, cf := range corpus {
+		id := upload(t, client, cf.name, cf.data)
+		ids[cf.name], byID[id] = id, cf
+		if f := attachAndPoll(t, client, vs.ID, id, cf.attrs); f.Status != "completed" || f.UsageBytes == 0 {
+			t.Fatalf("%s: attached %+v (last_error %+v)", cf.name, f, f.LastError)
+		}
+	}
+	got, err := client.VectorStores.Get(ctx, vs.ID)
+	if err != nil || got.FileCounts.Completed != int64(len(corpus)) {
+		t.Fatalf("store after ingestion: %+v %v", got, err)
+	}
+	// The file holding the planted term ranks first.
+	for _, cf := range corpus {
+		res := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("where is the " + cf.term + "?")})
+		if len(res) == 0 || res[0].FileID != ids[cf.name] || !strings.Contains(strings.ToLower(res[0].Content[0].Text), cf.term) ||
+			res[0].Score <= 0 || res[0].Score > 1 {
+			t.Fatalf("query %q: results %+v, want %s first", cf.term, res, cf.name)
+		}
+	}
+	if all := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("modelgate"), MaxNumResults: openai.Int(50)}); len(all) != len(corpus) {
+		t.Fatalf("the common term found %d files, want %d", len(all), len(corpus))
+	}
+	checkFilters(t, client, vs.ID, byID)
+
+	// Detaching drops the file's chunks from search.
+	if _, err := client.VectorStores.Files.Delete(ctx, vs.ID, ids["zebra.txt"]); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("zebra")}) {
+		if r.FileID == ids["zebra.txt"] {
+			t.Fatal("a detached file is still found")
+		}
+	}
+}

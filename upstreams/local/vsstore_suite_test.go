@@ -1,0 +1,483 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// vectorStoreStore is a store that keeps vector stores, as both the
+// SQLite and the PostgreSQL stores are.
+type vectorStoreStore interface {
+	Store
+	VectorStoreStore
+}
+
+// testVectorStoreStore runs every behaviour of VectorStoreStore on the
+// stores open opens; each call of open is another instance on the same
+// database. Each subtest works in stores of its own.
+func testVectorStoreStore(t *testing.T, open func(t *testing.T) vectorStoreStore) {
+	s := open(t)
+	t.Run("StoresAndFiles", func(t *testing.T) { testVSStoresAndFiles(t, s) })
+	t.Run("SearchText", func(t *testing.T) { testVSSearchText(t, s) })
+	t.Run("Embeddings", func(t *testing.T) { testVSEmbeddings(t, s) })
+	t.Run("Detach", func(t *testing.T) { testVSDetach(t, s) })
+	t.Run("Leases", func(t *testing.T) { testVSLeases(t, s, open(t)) })
+	t.Run("TwoIngesters", func(t *testing.T) { testVSTwoIngesters(t, s, open(t)) })
+}
+
+// newVectorStore creates an empty vector store of owner.
+func newVectorStore(t *testing.T, s VectorStoreStore, owner string) string {
+	t.Helper()
+	id := newID("vs_")
+	if err := s.CreateVectorStore(t.Context(), &VectorStore{ID: id, Owner: owner, Name: "n", CreatedAt: now(), LastActiveAt: now(), Metadata: json.RawMessage(`{}`)}, nil); err != nil {
+		t.Fatalf("creating vector store: %v", err)
+	}
+	return id
+}
+
+// attachFile attaches a new file ID to a store, in_progress.
+func attachFile(t *testing.T, s VectorStoreStore, owner, storeID string, attrs json.RawMessage) *VectorStoreFile {
+	t.Helper()
+	f := &VectorStoreFile{VectorStoreID: storeID, FileID: newID("file-"), Owner: owner, KeyName: "k", CreatedAt: now(),
+		Status: statusInProgress, MaxChunkTokens: 100, OverlapTokens: 0, Attributes: attrs}
+	got, err := s.AddVectorStoreFile(t.Context(), f)
+	if err != nil {
+		t.Fatalf("attaching: %v", err)
+	}
+	return got
+}
+
+// indexFile attaches a file and completes its ingestion with chunks of
+// the given texts (and embeddings, when given).
+func indexFile(t *testing.T, s VectorStoreStore, owner, storeID string, texts []string, embeddings [][]float32) *VectorStoreFile {
+	t.Helper()
+	f := attachFile(t, s, owner, storeID, nil)
+	chunks := make([]Chunk, len(texts))
+	for i, text := range texts {
+		chunks[i] = Chunk{FileID: f.FileID, Index: i, Text: text}
+		if embeddings != nil {
+			chunks[i].Embedding = embeddings[i]
+		}
+	}
+	if embeddings != nil {
+		f.EmbeddingModel = "emb"
+	}
+	ok, err := s.CompleteIngestion(t.Context(), f, strings.Join(texts, "\n"), chunks)
+	if err != nil || !ok {
+		t.Fatalf("completing ingestion: %v %v", ok, err)
+	}
+	return f
+}
+
+func testVSStoresAndFiles(t *testing.T, s VectorStoreStore) {
+	ctx := t.Context()
+	owner, other := newID("owner-"), newID("other-")
+	var ids []string
+	for range 3 {
+		ids = append(ids, newVectorStore(t, s, owner))
+	}
+	page, more, err := s.ListVectorStores(ctx, owner, PageQuery{ListQuery: ListQuery{Limit: 2, Desc: true}})
+	if err != nil || more != true || len(page) != 2 || page[0].ID != ids[2] || page[1].ID != ids[1] {
+		t.Fatalf("newest first, 2: %+v %v %v", page, more, err)
+	}
+	page, more, err = s.ListVectorStores(ctx, owner, PageQuery{ListQuery: ListQuery{Limit: 10}, Before: ids[2]})
+	if err != nil || more || len(page) != 2 || page[0].ID != ids[0] || page[1].ID != ids[1] {
+		t.Fatalf("before the last: %+v %v %v", page, more, err)
+	}
+	if page, _, err := s.ListVectorStores(ctx, other, PageQuery{ListQuery: ListQuery{Limit: 10}}); err != nil || len(page) != 0 {
+		t.Fatalf("another owner lists %+v %v", page, err)
+	}
+	_, err = s.GetVectorStore(ctx, other, ids[0])
+	mustNotFound(t, "GetVectorStore of another owner", err)
+
+	name, days := "renamed", 3
+	vs, err := s.UpdateVectorStore(ctx, owner, ids[0], StoreUpdate{Name: &name, ExpiresAfterDays: &days})
+	if err != nil || vs.Name != name || vs.ExpiresAfterDays != 3 || string(vs.Metadata) != `{}` {
+		t.Fatalf("updated %+v %v", vs, err)
+	}
+	_, err = s.UpdateVectorStore(ctx, other, ids[0], StoreUpdate{Name: &name})
+	mustNotFound(t, "UpdateVectorStore of another owner", err)
+	if err := s.TouchVectorStore(ctx, owner, ids[0], 12345); err != nil {
+		t.Fatal(err)
+	}
+
+	// File counts and usage come from the files.
+	done := indexFile(t, s, owner, ids[0], []string{"some words"}, nil)
+	pending := attachFile(t, s, owner, ids[0], json.RawMessage(`{"k":"v"}`))
+	failed := attachFile(t, s, owner, ids[0], nil)
+	if err := s.FailIngestion(ctx, failed, "invalid_file", "bad"); err != nil {
+		t.Fatal(err)
+	}
+	vs, err = s.GetVectorStore(ctx, owner, ids[0])
+	want := FileCounts{InProgress: 1, Completed: 1, Failed: 1, Total: 3}
+	if err != nil || vs.FileCounts != want || vs.UsageBytes != int64(len("some words")) || vs.LastActiveAt != 12345 {
+		t.Fatalf("store %+v %v, want counts %+v", vs, err, want)
+	}
+	again, err := s.AddVectorStoreFile(ctx, &VectorStoreFile{VectorStoreID: ids[0], FileID: pending.FileID, Owner: owner, Status: statusInProgress})
+	if err != nil || string(again.Attributes) != `{"k":"v"}` || again.CreatedAt != pending.CreatedAt {
+		t.Fatalf("attaching twice: %+v %v", again, err)
+	}
+	files, more, err := s.ListVectorStoreFiles(ctx, owner, ids[0], PageQuery{ListQuery: ListQuery{Limit: 10}, Status: statusFailed})
+	if err != nil || more || len(files) != 1 || files[0].FileID != failed.FileID || files[0].LastErrorCode != "invalid_file" {
+		t.Fatalf("failed files: %+v %v", files, err)
+	}
+	files, _, err = s.ListVectorStoreFiles(ctx, owner, ids[0], PageQuery{ListQuery: ListQuery{Limit: 10, After: done.FileID}})
+	if err != nil || len(files) != 2 || files[0].FileID != pending.FileID || files[1].FileID != failed.FileID {
+		t.Fatalf("files after the first: %+v %v", files, err)
+	}
+	completed, err := s.CompletedVectorStoreFiles(ctx, owner, ids[0])
+	if err != nil || len(completed) != 1 || completed[0].FileID != done.FileID {
+		t.Fatalf("completed files: %+v %v", completed, err)
+	}
+	if text, err := s.VectorStoreFileText(ctx, owner, ids[0], done.FileID); err != nil || text != "some words" {
+		t.Fatalf("file text %q %v", text, err)
+	}
+	_, err = s.GetVectorStoreFile(ctx, other, ids[0], done.FileID)
+	mustNotFound(t, "GetVectorStoreFile of another owner", err)
+
+	if err := s.DeleteVectorStore(ctx, owner, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.GetVectorStoreFile(ctx, owner, ids[0], done.FileID)
+	mustNotFound(t, "a deleted store's file", err)
+	mustNotFound(t, "second DeleteVectorStore", s.DeleteVectorStore(ctx, owner, ids[0]))
+}
+
+func testVSSearchText(t *testing.T, s VectorStoreStore) {
+	ctx := t.Context()
+	owner := newID("owner-")
+	id := newVectorStore(t, s, owner)
+	a := indexFile(t, s, owner, id, []string{
+		"The harbour opens at noon.",
+		"Zebras cross the river while zebras graze; the zebra herd is large.",
+		"A note about the river and nothing else.",
+	}, nil)
+	b := indexFile(t, s, owner, id, []string{"One zebra was seen near the harbour.", "Unrelated kitchen inventory."}, nil)
+	otherStore := newVectorStore(t, s, owner)
+	indexFile(t, s, owner, otherStore, []string{"zebra zebra zebra zebra"}, nil)
+
+	chunkOf := func(ids []ScoredChunk) []string {
+		cs, err := s.Chunks(ctx, slices.Collect(func(yield func(int64) bool) {
+			for _, c := range ids {
+				if !yield(c.ID) {
+					return
+				}
+			}
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]string, len(cs))
+		for i, c := range cs {
+			out[i] = fmt.Sprintf("%s/%d", c.FileID, c.Index)
+		}
+		return out
+	}
+	both := []string{a.FileID, b.FileID}
+	hits, err := s.SearchText(ctx, id, both, []string{"zebra"}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stemmed: zebras matches zebra; the chunk with most mentions first.
+	if got := chunkOf(hits); !reflect.DeepEqual(got, []string{a.FileID + "/1", b.FileID + "/0"}) {
+		t.Fatalf("zebra: %v", got)
+	}
+	if hits[0].Score <= hits[1].Score || hits[1].Score <= 0 {
+		t.Fatalf("scores not higher-is-better: %+v", hits)
+	}
+	// Any of the terms.
+	hits, err = s.SearchText(ctx, id, both, []string{"harbour", "zebra"}, 10)
+	got := chunkOf(hits)
+	slices.Sort(got)
+	want := []string{a.FileID + "/0", a.FileID + "/1", b.FileID + "/0"}
+	slices.Sort(want)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("harbour or zebra: %v %v, want %v", got, err, want)
+	}
+	// Only the files asked for, at most limit.
+	hits, err = s.SearchText(ctx, id, []string{b.FileID}, []string{"zebra", "river", "harbour"}, 10)
+	if got := chunkOf(hits); err != nil || !reflect.DeepEqual(got, []string{b.FileID + "/0"}) {
+		t.Fatalf("file b only: %v %v", got, err)
+	}
+	hits, err = s.SearchText(ctx, id, both, []string{"river"}, 1)
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("limit 1: %v %v", hits, err)
+	}
+	// Terms carrying query syntax are words, not operators.
+	for _, terms := range [][]string{{`zebra"`, `OR`}, {`'`, `!`, `&`, `:*`}, {`NEAR(`}, {"the"}} {
+		if _, err := s.SearchText(ctx, id, both, terms, 10); err != nil {
+			t.Errorf("terms %q: %v", terms, err)
+		}
+	}
+	if hits, err := s.SearchText(ctx, id, both, []string{"absent"}, 10); err != nil || len(hits) != 0 {
+		t.Fatalf("no match: %v %v", hits, err)
+	}
+}
+
+func testVSEmbeddings(t *testing.T, s VectorStoreStore) {
+	ctx := t.Context()
+	owner := newID("owner-")
+	id := newVectorStore(t, s, owner)
+	v0, err := s.ChunksVersion(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vecs := [][]float32{{1, 0, 0.5}, {-0.25, 0.125, 3}}
+	f := indexFile(t, s, owner, id, []string{"first", "second"}, vecs)
+	indexFile(t, s, owner, id, []string{"no embedding"}, nil)
+	v1, err := s.ChunksVersion(ctx, id)
+	if err != nil || v1 == v0 {
+		t.Fatalf("chunks version %d after completing, %d before (%v)", v1, v0, err)
+	}
+	got, err := s.ChunkEmbeddings(ctx, id, "emb")
+	if err != nil || len(got) != 2 {
+		t.Fatalf("embeddings: %+v %v", got, err)
+	}
+	for i, c := range got {
+		if c.FileID != f.FileID || c.Index != i || !reflect.DeepEqual(c.Embedding, vecs[i]) {
+			t.Errorf("chunk %d: %+v, want embedding %v", i, c, vecs[i])
+		}
+	}
+	if other, err := s.ChunkEmbeddings(ctx, id, "another-model"); err != nil || len(other) != 0 {
+		t.Fatalf("another model's embeddings: %+v %v", other, err)
+	}
+	// Chunks come back in the order asked, unknown IDs left out.
+	chunks, err := s.Chunks(ctx, []int64{got[1].ID, -1, got[0].ID})
+	if err != nil || len(chunks) != 2 || chunks[0].Text != "second" || chunks[1].Text != "first" {
+		t.Fatalf("chunks: %+v %v", chunks, err)
+	}
+	if err := s.DeleteVectorStoreFile(ctx, owner, id, f.FileID); err != nil {
+		t.Fatal(err)
+	}
+	if v2, err := s.ChunksVersion(ctx, id); err != nil || v2 == v1 {
+		t.Fatalf("chunks version %d after detaching, %d before (%v)", v2, v1, err)
+	}
+	if got, err := s.ChunkEmbeddings(ctx, id, "emb"); err != nil || len(got) != 0 {
+		t.Fatalf("a detached file's embeddings: %+v %v", got, err)
+	}
+}
+
+func testVSDetach(t *testing.T, s VectorStoreStore) {
+	ctx := t.Context()
+	owner := newID("owner-")
+	one, two := newVectorStore(t, s, owner), newVectorStore(t, s, owner)
+	done := indexFile(t, s, owner, one, []string{"quartz crystal"}, nil)
+	pending := &VectorStoreFile{VectorStoreID: two, FileID: done.FileID, Owner: owner, Status: statusInProgress, MaxChunkTokens: 100}
+	if _, err := s.AddVectorStoreFile(ctx, pending); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DetachFileEverywhere(ctx, owner, done.FileID); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.GetVectorStoreFile(ctx, owner, one, done.FileID)
+	mustNotFound(t, "a finished attachment of a deleted file", err)
+	if hits, err := s.SearchText(ctx, one, []string{done.FileID}, []string{"quartz"}, 10); err != nil || len(hits) != 0 {
+		t.Fatalf("a deleted file's chunks are still found: %v %v", hits, err)
+	}
+	// An attachment cancelled by the file's deletion does not complete.
+	if ok, err := s.CompleteIngestion(ctx, pending, "x", []Chunk{{Text: "x"}}); ok || err != nil {
+		t.Fatalf("a cancelled ingestion completed: %v %v", ok, err)
+	}
+	if got, err := s.GetVectorStoreFile(ctx, owner, two, done.FileID); err != nil || got.Status != statusCancelled {
+		t.Fatalf("status %+v %v, want cancelled", got, err)
+	}
+	mustNotFound(t, "detaching from another owner's store", s.DeleteVectorStoreFile(ctx, "someone-else", one, done.FileID))
+}
+
+// claimAll claims as worker every attachment it can, at time at.
+func claimAll(t *testing.T, s VectorStoreStore, worker string, at int64) map[string]*VectorStoreFile {
+	t.Helper()
+	got, err := s.ClaimIngestions(t.Context(), worker, at, at+30, 1000)
+	if err != nil {
+		t.Fatalf("claiming as %s: %v", worker, err)
+	}
+	out := map[string]*VectorStoreFile{}
+	for i := range got {
+		if got[i].LeaseOwner != worker {
+			t.Fatalf("claimed %+v as %s", got[i], worker)
+		}
+		out[got[i].FileID] = &got[i]
+	}
+	return out
+}
+
+// testVSLeases works through two instances on one database with times
+// given, not read: a lease holds until its time and no longer.
+func testVSLeases(t *testing.T, a, b VectorStoreStore) {
+	ctx := t.Context()
+	owner := newID("owner-")
+	id := newVectorStore(t, a, owner)
+	// Other subtests' in_progress leftovers are claimed out of the way.
+	claimAll(t, a, "sweeper", 1<<40)
+	first, second := attachFile(t, a, owner, id, nil), attachFile(t, a, owner, id, nil)
+
+	const t0 = int64(1 << 41)
+	got, err := a.ClaimIngestions(ctx, "A", t0, t0+30, 1)
+	if err != nil || len(got) != 1 || got[0].FileID != first.FileID || got[0].LeaseOwner != "A" {
+		t.Fatalf("A's claim of one: %+v %v", got, err)
+	}
+	leased := &got[0]
+	// B gets the other one only, while A's lease holds, renewed or not.
+	if got := claimAll(t, b, "B", t0+10); len(got) != 1 || got[second.FileID] == nil {
+		t.Fatalf("B's claim while A holds the first: %v", slices.Collect(func(y func(string) bool) {
+			for k := range got {
+				y(k)
+			}
+		}))
+	}
+	if err := a.RenewIngestion(ctx, leased, t0+60); err != nil {
+		t.Fatalf("A's renewal: %v", err)
+	}
+	if got := claimAll(t, b, "B", t0+59); got[first.FileID] != nil {
+		t.Fatal("B took a renewed lease")
+	}
+	// A stops renewing (it died): once the lease ran out, B takes it.
+	taken := claimAll(t, b, "B2", t0+61)[first.FileID]
+	if taken == nil {
+		t.Fatal("B did not take up an expired lease")
+	}
+	if err := a.RenewIngestion(ctx, leased, t0+90); !errors.Is(err, errIngestionLeaseLost) {
+		t.Fatalf("A renewing a lost lease: %v, want errIngestionLeaseLost", err)
+	}
+	if ok, err := a.CompleteIngestion(ctx, leased, "late", []Chunk{{Text: "late"}}); ok || err != nil {
+		t.Fatalf("A completed a lost lease: %v %v", ok, err)
+	}
+	if err := a.FailIngestion(ctx, leased, "server_error", "late"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := b.CompleteIngestion(ctx, taken, "fresh", []Chunk{{Text: "fresh"}}); !ok || err != nil {
+		t.Fatalf("B completing its lease: %v %v", ok, err)
+	}
+	if text, err := a.VectorStoreFileText(ctx, owner, id, first.FileID); err != nil || text != "fresh" {
+		t.Fatalf("the text stored is %q (%v), want B's", text, err)
+	}
+	if err := b.RenewIngestion(ctx, taken, t0+120); !errors.Is(err, errIngestionLeaseLost) {
+		t.Fatalf("renewing a completed ingestion: %v, want errIngestionLeaseLost", err)
+	}
+
+	// A released lease is free at once.
+	third := attachFile(t, a, owner, id, nil)
+	mine := claimAll(t, a, "A", t0+200)[third.FileID]
+	if mine == nil {
+		t.Fatal("A did not claim the third")
+	}
+	if got := claimAll(t, b, "B", t0+200); got[third.FileID] != nil {
+		t.Fatal("B took a held lease")
+	}
+	if err := a.ReleaseIngestion(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	if got := claimAll(t, b, "B", t0+200); got[third.FileID] == nil {
+		t.Fatal("B did not take a released lease")
+	}
+}
+
+// openCounter counts the openings of each file's content: an ingestion
+// opens its file once.
+type openCounter struct {
+	mu     sync.Mutex
+	opened map[string]int
+}
+
+// countingFiles is a FileStore whose openings are counted.
+type countingFiles struct {
+	FileStore
+	count *openCounter
+}
+
+func (c countingFiles) OpenFile(ctx context.Context, owner, id string) (io.ReadCloser, error) {
+	c.count.mu.Lock()
+	c.count.opened[id]++
+	c.count.mu.Unlock()
+	return c.FileStore.OpenFile(ctx, owner, id)
+}
+
+// testVSTwoIngesters runs an ingester on each of two instances of one
+// database: every attachment is ingested once, by one of them; and one
+// whose worker died holding it is taken up once its lease has run out.
+func testVSTwoIngesters(t *testing.T, a, b vectorStoreStore) {
+	ctx := t.Context()
+	owner := newID("owner-")
+	id := newVectorStore(t, a, owner)
+	claimAll(t, a, "sweeper", 1<<40) // other subtests' leftovers
+	var clock atomic.Int64
+	clock.Store(now())
+	saved := now
+	now = func() int64 { return clock.Load() }
+	t.Cleanup(func() { now = saved })
+
+	var files []string
+	add := func() {
+		f := putFile(t, a, owner, "assistants", []byte("the gentle giraffe number "+newID("")))
+		att := &VectorStoreFile{VectorStoreID: id, FileID: f.ID, Owner: owner, Status: statusInProgress, MaxChunkTokens: 100}
+		if _, err := a.AddVectorStoreFile(ctx, att); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f.ID)
+	}
+	// The first attachment was claimed by a worker that then died.
+	add()
+	if dead := claimAll(t, a, "dead", now()); len(dead) != 1 {
+		t.Fatalf("the dead worker claimed %d", len(dead))
+	}
+	for range 10 {
+		add()
+	}
+
+	count := &openCounter{opened: map[string]int{}}
+	var ingesters []*ingester
+	for _, s := range []vectorStoreStore{a, b} {
+		in := newIngester(s, countingFiles{s, count}, zap.NewNop())
+		ingesters = append(ingesters, in)
+		t.Cleanup(in.stop)
+	}
+	for _, in := range ingesters {
+		in.use(nil)
+	}
+	waitCompleted := func(want int64) {
+		for {
+			vs, err := a.GetVectorStore(ctx, owner, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if vs.FileCounts.Failed != 0 {
+				t.Fatalf("failed ingestions: %+v", vs.FileCounts)
+			}
+			if vs.FileCounts.Completed >= want {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("ingestion did not finish: %+v", vs.FileCounts)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	waitCompleted(10)
+	// The dead worker's attachment waits for its lease to run out...
+	if f, err := a.GetVectorStoreFile(ctx, owner, id, files[0]); err != nil || f.Status != statusInProgress {
+		t.Fatalf("the dead worker's attachment: %+v %v", f, err)
+	}
+	// ...and is taken up once it has.
+	clock.Add(3600)
+	waitCompleted(11)
+	count.mu.Lock()
+	defer count.mu.Unlock()
+	for _, f := range files {
+		if count.opened[f] != 1 {
+			t.Errorf("file %s was ingested %d times, want once", f, count.opened[f])
+		}
+	}
+}
