@@ -59,6 +59,13 @@ type childGateway struct {
 // store: `data_dir <path>` or `postgres <dsn>`.
 func startChild(t testing.TB, store string, port int) *childGateway {
 	t.Helper()
+	return startChildWith(t, store, "", port)
+}
+
+// startChildWith is startChild with extra lines in the modelgate block
+// (upstreams, routes); store may be several lines of the local upstream.
+func startChildWith(t testing.TB, store, extra string, port int) *childGateway {
+	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "Caddyfile")
 	os.WriteFile(cfg, []byte(fmt.Sprintf(`{
 	admin off
@@ -74,9 +81,10 @@ http://127.0.0.1:%d {
 			%s
 			batch_lease 2s
 		}
+		%s
 	}
 }
-`, port, clientKey, store)), 0o600)
+`, port, clientKey, store, extra)), 0o600)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childConfigEnv+"="+cfg)
 	stdout, _ := cmd.StdoutPipe()

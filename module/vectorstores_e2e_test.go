@@ -440,6 +440,8 @@ type fakeEmbeddings struct {
 	mode    string // ok, error, malformed, hang
 	inputs  [][]string
 	arrived chan struct{}
+	// hangAfter, when set, makes every request after that many hang.
+	hangAfter int
 }
 
 func (f *fakeEmbeddings) setMode(m string) {
@@ -460,6 +462,9 @@ func (f *fakeEmbeddings) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	mode := f.mode
 	f.inputs = append(f.inputs, req.Input)
+	if f.hangAfter > 0 && len(f.inputs) > f.hangAfter {
+		mode = "hang"
+	}
 	f.mu.Unlock()
 	select {
 	case f.arrived <- struct{}{}:
