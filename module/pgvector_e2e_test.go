@@ -3,6 +3,7 @@ package modelgate_test
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -67,6 +68,45 @@ func TestVectorStoresOnPostgres(t *testing.T) {
 	for _, r := range search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("zebra")}) {
 		if r.FileID == ids["zebra.txt"] {
 			t.Fatal("a detached file is still found")
+		}
+	}
+}
+
+// TestVectorStoreHybridSearchOnPostgres: on PostgreSQL the vector side of
+// hybrid search ranks in the database (pgvector's cosine distance); it
+// passes the hybrid checks, and a query only the embeddings match
+// (ranker none: the vector scores themselves) scores as on SQLite, which
+// ranks in memory.
+func TestVectorStoreHybridSearchOnPostgres(t *testing.T) {
+	dsn := testpg.VectorDSN(t)
+	fake := &fakeEmbeddings{mode: "ok", arrived: make(chan struct{}, 1)}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	// One gateway runs at a time: the searches on PostgreSQL go first.
+	queries := []string{"feline", "automobile"}
+	params := func(q string) openai.VectorStoreSearchParams {
+		return openai.VectorStoreSearchParams{Query: query(q), MaxNumResults: openai.Int(20),
+			RankingOptions: openai.VectorStoreSearchParamsRankingOptions{Ranker: "none"}}
+	}
+	var onPG [][]openai.VectorStoreSearchResponse
+	pg := sdk(startWithEmbeddings(t, fmt.Sprintf(`postgres "%s"`, dsn), srv.URL))
+	pgStore := checkHybridSearch(t, pg, fake)
+	for _, q := range queries {
+		onPG = append(onPG, search(t, pg, pgStore, params(q)))
+	}
+	lite := sdk(startWithEmbeddings(t, "data_dir "+t.TempDir(), srv.URL))
+	liteStore := checkHybridSearch(t, lite, fake)
+	for qi, q := range queries {
+		pgRes, liteRes := onPG[qi], search(t, lite, liteStore, params(q))
+		if len(pgRes) == 0 || len(pgRes) != len(liteRes) || pgRes[0].Filename != liteRes[0].Filename {
+			t.Fatalf("%q: %d results on PostgreSQL, %d on SQLite", q, len(pgRes), len(liteRes))
+		}
+		for i := range pgRes {
+			// Chunks of one file may score within rounding of each other,
+			// so ranks are compared by score, not by chunk.
+			if d := pgRes[i].Score - liteRes[i].Score; d > 1e-6 || d < -1e-6 {
+				t.Fatalf("%q, rank %d: %v on PostgreSQL, %v on SQLite", q, i, pgRes[i].Score, liteRes[i].Score)
+			}
 		}
 	}
 }

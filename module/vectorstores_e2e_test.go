@@ -486,7 +486,10 @@ func (f *fakeEmbeddings) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(fakeembed.Response(req.Model, req.Input))
 }
 
-func startWithEmbeddings(t *testing.T, dataDir, embeddingsURL string) string {
+// startWithEmbeddings starts a gateway whose local upstream keeps its
+// data as storage says (data_dir DIR, or postgres "DSN") and embeds with
+// fake-embed through the embeddings server at embeddingsURL.
+func startWithEmbeddings(t *testing.T, storage, embeddingsURL string) string {
 	return testgateway.Start(t, fmt.Sprintf(`
 	modelgate {
 		key %s {
@@ -496,21 +499,43 @@ func startWithEmbeddings(t *testing.T, dataDir, embeddingsURL string) string {
 			base_url %s/v1
 		}
 		upstream local local {
-			data_dir %s
+			%s
 			embedding_model fake-embed
 		}
 		route embeddings.create to emb
-	}`, clientKey, embeddingsURL, dataDir))
+	}`, clientKey, embeddingsURL, storage))
 }
 
 func TestVectorStoreHybridSearchWithEmbeddings(t *testing.T) {
 	fake := &fakeEmbeddings{mode: "ok", arrived: make(chan struct{}, 1)}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
-	base := startWithEmbeddings(t, t.TempDir(), srv.URL)
-	client := sdk(base)
-	ctx := context.Background()
+	client := sdk(startWithEmbeddings(t, "data_dir "+t.TempDir(), srv.URL))
+	storeID := checkHybridSearch(t, client, fake)
 
+	// A failing or garbled embeddings route fails the file with server_error.
+	for _, mode := range []string{"error", "malformed"} {
+		fake.setMode(mode)
+		id := upload(t, client, mode+".txt", []byte("Some text to embed for "+mode+"."))
+		f := attachAndPoll(t, client, storeID, id, nil)
+		if f.Status != "failed" || f.LastError.Code != "server_error" {
+			t.Fatalf("embeddings %s: %+v", mode, f)
+		}
+	}
+	// A search that cannot embed its query is a 502, not a BM25 answer in disguise.
+	if _, err := client.VectorStores.Search(context.Background(), storeID, openai.VectorStoreSearchParams{Query: query("cat")}); asAPIError(t, err).StatusCode != 502 {
+		t.Fatalf("search with a failing embeddings route: %v", err)
+	}
+}
+
+// checkHybridSearch ingests a short file about a cat and a long one
+// about cars into a new vector store, with embeddings from fake, and
+// checks that hybrid search finds the cat by a synonym (the embeddings
+// alone), fuses agreeing rankings to a score of 1 and honours
+// score_threshold. It returns the store's ID.
+func checkHybridSearch(t *testing.T, client openai.Client, fake *fakeEmbeddings) string {
+	t.Helper()
+	ctx := context.Background()
 	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{Name: openai.String("hybrid")})
 	if err != nil {
 		t.Fatal(err)
@@ -553,25 +578,15 @@ func TestVectorStoreHybridSearchWithEmbeddings(t *testing.T) {
 	// score_threshold keeps only what scores at least that much.
 	res = search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("cat windowsill"), MaxNumResults: openai.Int(50),
 		RankingOptions: openai.VectorStoreSearchParamsRankingOptions{ScoreThreshold: openai.Float(0.99)}})
+	if len(res) == 0 {
+		t.Fatal("nothing scored at least 0.99")
+	}
 	for _, r := range res {
 		if r.Score < 0.99 {
 			t.Fatalf("a result under the threshold: %+v", r)
 		}
 	}
-
-	// A failing or garbled embeddings route fails the file with server_error.
-	for _, mode := range []string{"error", "malformed"} {
-		fake.setMode(mode)
-		id := upload(t, client, mode+".txt", []byte("Some text to embed for "+mode+"."))
-		f := attachAndPoll(t, client, vs.ID, id, nil)
-		if f.Status != "failed" || f.LastError.Code != "server_error" {
-			t.Fatalf("embeddings %s: %+v", mode, f)
-		}
-	}
-	// A search that cannot embed its query is a 502, not a BM25 answer in disguise.
-	if _, err := client.VectorStores.Search(ctx, vs.ID, openai.VectorStoreSearchParams{Query: query("cat")}); asAPIError(t, err).StatusCode != 502 {
-		t.Fatalf("search with a failing embeddings route: %v", err)
-	}
+	return vs.ID
 }
 
 func TestVectorStoreSearchWithoutEmbeddingsIsTextOnly(t *testing.T) {
@@ -599,7 +614,7 @@ func TestVectorStoreIngestionResumesAfterRestart(t *testing.T) {
 	fake := &fakeEmbeddings{mode: "hang", arrived: make(chan struct{}, 1)}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
-	base := startWithEmbeddings(t, dir, srv.URL)
+	base := startWithEmbeddings(t, "data_dir "+dir, srv.URL)
 	client := sdk(base)
 	ctx := context.Background()
 	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{})
@@ -623,7 +638,7 @@ func TestVectorStoreIngestionResumesAfterRestart(t *testing.T) {
 	}
 
 	fake.setMode("ok")
-	base = startWithEmbeddings(t, dir, srv.URL)
+	base = startWithEmbeddings(t, "data_dir "+dir, srv.URL)
 	client = sdk(base)
 	pollCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()

@@ -121,6 +121,32 @@ func (s *postgresStore) SearchText(ctx context.Context, storeID string, fileIDs 
 	return scanScored(rows)
 }
 
+// NearestChunks ranks in the database, so that no instance keeps every
+// vector of a store in memory nor reads them all on each change. It is
+// an exact scan of the store's chunks: the embedding column has no fixed
+// dimension (models differ), and pgvector's HNSW and IVFFlat indexes need
+// one, so none can cover it. A chunk of another dimension than q's is
+// skipped (<=> would fail on it). The cosine distance is capped at 1 (a
+// negative cosine, or NaN for a zero vector, scores 0 as in memory), so
+// that ties, broken by chunk ID, fall as vectorList breaks them; the
+// score is the similarity, 1 minus the distance.
+func (s *postgresStore) NearestChunks(ctx context.Context, storeID, model string, fileIDs []string, q []float32, limit int) ([]ScoredChunk, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT c.id, LEAST(c.embedding <=> $1, 1) AS distance
+		FROM vector_store_chunks c
+		JOIN vector_store_files f ON f.vector_store_id = c.vector_store_id AND f.file_id = c.file_id
+		WHERE c.vector_store_id = $2 AND f.embedding_model = $3 AND c.file_id = ANY($4) AND vector_dims(c.embedding) = $5
+		ORDER BY distance, c.id LIMIT $6`,
+		pgvector.NewVector(q), storeID, model, fileIDs, len(q), limit)
+	if err != nil {
+		return nil, fmt.Errorf("vector search: %w", err)
+	}
+	hits, err := scanScored(rows)
+	for i := range hits {
+		hits[i].Score = 1 - hits[i].Score
+	}
+	return hits, err
+}
+
 // registerVector gives a new connection the binary pgvector codec, when
 // the database has the extension (a server without it still serves
 // files and threads).
@@ -198,5 +224,8 @@ func (s *postgresStore) createVectorExtension(ctx context.Context) error {
 // vectorStoresOff is why the store keeps no vector stores; "" when it does.
 func (s *postgresStore) vectorStoresOff() string { return s.vectorsOff }
 
-// Interface guard
-var _ VectorStoreStore = (*postgresStore)(nil)
+// Interface guards
+var (
+	_ VectorStoreStore = (*postgresStore)(nil)
+	_ nearestChunker   = (*postgresStore)(nil)
+)

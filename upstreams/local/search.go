@@ -223,9 +223,9 @@ type vectorMatrix struct {
 	chunks  []Chunk
 }
 
-// vectorCache keeps each store's embeddings in memory: scanning the
-// vectors from the database on every query costs far more than the dot
-// products.
+// vectorCache keeps each store's embeddings in memory, for a store that
+// cannot rank them itself (SQLite): scanning the vectors from the
+// database on every query costs far more than the dot products.
 type vectorCache struct {
 	mu      sync.Mutex
 	entries map[[2]string]*vectorMatrix
@@ -294,6 +294,41 @@ func vectorList(m *vectorMatrix, allowed map[string]*VectorStoreFile, q []float3
 		}
 	}
 	return out
+}
+
+// nearestChunker is a store that ranks chunks by vector similarity
+// itself (PostgreSQL with pgvector), instead of search keeping the
+// store's embeddings in memory (SQLite).
+type nearestChunker interface {
+	// NearestChunks ranks the chunks of the given files of a store
+	// embedded with model by cosine similarity to the unit vector q, as
+	// vectorList does: best first, scores clamped to 0..1, ties to the
+	// lower chunk ID, at most limit.
+	NearestChunks(ctx context.Context, storeID, model string, fileIDs []string, q []float32, limit int) ([]ScoredChunk, error)
+}
+
+// vectorLists ranks the chunks of the allowed files (whose IDs are ids)
+// by cosine similarity to each unit query vector: in the database when
+// the store can, else over the embeddings cached in memory.
+func (l *Local) vectorLists(ctx context.Context, vs VectorStoreStore, storeID string, allowed map[string]*VectorStoreFile, ids []string, vecs [][]float32, limit int) ([]rankedList, error) {
+	lists := make([]rankedList, len(vecs))
+	if n, ok := vs.(nearestChunker); ok {
+		for i, v := range vecs {
+			var err error
+			if lists[i], err = n.NearestChunks(ctx, storeID, l.EmbeddingModel, ids, v, limit); err != nil {
+				return nil, err
+			}
+		}
+		return lists, nil
+	}
+	m, err := l.vectors.cache.matrix(ctx, vs, storeID, l.EmbeddingModel)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range vecs {
+		lists[i] = vectorList(m, allowed, v, limit)
+	}
+	return lists, nil
 }
 
 // dot is the dot product of two vectors of the same length, four
@@ -365,13 +400,11 @@ func (l *Local) search(ctx context.Context, vs VectorStoreStore, who upstreams.P
 		if err != nil {
 			return nil, err
 		}
-		m, err := l.vectors.cache.matrix(ctx, vs, storeID, l.EmbeddingModel)
+		vlists, err := l.vectorLists(ctx, vs, storeID, allowed, ids, vecs, candidates)
 		if err != nil {
 			return nil, err
 		}
-		for _, v := range vecs {
-			lists = append(lists, vectorList(m, allowed, v, candidates))
-		}
+		lists = append(lists, vlists...)
 	}
 	ranked := fuse(lists, req.RankingOptions.Ranker != "none")
 	score := map[int64]float64{}

@@ -79,12 +79,12 @@ func scanScored(rows *sql.Rows) ([]ScoredChunk, error) {
 	for rows.Next() {
 		var c ScoredChunk
 		if err := rows.Scan(&c.ID, &c.Score); err != nil {
-			return nil, fmt.Errorf("full-text search: %w", err)
+			return nil, fmt.Errorf("reading ranked chunks: %w", err)
 		}
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("full-text search: %w", err)
+		return nil, fmt.Errorf("reading ranked chunks: %w", err)
 	}
 	return out, nil
 }

@@ -159,7 +159,8 @@ type VectorStoreStore interface {
 	// higher is better), best first, at most limit.
 	SearchText(ctx context.Context, storeID string, fileIDs []string, terms []string, limit int) ([]ScoredChunk, error)
 	// ChunkEmbeddings returns the store's chunks embedded with model, with
-	// their file IDs and vectors (texts are left empty).
+	// their file IDs and vectors (texts are left empty), for search to
+	// rank in memory when the store is no nearestChunker.
 	ChunkEmbeddings(ctx context.Context, storeID, model string) ([]Chunk, error)
 	// ChunksVersion changes whenever the set of the store's chunks
 	// changes, so that embeddings kept in memory know when to reload.

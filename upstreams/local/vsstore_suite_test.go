@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -32,6 +34,7 @@ func testVectorStoreStore(t *testing.T, open func(t *testing.T) vectorStoreStore
 	t.Run("StoresAndFiles", func(t *testing.T) { testVSStoresAndFiles(t, s) })
 	t.Run("SearchText", func(t *testing.T) { testVSSearchText(t, s) })
 	t.Run("Embeddings", func(t *testing.T) { testVSEmbeddings(t, s) })
+	t.Run("NearestChunks", func(t *testing.T) { testVSNearestChunks(t, s) })
 	t.Run("Detach", func(t *testing.T) { testVSDetach(t, s) })
 	t.Run("Leases", func(t *testing.T) { testVSLeases(t, s, open(t)) })
 	t.Run("TwoIngesters", func(t *testing.T) { testVSTwoIngesters(t, s, open(t)) })
@@ -267,6 +270,110 @@ func testVSEmbeddings(t *testing.T, s VectorStoreStore) {
 	if got, err := s.ChunkEmbeddings(ctx, id, "emb"); err != nil || len(got) != 0 {
 		t.Fatalf("a detached file's embeddings: %+v %v", got, err)
 	}
+}
+
+// testVSNearestChunks: a store that ranks vectors itself returns, for
+// random unit vectors and sets of files, the chunks that search's
+// in-memory path (vectorList over ChunkEmbeddings) ranks first, in the
+// same order (negative and zero-vector similarities tied at 0, to the
+// lower ID), with the same scores to float32 rounding. The store holds
+// 360 random vectors of one dimension, with zero vectors, one of another
+// dimension, a file embedded with another model and a text-only file.
+func testVSNearestChunks(t *testing.T, s VectorStoreStore) {
+	n, ok := s.(nearestChunker)
+	if !ok {
+		t.Skip("this store leaves vector ranking to search's in-memory path")
+	}
+	ctx := t.Context()
+	r := rand.New(rand.NewPCG(5, 5))
+	const dim = 6
+	random := func(d int) []float32 {
+		v := make([]float32, d)
+		for k := range v {
+			v[k] = float32(r.NormFloat64())
+		}
+		return normalize(v)
+	}
+	owner := newID("owner-")
+	id := newVectorStore(t, s, owner)
+	var fileIDs []string
+	for f := range 6 {
+		texts, vecs := make([]string, 60), make([][]float32, 60)
+		for i := range texts {
+			texts[i], vecs[i] = fmt.Sprintf("chunk %d of file %d", i, f), random(dim)
+		}
+		vecs[7] = make([]float32, dim)
+		if f == 5 {
+			vecs[3] = random(dim + 2)
+		}
+		fileIDs = append(fileIDs, indexFile(t, s, owner, id, texts, vecs).FileID)
+	}
+	other := attachFile(t, s, owner, id, nil)
+	other.EmbeddingModel = "another-model"
+	if ok, err := s.CompleteIngestion(ctx, other, "x", []Chunk{{FileID: other.FileID, Text: "x", Embedding: random(dim)}}); err != nil || !ok {
+		t.Fatalf("completing another model's file: %v %v", ok, err)
+	}
+	fileIDs = append(fileIDs, other.FileID, indexFile(t, s, owner, id, []string{"no embedding"}, nil).FileID)
+	embedded, err := s.ChunkEmbeddings(ctx, id, "emb")
+	if err != nil || len(embedded) != 360 {
+		t.Fatalf("embeddings: %d %v", len(embedded), err)
+	}
+
+	queries := [][]float32{make([]float32, dim), random(dim + 2)}
+	for range 20 {
+		queries = append(queries, random(dim))
+	}
+	var compared, tiedAtZero, nearTies int
+	for qi, q := range queries {
+		ids := fileIDs
+		if qi%3 == 1 {
+			ids = slices.DeleteFunc(slices.Clone(fileIDs), func(string) bool { return r.IntN(2) == 0 })
+		}
+		allowed := map[string]*VectorStoreFile{}
+		for _, f := range ids {
+			allowed[f] = &VectorStoreFile{FileID: f}
+		}
+		m := &vectorMatrix{chunks: embedded}
+		score := map[int64]float64{}
+		for _, c := range vectorList(m, allowed, q, len(embedded)) {
+			score[c.ID] = c.Score
+		}
+		for _, limit := range []int{1, 10, 50, 500} {
+			want := vectorList(m, allowed, q, limit)
+			got, err := n.NearestChunks(ctx, id, "emb", ids, q, limit)
+			if err != nil {
+				t.Fatalf("query %d, limit %d: %v", qi, limit, err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("query %d, limit %d: %d chunks, want %d", qi, limit, len(got), len(want))
+			}
+			seen := map[int64]bool{}
+			for i, g := range got {
+				w := want[i]
+				if seen[g.ID] || math.Abs(g.Score-w.Score) > 1e-5 {
+					t.Fatalf("query %d, limit %d, rank %d: %+v, want %+v", qi, limit, i, g, w)
+				}
+				seen[g.ID] = true
+				if g.ID != w.ID {
+					// Only a near tie (not an exact one) may fall either
+					// way: the database sums in another order.
+					d, in := score[g.ID]
+					if !in || d == w.Score || math.Abs(d-w.Score) > 1e-5 {
+						t.Fatalf("query %d, limit %d, rank %d: chunk %d (in memory %v), want %+v", qi, limit, i, g.ID, d, w)
+					}
+					nearTies++
+				}
+				compared++
+				if w.Score == 0 {
+					tiedAtZero++
+				}
+			}
+		}
+	}
+	if tiedAtZero == 0 {
+		t.Fatal("no rank compared among chunks tied at 0")
+	}
+	t.Logf("%d ranks compared (%d tied at 0), %d near ties ordered otherwise", compared, tiedAtZero, nearTies)
 }
 
 func testVSDetach(t *testing.T, s VectorStoreStore) {
