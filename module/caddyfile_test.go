@@ -220,6 +220,8 @@ func TestMatchOperation(t *testing.T) {
 		{"GET", "/chat/completions", "", nil},
 		{"GET", "/files//content", "", nil},
 		{"POST", "/threads/a/b/c", "", nil},
+		{"POST", "/threads/runs", "", nil}, // create-and-run, not an update of thread "runs"
+		{"GET", "/threads/runs", "threads.retrieve", map[string]string{"thread_id": "runs"}},
 	}
 	for _, tc := range tests {
 		op, params := matchOperation(tc.method, tc.path)

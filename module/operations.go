@@ -97,6 +97,14 @@ var operationTable = []Operation{
 	{ID: upstreams.OpAudioTranslations, Method: http.MethodPost, Path: "/audio/translations", Body: BodyMultipart, BodyRequired: true},
 }
 
+// unlistedPaths are public operations outside the table whose paths a
+// template's parameter would otherwise take: POST /threads/runs (create a
+// thread and run it) is no update of a thread called "runs". They are
+// unknown paths, passed through or refused as the routes say.
+var unlistedPaths = []struct{ method, path string }{
+	{http.MethodPost, "threads/runs"},
+}
+
 // unknownOperation stands for any /v1 path the table does not know.
 var unknownOperation = Operation{ID: upstreams.OpUnknown, Body: BodyOpaque}
 
@@ -131,6 +139,11 @@ func operationByID(id string) (*Operation, bool) {
 // returns its path parameters. It allocates only for the parameters map.
 func matchOperation(method, path string) (*Operation, map[string]string) {
 	path = strings.Trim(path, "/")
+	for _, u := range unlistedPaths {
+		if u.method == method && u.path == path {
+			return nil, nil
+		}
+	}
 	n := strings.Count(path, "/") + 1
 	for i := range operationTable {
 		op := &operationTable[i]
