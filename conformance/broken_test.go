@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/modelgate/modelgate/conformance"
+	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
 // fault breaks one rule of the API in an otherwise conforming target:
@@ -189,7 +190,7 @@ var faults = []fault{
 // TestSuiteCatchesBrokenTargets runs the suite through each fault and
 // requires exactly the checks the fault breaks to fail, with evidence.
 func TestSuiteCatchesBrokenTargets(t *testing.T) {
-	base := startQuickstart(t, "")
+	base := testgateway.Quickstart(t, "")
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			areas := f.areas

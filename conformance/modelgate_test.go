@@ -2,8 +2,6 @@ package conformance_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -12,29 +10,13 @@ import (
 )
 
 // devKey is the quick start's development key.
-const devKey = "sk-modelgate-dev"
+const devKey = testgateway.QuickstartDevKey
 
 // implementedAreas are the areas modelgate's main branch serves.
 var implementedAreas = []string{conformance.AreaAuth, conformance.AreaErrors, conformance.AreaLimits, conformance.AreaChat, conformance.AreaFiles, conformance.AreaThreads, conformance.AreaBatches, conformance.AreaVectorStores}
 
-// startQuickstart serves caddyfiles/quickstart.Caddyfile on a free port,
-// with the site block's extra lines added, and returns its base URL.
-func startQuickstart(t *testing.T, extra string) string {
-	t.Helper()
-	src, err := os.ReadFile("../caddyfiles/quickstart.Caddyfile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := testgateway.FreePort(t)
-	cfg := strings.Replace(string(src), "http://localhost:8080", fmt.Sprintf("http://localhost:%d", port), 1)
-	cfg = strings.Replace(cfg, "\tmodelgate {\n", "\tmodelgate {\n"+extra, 1)
-	t.Setenv("MODELGATE_DATA_DIR", t.TempDir())
-	testgateway.Load(t, cfg)
-	return fmt.Sprintf("http://localhost:%d", port)
-}
-
 func TestSuitePassesAgainstModelgate(t *testing.T) {
-	base := startQuickstart(t, "")
+	base := testgateway.Quickstart(t, "")
 	for _, profile := range []string{conformance.ProfileSpec, conformance.ProfileOpenAI} {
 		t.Run(profile, func(t *testing.T) { suitePasses(t, base, profile) })
 	}

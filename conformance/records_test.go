@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/modelgate/modelgate/conformance"
+	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
 // TestRecordedTrafficRoundTrip records the suite's traffic through a
@@ -19,14 +20,14 @@ import (
 // second gateway without differences, and finds one corrupted reply.
 func TestRecordedTrafficRoundTrip(t *testing.T) {
 	recording := filepath.Join(t.TempDir(), "traffic.jsonl")
-	first := startQuickstart(t, "\t\trecord "+recording+"\n")
+	first := testgateway.Quickstart(t, "\t\trecord "+recording+"\n")
 	report, err := conformance.Run(context.Background(), conformance.Config{BaseURL: first, APIKey: devKey, Areas: implementedAreas})
 	if err != nil || report.Count(conformance.Fail) > 0 {
 		t.Fatalf("recording run: %v, %d failures", err, report.Count(conformance.Fail))
 	}
 	// Serving the second gateway unloads the first, whose recorder then
 	// writes every queued record before it stops.
-	second := startQuickstart(t, "")
+	second := testgateway.Quickstart(t, "")
 
 	results, err := conformance.CheckRecords(recording)
 	if err != nil {

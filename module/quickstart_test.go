@@ -2,9 +2,6 @@ package modelgate_test
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -17,18 +14,8 @@ import (
 // the README's first command does (on a free port instead of 8080) and
 // calls it with the development key the README prints.
 func TestQuickstartServesChatOffline(t *testing.T) {
-	src, err := os.ReadFile("../caddyfiles/quickstart.Caddyfile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := testgateway.FreePort(t)
-	cfg := strings.Replace(string(src), "http://localhost:8080", fmt.Sprintf("http://localhost:%d", port), 1)
-	if cfg == string(src) {
-		t.Fatal("the quick start no longer serves http://localhost:8080, as the README says")
-	}
-	t.Setenv("MODELGATE_DATA_DIR", t.TempDir())
-	testgateway.Load(t, cfg)
-	client := openai.NewClient(option.WithBaseURL(fmt.Sprintf("http://localhost:%d/v1/", port)), option.WithAPIKey("sk-modelgate-dev"), option.WithMaxRetries(0))
+	base := testgateway.Quickstart(t, "")
+	client := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey(testgateway.QuickstartDevKey), option.WithMaxRetries(0))
 	got, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
 		Model: "reference", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Hello")}})
 	if err != nil || got.Choices[0].Message.Content == "" || got.Usage.TotalTokens == 0 {

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Runs the whole test suite over every package, with the services the tests
 # need (PostgreSQL, PostgreSQL with pgvector on PGlite, Redis) started on loopback for the run and stopped
-# after it. Extra arguments go to go test, e.g. `bash scripts/test.sh -race`.
+# after it, and the pinned openai-node SDK installed (scripts/services/node-sdk.sh). Extra arguments go
+# to go test, e.g. `bash scripts/test.sh -race`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trap 'bash scripts/services/redis.sh stop; bash scripts/services/pglite.sh stop; bash scripts/services/postgres.sh stop' EXIT
 eval "$(bash scripts/services/postgres.sh)"
 eval "$(bash scripts/services/pglite.sh)"
 eval "$(bash scripts/services/redis.sh)"
+eval "$(bash scripts/services/node-sdk.sh)"
 # A test that needs a service and finds none fails instead of skipping.
 export MODELGATE_REQUIRE_SERVICES=1
 go test "$@" ./...

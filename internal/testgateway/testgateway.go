@@ -6,6 +6,8 @@ package testgateway
 import (
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -84,4 +86,48 @@ func FreePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// QuickstartDevKey is the development key of caddyfiles/quickstart.Caddyfile,
+// the one the README gives.
+const QuickstartDevKey = "sk-modelgate-dev"
+
+// Quickstart serves caddyfiles/quickstart.Caddyfile as the README's first
+// command does, on a free port instead of 8080, with a data folder of the
+// test's and extra lines added at the top of its modelgate block, and
+// returns its base URL (http://localhost:PORT).
+func Quickstart(t testing.TB, extra string) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(moduleRoot(t), "caddyfiles", "quickstart.Caddyfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := FreePort(t)
+	cfg := strings.Replace(string(src), "http://localhost:8080", fmt.Sprintf("http://localhost:%d", port), 1)
+	if cfg == string(src) {
+		t.Fatal("the quick start no longer serves http://localhost:8080, as the README says")
+	}
+	cfg = strings.Replace(cfg, "\tmodelgate {\n", "\tmodelgate {\n"+extra, 1)
+	t.Setenv("MODELGATE_DATA_DIR", t.TempDir())
+	Load(t, cfg)
+	return fmt.Sprintf("http://localhost:%d", port)
+}
+
+// moduleRoot is the folder of go.mod, found upwards from the test's own.
+func moduleRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's folder")
+		}
+		dir = parent
+	}
 }

@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/modelgate/modelgate/internal/testservice"
 )
 
 // DSN returns a connection string for a new, empty schema on the server
@@ -25,7 +27,7 @@ import (
 // missing PostgreSQL fails it.
 func DSN(t testing.TB) string {
 	t.Helper()
-	base := server(t, "MODELGATE_TEST_POSTGRES_DSN", "PostgreSQL", "scripts/services/postgres.sh")
+	base := testservice.Env(t, "MODELGATE_TEST_POSTGRES_DSN", "PostgreSQL", "scripts/services/postgres.sh")
 	return withSearchPath(t, base, newSchema(t, base))
 }
 
@@ -40,7 +42,7 @@ func DSN(t testing.TB) string {
 // processes until it ends.
 func VectorDSN(t testing.TB) string {
 	t.Helper()
-	base := server(t, "MODELGATE_TEST_PGVECTOR_DSN", "PostgreSQL with pgvector", "scripts/services/pglite.sh")
+	base := testservice.Env(t, "MODELGATE_TEST_PGVECTOR_DSN", "PostgreSQL with pgvector", "scripts/services/pglite.sh")
 	if !isPGlite(t, base) {
 		exec(t, base, `CREATE EXTENSION IF NOT EXISTS vector SCHEMA public`)
 		return withSearchPath(t, base, newSchema(t, base)+",public")
@@ -69,20 +71,6 @@ func isPGlite(t testing.TB, dsn string) bool {
 		t.Fatalf("reading the server version: %v", err)
 	}
 	return strings.Contains(version, "PGlite")
-}
-
-// server returns the DSN in env, or skips (fails, when services are
-// required) without it.
-func server(t testing.TB, env, what, script string) string {
-	t.Helper()
-	base := os.Getenv(env)
-	if base == "" {
-		if os.Getenv("MODELGATE_REQUIRE_SERVICES") == "1" {
-			t.Fatalf("%s is unset but MODELGATE_REQUIRE_SERVICES=1: start %s with `eval \"$(bash %s)\"` or run scripts/test.sh", env, what, script)
-		}
-		t.Skipf("no %s: set %s (see %s) or run scripts/test.sh", what, env, script)
-	}
-	return base
 }
 
 // newSchema creates a schema of a random name, dropped when the test ends.

@@ -6,11 +6,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/modelgate/modelgate/internal/testservice"
 )
 
 // Addr returns the address in MODELGATE_TEST_REDIS_ADDR. Without it the
@@ -18,14 +19,7 @@ import (
 // and CI set), where a missing Redis fails it.
 func Addr(t testing.TB) string {
 	t.Helper()
-	addr := os.Getenv("MODELGATE_TEST_REDIS_ADDR")
-	if addr == "" {
-		if os.Getenv("MODELGATE_REQUIRE_SERVICES") == "1" {
-			t.Fatal("MODELGATE_TEST_REDIS_ADDR is unset but MODELGATE_REQUIRE_SERVICES=1: start Redis with `eval \"$(bash scripts/services/redis.sh)\"` or run scripts/test.sh")
-		}
-		t.Skip("no Redis: set MODELGATE_TEST_REDIS_ADDR (see scripts/services/redis.sh) or run scripts/test.sh")
-	}
-	return addr
+	return testservice.Env(t, "MODELGATE_TEST_REDIS_ADDR", "Redis", "scripts/services/redis.sh")
 }
 
 // Client returns a client of that Redis, closed when the test ends.

@@ -102,14 +102,15 @@ func (l *Local) readUpload(c *upstreams.Call, mr *multipart.Reader, form *upload
 			if *f != nil {
 				return upstreams.InvalidRequest("file", "Only one file may be uploaded per request.")
 			}
-			if err := checkFilename(part.FileName(), form.purpose); err != nil {
+			name := uploadFilename(part)
+			if err := checkFilename(name, form.purpose); err != nil {
 				return err
 			}
 			limit := int64(maxFileBytes)
 			if form.purpose == "batch" {
 				limit = maxBatchFileBytes
 			}
-			nf := &File{ID: newID("file-"), Owner: c.Principal.Owner, Filename: part.FileName(), CreatedAt: now()}
+			nf := &File{ID: newID("file-"), Owner: c.Principal.Owner, Filename: name, CreatedAt: now()}
 			src := &countingReader{r: part, left: limit}
 			n, err := l.store.WriteFileContent(c.Request.Context(), nf.ID, src)
 			if err != nil {
@@ -171,6 +172,18 @@ func checkUpload(f *File, form *uploadForm) error {
 		f.ExpiresAt = &at
 	}
 	return nil
+}
+
+// formEscapes undoes the escaping of the HTML standard's multipart/form-data
+// encoding, which browsers, openai-node (undici's FormData) and openai-python
+// (httpx) apply to a filename: `"` as %22, CR as %0D, LF as %0A, and
+// nothing else. Go's mime/multipart reads quoted-string escapes (`\"`, as
+// openai-go sends) but leaves these as they are.
+var formEscapes = strings.NewReplacer("%22", `"`, "%0D", "\r", "%0A", "\n", "%0d", "\r", "%0a", "\n")
+
+// uploadFilename is the file part's filename as the client named it.
+func uploadFilename(part *multipart.Part) string {
+	return formEscapes.Replace(part.FileName())
 }
 
 func checkFilename(name, purpose string) error {

@@ -1,0 +1,90 @@
+package modelgate_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelgate/modelgate/internal/nodesdk"
+	"github.com/modelgate/modelgate/internal/testgateway"
+)
+
+// nodeSDKChecks are the checks module/testdata/node_sdk.mjs must report.
+var nodeSDKChecks = []string{"chat", "chat_again_same_seed", "tools", "stream", "stream_tools", "structured_output", "files", "threads", "vector_stores", "batches", "errors"}
+
+// TestNodeSDKAgainstQuickstart serves caddyfiles/quickstart.Caddyfile and
+// drives it with the official openai-node SDK, unchanged (only baseURL and
+// apiKey set), at the version pinned in internal/nodesdk: chat with tools,
+// streaming with the SDK's helpers, structured output, files, threads,
+// vector stores, batches and typed errors (module/testdata/node_sdk.mjs).
+func TestNodeSDKAgainstQuickstart(t *testing.T) {
+	sdkDir := nodesdk.Dir(t)
+	base := testgateway.Quickstart(t, "")
+
+	// The script imports `openai` as any user's code does: from a folder
+	// whose node_modules is the installed SDK's.
+	run := t.TempDir()
+	if err := os.Symlink(filepath.Join(sdkDir, "node_modules"), filepath.Join(run, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile("testdata/node_sdk.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(run, "node_sdk.mjs"), script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command("node", "node_sdk.mjs")
+	cmd.Dir = run
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + run,
+		"MODELGATE_BASE_URL=" + base + "/v1", "MODELGATE_API_KEY=" + testgateway.QuickstartDevKey}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node_sdk.mjs: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	var summary struct {
+		SDK    string   `json:"sdk"`
+		Checks []string `json:"checks"`
+		Errors struct {
+			Unauthorized int `json:"unauthorized"`
+			Limit        struct {
+				Status int    `json:"status"`
+				Param  string `json:"param"`
+			} `json:"limit"`
+		} `json:"errors"`
+		Chat struct {
+			Content string `json:"content"`
+		} `json:"chat"`
+		Tools struct {
+			Arguments map[string]any `json:"arguments"`
+		} `json:"tools"`
+		Batches struct {
+			Lines int `json:"lines"`
+		} `json:"batches"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &summary); err != nil {
+		t.Fatalf("the script's last line is no JSON summary: %v\n%s", err, stdout.String())
+	}
+	if want := nodesdk.Pinned(t); summary.SDK != want {
+		t.Fatalf("the script ran openai-node %s, want the pinned %s", summary.SDK, want)
+	}
+	if !slices.Equal(summary.Checks, nodeSDKChecks) {
+		t.Fatalf("checks run %v, want %v", summary.Checks, nodeSDKChecks)
+	}
+	if summary.Errors.Unauthorized != 401 || summary.Errors.Limit.Status != 400 || summary.Errors.Limit.Param != "metadata" {
+		t.Fatalf("errors summary %+v", summary.Errors)
+	}
+	if summary.Chat.Content == "" || summary.Tools.Arguments["city"] == nil || summary.Batches.Lines != 4 {
+		t.Fatalf("summary %s", lines[len(lines)-1])
+	}
+	t.Logf("openai-node %s passed %d checks against the quick start", summary.SDK, len(summary.Checks))
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs the official openai-node SDK, at the exact version pinned in
+# internal/nodesdk/package.json and package-lock.json, for the end-to-end
+# test that drives modelgate with it (module/node_sdk_e2e_test.go).
+#
+#   eval "$(bash scripts/services/node-sdk.sh)"     # install; exports the dir
+#   bash scripts/services/node-sdk.sh stop          # nothing runs: a no-op
+#
+# The packages go into .cache/node-sdk (ignored by git) with `npm ci` from
+# the committed lock, again whenever the lock changes. Prints on stdout only
+#   export MODELGATE_TEST_NODE_SDK=/path/to/.cache/node-sdk
+# (a folder whose node_modules holds the SDK); everything else goes to stderr.
+set -euo pipefail
+
+log() { echo "node-sdk.sh: $*" >&2; }
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+pinned="$root/internal/nodesdk"
+cache="$root/.cache/node-sdk"
+
+install() {
+	if [ -f "$cache/node_modules/openai/package.json" ] &&
+		cmp -s "$pinned/package-lock.json" "$cache/package-lock.json" &&
+		cmp -s "$pinned/package.json" "$cache/package.json"; then
+		return
+	fi
+	if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+		log "node or npm is missing: install Node.js (apt-get install nodejs npm)"
+		exit 1
+	fi
+	log "installing the pinned openai-node SDK into $cache"
+	rm -rf "$cache"
+	mkdir -p "$cache"
+	cp "$pinned/package.json" "$pinned/package-lock.json" "$cache/"
+	(cd "$cache" && npm ci --no-audit --no-fund --ignore-scripts >&2)
+}
+
+case "${1:-start}" in
+start)
+	install
+	log "openai-node $(cd "$cache" && node -p 'require("./node_modules/openai/package.json").version') in $cache"
+	echo "export MODELGATE_TEST_NODE_SDK='$cache'"
+	;;
+stop) ;;
+*)
+	log "usage: node-sdk.sh [start|stop]"
+	exit 2
+	;;
+esac
