@@ -47,14 +47,28 @@ type recordedBody struct {
 	Truncated bool            `json:"truncated,omitempty"`
 }
 
+// newRecordedBody takes a whole body as JSON; encoding the record checks
+// that it is (see withTextBodies), so the request's goroutine does not.
 func newRecordedBody(b []byte, limit int) recordedBody {
 	if len(b) > limit {
 		return recordedBody{BodyText: string(b[:limit]), Truncated: true}
 	}
-	if json.Valid(b) {
-		return recordedBody{Body: json.RawMessage(b)}
+	return recordedBody{Body: json.RawMessage(b)}
+}
+
+// withTextBodies is the record with its bodies that are not JSON kept as
+// text instead: the second try after encoding the record failed on them.
+func (rec exchangeRecord) withTextBodies() exchangeRecord {
+	rec.Request.recordedBody = rec.Request.asText()
+	rec.Response.recordedBody = rec.Response.asText()
+	return rec
+}
+
+func (b recordedBody) asText() recordedBody {
+	if len(b.Body) > 0 && !json.Valid(b.Body) {
+		return recordedBody{BodyText: string(b.Body), Truncated: b.Truncated}
 	}
-	return recordedBody{BodyText: string(b)}
+	return b
 }
 
 // secretHeaders never reach a record in clear.
