@@ -110,6 +110,9 @@ func decodeObject(body []byte) (map[string]any, *Violation) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return map[string]any{}, nil
 	}
+	if doc, ok := parseObject(body); ok {
+		return doc, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
@@ -207,6 +210,9 @@ func definitionSchema(name string) (*jsonschema.Schema, error) {
 }
 
 func decodeAny(body []byte) (any, *Violation) {
+	if doc, ok := parseObject(body); ok {
+		return doc, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
