@@ -71,11 +71,8 @@ func (p *parser) value(depth int) (any, bool) {
 }
 
 func (p *parser) object(depth int) (any, bool) {
-	p.i++ // {
 	m := map[string]any{}
-	p.space()
-	if p.i < len(p.data) && p.data[p.i] == '}' {
-		p.i++
+	if p.open('}') {
 		return m, true
 	}
 	for {
@@ -105,11 +102,8 @@ func (p *parser) object(depth int) (any, bool) {
 }
 
 func (p *parser) array(depth int) (any, bool) {
-	p.i++ // [
 	a := []any{}
-	p.space()
-	if p.i < len(p.data) && p.data[p.i] == ']' {
-		p.i++
+	if p.open(']') {
 		return a, true
 	}
 	for {
@@ -123,6 +117,17 @@ func (p *parser) array(depth int) (any, bool) {
 			return a, ok
 		}
 	}
+}
+
+// open reads the opening byte and reports whether the closing one follows.
+func (p *parser) open(closing byte) (empty bool) {
+	p.i++
+	p.space()
+	if p.i < len(p.data) && p.data[p.i] == closing {
+		p.i++
+		return true
+	}
+	return false
 }
 
 // sep reads what follows a member: ',' (more follow) or the closing byte.

@@ -103,11 +103,8 @@ func textOrParts(v any) bool {
 }
 
 func contentPart(v any) bool {
-	p, ok := v.(map[string]any)
-	if !ok {
-		return false
-	}
-	switch typ, _ := p["type"].(string); typ {
+	p, typ := typed(v)
+	switch typ {
 	case "text":
 		return has(p, "text", isString)
 	case "image_url":
@@ -135,11 +132,8 @@ func toolCall(v any) bool {
 }
 
 func tool(v any) bool {
-	t, ok := v.(map[string]any)
-	if !ok {
-		return false
-	}
-	switch typ, _ := t["type"].(string); typ {
+	t, typ := typed(v)
+	switch typ {
 	case "function":
 		return has(t, "function", func(v any) bool {
 			f, ok := v.(map[string]any)
@@ -158,7 +152,7 @@ func toolChoice(v any) bool {
 	case string:
 		return c == "none" || c == "auto" || c == "required"
 	case map[string]any:
-		switch typ, _ := c["type"].(string); typ {
+		switch _, typ := typed(c); typ {
 		case "function":
 			return has(c, "function", func(v any) bool {
 				f, ok := v.(map[string]any)
@@ -181,11 +175,8 @@ func toolChoice(v any) bool {
 }
 
 func responseFormat(v any) bool {
-	f, ok := v.(map[string]any)
-	if !ok {
-		return false
-	}
-	switch typ, _ := f["type"].(string); typ {
+	f, typ := typed(v)
+	switch typ {
 	case "text", "json_object":
 		return true
 	case "json_schema":
@@ -258,6 +249,14 @@ func choice(v any) bool {
 				optional(m, "refusal", nullOr(isString)) &&
 				optional(m, "tool_calls", func(v any) bool { return arrayOf(v, 0, -1, toolCall) })
 		})
+}
+
+// typed is v as an object and its "type" ("" when it has none, or when v
+// is not an object).
+func typed(v any) (map[string]any, string) {
+	obj, _ := v.(map[string]any)
+	typ, _ := obj["type"].(string)
+	return obj, typ
 }
 
 // has: obj has the property and it passes check.
