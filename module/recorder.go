@@ -185,6 +185,9 @@ func (rw *recordWriter) write(v any) {
 		}
 		rw.w = bufio.NewWriterSize(rw.f, 64<<10)
 	}
+	if rw.line.Len() > rw.w.Available() {
+		rw.flush() // whole lines only, so a reader never sees half of one
+	}
 	n, _ := rw.w.Write(rw.line.Bytes())
 	rec.size.Add(int64(n))
 }
