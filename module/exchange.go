@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -117,10 +118,18 @@ func (e *exchange) Write(p []byte) (int, error) {
 }
 
 // ReadFrom must not be promoted from the wrapper: io.Copy would bypass
-// Write and with it everything the exchange observes.
+// Write and with it everything the exchange observes. Its buffers are
+// pooled, as reverse_proxy's are.
 func (e *exchange) ReadFrom(r io.Reader) (int64, error) {
-	return io.Copy(writerOnly{e}, r)
+	buf := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(buf)
+	return io.CopyBuffer(writerOnly{e}, r, *buf)
 }
+
+var copyBuffers = sync.Pool{New: func() any {
+	buf := make([]byte, 32<<10)
+	return &buf
+}}
 
 type writerOnly struct{ io.Writer }
 

@@ -157,8 +157,9 @@ func BenchmarkObserveReply(b *testing.B) {
 	}
 }
 
-// BenchmarkRecord builds and queues the record of one exchange; the
-// recorder writes it to a file on its own goroutine.
+// BenchmarkRecord builds the record of one exchange (on the request's
+// goroutine) and encodes and writes it to the file (as the recorder's
+// writer does on its own goroutine).
 func BenchmarkRecord(b *testing.B) {
 	cfg := RecorderConfig{Path: filepath.Join(b.TempDir(), "records.jsonl")}
 	cfg.setDefaults()
@@ -167,6 +168,8 @@ func BenchmarkRecord(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { recorders.Delete(cfg.Path) })
+	w := newRecordWriter(rec)
+	b.Cleanup(w.close)
 	body := benchBody(0)
 	r := benchRequest(body)
 	ex := newExchange(httptest.NewRecorder(), true)
@@ -179,6 +182,6 @@ func BenchmarkRecord(b *testing.B) {
 	b.SetBytes(int64(len(body) + len(benchCompletion)))
 	b.ReportAllocs()
 	for b.Loop() {
-		rec.record(newExchangeRecord(start, r, upstreams.OpChatCompletionsCreate, call, ex, nil, cfg.MaxBody))
+		w.write(newExchangeRecord(start, r, upstreams.OpChatCompletionsCreate, call, ex, nil, cfg.MaxBody))
 	}
 }

@@ -84,12 +84,14 @@ func checkModelRules(rules []ModelRule, model string, body []byte) (*upstreams.E
 			return &upstreams.Error{Status: http.StatusBadRequest, Type: upstreams.TypeInvalidRequest, Param: param, Code: "unsupported_parameter", Message: msg}, nil
 		}
 	}
-	if effort := gjson.GetBytes(body, "reasoning_effort"); effortsSet && effort.Type == gjson.String && !slices.Contains(efforts, effort.Str) {
-		return &upstreams.Error{
-			Status: http.StatusBadRequest, Type: upstreams.TypeInvalidRequest, Param: "reasoning_effort", Code: "unsupported_value",
-			Message: fmt.Sprintf("Unsupported value: 'reasoning_effort' does not support '%s' with the model %s. Supported values are: '%s'.",
-				effort.Str, model, strings.Join(efforts, "', '")),
-		}, nil
+	if effortsSet { // else the body is not searched for reasoning_effort
+		if effort := gjson.GetBytes(body, "reasoning_effort"); effort.Type == gjson.String && !slices.Contains(efforts, effort.Str) {
+			return &upstreams.Error{
+				Status: http.StatusBadRequest, Type: upstreams.TypeInvalidRequest, Param: "reasoning_effort", Code: "unsupported_value",
+				Message: fmt.Sprintf("Unsupported value: 'reasoning_effort' does not support '%s' with the model %s. Supported values are: '%s'.",
+					effort.Str, model, strings.Join(efforts, "', '")),
+			}, nil
+		}
 	}
 	var findings []string
 	if isSet(body, "temperature") && isSet(body, "top_p") {

@@ -54,16 +54,13 @@ type recordedBody struct {
 	Truncated  bool            `json:"truncated,omitempty"`
 }
 
+// newRecordedBody takes a whole body as JSON; encoding the record checks
+// that it is (see withTextBodies), so the request's goroutine does not.
 func newRecordedBody(b []byte, limit int) recordedBody {
-	switch {
-	case len(b) > limit:
+	if len(b) > limit {
 		return recordedBody{BodyText: string(b[:limit]), Truncated: true}
-	case json.Valid(b):
-		return recordedBody{Body: json.RawMessage(b)}
-	case utf8.Valid(b):
-		return recordedBody{BodyText: string(b)}
 	}
-	return recordedBody{BodyBase64: base64.StdEncoding.EncodeToString(b)}
+	return recordedBody{Body: json.RawMessage(b)}
 }
 
 // bodyCapture keeps the first bytes of a request body that streams past
@@ -96,6 +93,27 @@ func (c *bodyCapture) recorded(limit int) recordedBody {
 		return recordedBody{BodyText: c.kept.String(), Truncated: true}
 	}
 	return newRecordedBody(c.kept.Bytes(), limit)
+}
+
+// withTextBodies is the record with its bodies that are not JSON kept as
+// text (or base64) instead: the second try after encoding the record
+// failed on them.
+func (rec exchangeRecord) withTextBodies() exchangeRecord {
+	rec.Request.recordedBody = rec.Request.asText()
+	rec.Response.recordedBody = rec.Response.asText()
+	return rec
+}
+
+// asText keeps a body that is not JSON as text, or as base64 when it is
+// not UTF-8 either (an uploaded image, say) and JSON text would mangle it.
+func (b recordedBody) asText() recordedBody {
+	switch {
+	case len(b.Body) == 0 || json.Valid(b.Body):
+		return b
+	case utf8.Valid(b.Body):
+		return recordedBody{BodyText: string(b.Body), Truncated: b.Truncated}
+	}
+	return recordedBody{BodyBase64: base64.StdEncoding.EncodeToString(b.Body), Truncated: b.Truncated}
 }
 
 // secretHeaders never reach a record in clear.

@@ -1,6 +1,8 @@
 package modelgate
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -93,7 +95,7 @@ var recorderDropped = prometheus.NewCounter(prometheus.CounterOpts{
 type recorder struct {
 	cfg    RecorderConfig
 	logger *zap.Logger
-	queue  chan []byte
+	queue  chan any
 	mu     sync.RWMutex // guards closed against sends on a closed queue
 	closed bool
 	done   chan struct{}
@@ -103,7 +105,7 @@ type recorder struct {
 
 func loadRecorder(cfg RecorderConfig, logger *zap.Logger) (*recorder, error) {
 	val, _, err := recorders.LoadOrNew(cfg.Path, func() (caddy.Destructor, error) {
-		return &recorder{cfg: cfg, logger: logger, queue: make(chan []byte, cfg.Queue), done: make(chan struct{})}, nil
+		return &recorder{cfg: cfg, logger: logger, queue: make(chan any, cfg.Queue), done: make(chan struct{})}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -111,13 +113,9 @@ func loadRecorder(cfg RecorderConfig, logger *zap.Logger) (*recorder, error) {
 	return val.(*recorder), nil
 }
 
-// record queues one record; it never blocks.
+// record queues one record; it never blocks. The record is encoded by the
+// writer, off the request's goroutine, so it must not change once queued.
 func (rec *recorder) record(v any) {
-	line, err := json.Marshal(v)
-	if err != nil {
-		rec.logger.Error("encoding record", zap.Error(err))
-		return
-	}
 	rec.start.Do(func() { go rec.run() })
 	rec.mu.RLock()
 	defer rec.mu.RUnlock()
@@ -126,34 +124,90 @@ func (rec *recorder) record(v any) {
 		return
 	}
 	select {
-	case rec.queue <- append(line, '\n'):
+	case rec.queue <- v:
 	default:
 		recorderDropped.Inc()
 	}
 }
 
+// run writes queued records until the queue is closed. Lines are buffered
+// while more records wait and flushed once the queue is empty.
 func (rec *recorder) run() {
 	defer close(rec.done)
-	var f *os.File
-	defer func() {
-		if f != nil {
-			f.Close()
+	w := newRecordWriter(rec)
+	defer w.close()
+	for v := range rec.queue {
+		w.write(v)
+		if len(rec.queue) == 0 {
+			w.flush()
 		}
-	}()
-	for line := range rec.queue {
-		if f == nil || rec.size.Load()+int64(len(line)) > rec.cfg.MaxSize {
-			var err error
-			if f, err = rec.rotate(f); err != nil {
-				rec.logger.Error("opening record file", zap.String("path", rec.cfg.Path), zap.Error(err))
-				recorderDropped.Inc()
-				continue
-			}
+	}
+}
+
+// recordWriter is the writer goroutine's state: the open file and the
+// buffers each record is encoded into and written through.
+type recordWriter struct {
+	rec  *recorder
+	f    *os.File
+	w    *bufio.Writer
+	line bytes.Buffer
+	enc  *json.Encoder
+}
+
+func newRecordWriter(rec *recorder) *recordWriter {
+	rw := &recordWriter{rec: rec}
+	rw.enc = json.NewEncoder(&rw.line)
+	return rw
+}
+
+// write encodes one record as a JSON line into the buffer, rotating the
+// file first when the line would take it past max_size.
+func (rw *recordWriter) write(v any) {
+	rec := rw.rec
+	rw.line.Reset()
+	err := rw.enc.Encode(v)
+	if r, ok := v.(exchangeRecord); ok && err != nil {
+		err = rw.enc.Encode(r.withTextBodies())
+	}
+	if err != nil {
+		rec.logger.Error("encoding record", zap.Error(err))
+		recorderDropped.Inc()
+		return
+	}
+	if rw.f == nil || rec.size.Load()+int64(rw.line.Len()) > rec.cfg.MaxSize {
+		if rw.f != nil {
+			rw.flush()
 		}
-		n, err := f.Write(line)
-		rec.size.Add(int64(n))
-		if err != nil {
-			rec.logger.Error("writing record", zap.Error(err))
+		if rw.f, err = rec.rotate(rw.f); err != nil {
+			rec.logger.Error("opening record file", zap.String("path", rec.cfg.Path), zap.Error(err))
+			recorderDropped.Inc()
+			return
 		}
+		rw.w = bufio.NewWriterSize(rw.f, 64<<10)
+	}
+	if rw.line.Len() > rw.w.Available() {
+		rw.flush() // whole lines only, so a reader never sees half of one
+	}
+	n, _ := rw.w.Write(rw.line.Bytes())
+	rec.size.Add(int64(n))
+}
+
+// flush writes what the buffer holds; after a failed write it starts
+// afresh, the lines it held lost (and logged).
+func (rw *recordWriter) flush() {
+	if rw.f == nil {
+		return
+	}
+	if err := rw.w.Flush(); err != nil {
+		rw.rec.logger.Error("writing record", zap.Error(err))
+		rw.w.Reset(rw.f)
+	}
+}
+
+func (rw *recordWriter) close() {
+	rw.flush()
+	if rw.f != nil {
+		rw.f.Close()
 	}
 }
 

@@ -1,6 +1,7 @@
 package modelgate
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,4 +93,42 @@ func droppedCount(t *testing.T) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+// TestRecorderKeepsBodiesThatAreNotJSONAsText: the writer checks bodies as
+// it encodes them; one that is not JSON goes as body_text, the rest of the
+// record as it was.
+func TestRecorderKeepsBodiesThatAreNotJSONAsText(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "text.jsonl")
+	rec := newTestRecorder(t, RecorderConfig{Path: path})
+	rec.record(exchangeRecord{
+		Operation: "files.create",
+		Request:   recordedRequest{Method: "POST", recordedBody: newRecordedBody([]byte("--boundary\r\nnot json"), 1024)},
+		Response:  recordedResponse{recordedBody: newRecordedBody([]byte(`{"id": "file-1"}`), 1024)},
+	})
+	if _, err := recorders.Delete(path); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Operation string
+		Request   struct {
+			Body     json.RawMessage
+			BodyText string `json:"body_text"`
+		}
+		Response struct {
+			Body     json.RawMessage
+			BodyText string `json:"body_text"`
+		}
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatalf("%v: %s", err, data)
+	}
+	if got.Operation != "files.create" || got.Request.Body != nil || got.Request.BodyText != "--boundary\r\nnot json" ||
+		string(got.Response.Body) != `{"id":"file-1"}` || got.Response.BodyText != "" {
+		t.Fatalf("record %s", data)
+	}
 }

@@ -1,9 +1,9 @@
 package modelgate
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"strings"
@@ -217,7 +217,9 @@ func (g *Gateway) readBody(r *http.Request, op *Operation) ([]byte, *upstreams.E
 	if r.ContentLength > g.MaxBodySize {
 		return nil, errBodyTooLarge(g.MaxBodySize)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, g.MaxBodySize))
+	var buf bytes.Buffer
+	buf.Grow(int(max(r.ContentLength, 0)) + bytes.MinRead) // a body of known length is read into one allocation
+	_, err := buf.ReadFrom(http.MaxBytesReader(nil, r.Body, g.MaxBodySize))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -225,7 +227,7 @@ func (g *Gateway) readBody(r *http.Request, op *Operation) ([]byte, *upstreams.E
 		}
 		return nil, upstreams.InvalidRequest("", "The request body could not be read.")
 	}
-	return body, nil
+	return buf.Bytes(), nil
 }
 
 func errBodyTooLarge(limit int64) *upstreams.Error {

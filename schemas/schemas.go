@@ -94,7 +94,8 @@ func ValidateRequest(operation string, body []byte) (map[string]any, *Violation)
 	if v != nil {
 		return nil, v
 	}
-	if s := schema(operation + ".request.json"); s != nil {
+	name := operation + ".request.json"
+	if s := schema(name); s != nil && !conforms(name, doc) {
 		if err := s.Validate(doc); err != nil {
 			return nil, violation(err, doc)
 		}
@@ -108,6 +109,9 @@ func ValidateRequest(operation string, body []byte) (map[string]any, *Violation)
 func decodeObject(body []byte) (map[string]any, *Violation) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return map[string]any{}, nil
+	}
+	if doc, ok := parseObject(body); ok {
+		return doc, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -162,6 +166,9 @@ func ValidateResponse(operation string, body []byte) (dialect string, findings [
 		}
 		return "", spec
 	}
+	if conforms(operation+".response.json", doc) {
+		return "", nil
+	}
 	return "", findingsOf(s.Validate(doc), doc)
 }
 
@@ -203,6 +210,9 @@ func definitionSchema(name string) (*jsonschema.Schema, error) {
 }
 
 func decodeAny(body []byte) (any, *Violation) {
+	if doc, ok := parseObject(body); ok {
+		return doc, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any

@@ -49,13 +49,19 @@ func fieldOf(e *jsonschema.ValidationError, doc any) string {
 }
 
 // better prefers, between two leaves, a rule about the value over a type
-// mismatch (the losing branch of an anyOf), then the deeper location.
+// mismatch (the losing branch of an anyOf), then the deeper location, then
+// the location first in order: properties are validated in no fixed order,
+// and the same request must always be refused for the same reason.
 func better(a, b *jsonschema.ValidationError) bool {
 	at, bt := keywordOf(a.KeywordLocation) == "type", keywordOf(b.KeywordLocation) == "type"
 	if at != bt {
 		return bt
 	}
-	return strings.Count(a.InstanceLocation, "/") > strings.Count(b.InstanceLocation, "/")
+	ad, bd := strings.Count(a.InstanceLocation, "/"), strings.Count(b.InstanceLocation, "/")
+	if ad != bd {
+		return ad > bd
+	}
+	return a.InstanceLocation < b.InstanceLocation
 }
 
 // leaves are the errors with no causes: the rules actually broken. Of the

@@ -1,0 +1,270 @@
+package schemas
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// parseObject decodes a JSON object as encoding/json does with UseNumber
+// (maps, slices, strings, json.Number, bools, nil), in one pass. It handles
+// the JSON requests and replies are made of; anything else (a syntax error,
+// invalid UTF-8, a \u surrogate escape, deep nesting, data after the value)
+// returns false, and the caller decodes with encoding/json, which decides
+// and words any error. decode_test.go checks both agree.
+func parseObject(data []byte) (map[string]any, bool) {
+	p := parser{data: data}
+	p.space()
+	if p.i >= len(p.data) || p.data[p.i] != '{' {
+		return nil, false
+	}
+	v, ok := p.value(0)
+	p.space()
+	if !ok || p.i != len(p.data) {
+		return nil, false
+	}
+	return v.(map[string]any), true
+}
+
+type parser struct {
+	data []byte
+	i    int
+}
+
+// maxDepth bounds nesting; deeper documents go to encoding/json.
+const maxDepth = 200
+
+func (p *parser) space() {
+	for p.i < len(p.data) {
+		switch p.data[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) value(depth int) (any, bool) {
+	if p.i >= len(p.data) || depth > maxDepth {
+		return nil, false
+	}
+	switch c := p.data[p.i]; {
+	case c == '{':
+		return p.object(depth)
+	case c == '[':
+		return p.array(depth)
+	case c == '"':
+		return p.string()
+	case c == '-' || isDigit(c):
+		return p.number()
+	}
+	for _, lit := range [...]struct {
+		text  string
+		value any
+	}{{"true", true}, {"false", false}, {"null", nil}} {
+		if len(p.data)-p.i >= len(lit.text) && string(p.data[p.i:p.i+len(lit.text)]) == lit.text {
+			p.i += len(lit.text)
+			return lit.value, true
+		}
+	}
+	return nil, false
+}
+
+func (p *parser) object(depth int) (any, bool) {
+	m := map[string]any{}
+	if p.open('}') {
+		return m, true
+	}
+	for {
+		p.space()
+		if p.i >= len(p.data) || p.data[p.i] != '"' {
+			return nil, false
+		}
+		key, ok := p.string()
+		if !ok {
+			return nil, false
+		}
+		p.space()
+		if p.i >= len(p.data) || p.data[p.i] != ':' {
+			return nil, false
+		}
+		p.i++
+		p.space()
+		v, ok := p.value(depth + 1)
+		if !ok {
+			return nil, false
+		}
+		m[key.(string)] = v
+		if more, ok := p.sep('}'); !ok || !more {
+			return m, ok
+		}
+	}
+}
+
+func (p *parser) array(depth int) (any, bool) {
+	a := []any{}
+	if p.open(']') {
+		return a, true
+	}
+	for {
+		p.space()
+		v, ok := p.value(depth + 1)
+		if !ok {
+			return nil, false
+		}
+		a = append(a, v)
+		if more, ok := p.sep(']'); !ok || !more {
+			return a, ok
+		}
+	}
+}
+
+// open reads the opening byte and reports whether the closing one follows.
+func (p *parser) open(closing byte) (empty bool) {
+	p.i++
+	p.space()
+	if p.i < len(p.data) && p.data[p.i] == closing {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// sep reads what follows a member: ',' (more follow) or the closing byte.
+func (p *parser) sep(closing byte) (more, ok bool) {
+	p.space()
+	if p.i >= len(p.data) {
+		return false, false
+	}
+	c := p.data[p.i]
+	p.i++
+	return c == ',', c == ',' || c == closing
+}
+
+func (p *parser) string() (any, bool) {
+	start := p.i + 1
+	for j := start; j < len(p.data); j++ {
+		switch c := p.data[j]; {
+		case c == '"':
+			s := p.data[start:j]
+			if !utf8.Valid(s) {
+				return nil, false
+			}
+			p.i = j + 1
+			return string(s), true
+		case c == '\\':
+			return p.escaped(start)
+		case c < 0x20:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// escaped reads a string with escapes, from its first byte at start.
+func (p *parser) escaped(start int) (any, bool) {
+	out := make([]byte, 0, 64)
+	for j := start; j < len(p.data); {
+		c := p.data[j]
+		switch {
+		case c == '"':
+			if !utf8.Valid(out) {
+				return nil, false
+			}
+			p.i = j + 1
+			return string(out), true
+		case c < 0x20:
+			return nil, false
+		case c != '\\':
+			out = append(out, c)
+			j++
+			continue
+		}
+		if j+1 >= len(p.data) {
+			return nil, false
+		}
+		switch e := p.data[j+1]; e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(p.data[j+2:])
+			if !ok || (0xD800 <= r && r < 0xE000) {
+				return nil, false // surrogates: left to encoding/json
+			}
+			out = utf8.AppendRune(out, r)
+			j += 4
+		default:
+			return nil, false
+		}
+		j += 2
+	}
+	return nil, false
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// number reads -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?.
+func (p *parser) number() (any, bool) {
+	start, j := p.i, p.i
+	if p.data[j] == '-' {
+		j++
+	}
+	digits := func() int {
+		k := j
+		for j < len(p.data) && isDigit(p.data[j]) {
+			j++
+		}
+		return j - k
+	}
+	if j < len(p.data) && p.data[j] == '0' {
+		j++
+	} else if digits() == 0 {
+		return nil, false
+	}
+	if j < len(p.data) && p.data[j] == '.' {
+		j++
+		if digits() == 0 {
+			return nil, false
+		}
+	}
+	if j < len(p.data) && (p.data[j] == 'e' || p.data[j] == 'E') {
+		j++
+		if j < len(p.data) && (p.data[j] == '+' || p.data[j] == '-') {
+			j++
+		}
+		if digits() == 0 {
+			return nil, false
+		}
+	}
+	p.i = j
+	return json.Number(p.data[start:j]), true
+}

@@ -1,0 +1,89 @@
+package schemas
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// referenceDecode is encoding/json as decodeObject used it alone.
+func referenceDecode(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+// checkParse: what parseObject takes, encoding/json decodes to the same
+// value, and the only value in the data.
+func checkParse(t *testing.T, data []byte) bool {
+	t.Helper()
+	got, ok := parseObject(data)
+	if !ok {
+		return false
+	}
+	want, err := referenceDecode(data)
+	if err != nil || !reflect.DeepEqual(any(got), want) {
+		t.Fatalf("parseObject(%q) = %#v, encoding/json = %#v (%v)", data, got, want, err)
+	}
+	if _, v := decodeObject(data); v != nil {
+		t.Fatalf("parseObject takes %q, decodeObject refuses it: %v", data, v)
+	}
+	return true
+}
+
+func TestParseObjectAgreesWithEncodingJSON(t *testing.T) {
+	for _, s := range []string{
+		`{}`, ` { } `, `{"a":1}`, `{"a":-0.5e+10,"b":[1,2,{"c":null}],"d":true,"e":false,"f":"x"}`,
+		`{"s":"tab\tnew\nquote\"slash\/back\\u\u00e9\u20ac bell\b\f\r"}`, `{"a":1,"a":2}`, `{"k":"é😀"}`,
+		`{"n":[0,-0,1.0,1e2,1E-2,123456789012345678901234567890]}`, `{"a":[]}`, "{\n\t\"a\" : [ 1 , 2 ] \r\n}",
+		string(chatBody(1 << 12)),
+	} {
+		if !checkParse(t, []byte(s)) {
+			t.Errorf("parseObject does not take %s", s)
+		}
+	}
+	// Left to encoding/json: errors, and what it words or mends itself.
+	for _, s := range []string{
+		``, `[]`, `"x"`, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":[1,]}`, `{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":1e}`,
+		`{"a":-}`, `{"a":tru}`, `{"a":"\ud83d\ude00"}`, `{"a":"\ud800"}`, "{\"a\":\"\xff\"}", "{\"a\":\"\x01\"}",
+		`{"a":"\x"}`, `{"a":"\u12"}`, `{"a":1} {}`, `{"a":1}]`, `{a:1}`, strings.Repeat(`{"a":`, 300) + `1` + strings.Repeat(`}`, 300),
+	} {
+		if checkParse(t, []byte(s)) {
+			t.Errorf("parseObject takes %q", s)
+		}
+	}
+}
+
+// TestParseObjectOnGeneratedDocuments: the generated requests and replies
+// of fast_test.go, whole and cut short at random.
+func TestParseObjectOnGeneratedDocuments(t *testing.T) {
+	g := gen{rand.New(rand.NewPCG(5, 6))}
+	for i := range 2000 {
+		doc := g.request()
+		g.mutate(doc)
+		if i%2 == 0 {
+			doc = g.reply()
+		}
+		data, _ := json.Marshal(doc)
+		if !checkParse(t, data) {
+			t.Fatalf("parseObject does not take %s", data)
+		}
+		checkParse(t, data[:g.pick(len(data))])
+	}
+}
+
+// FuzzParseObject: whatever the data, parseObject takes only what
+// encoding/json decodes the same way.
+func FuzzParseObject(f *testing.F) {
+	for _, s := range []string{`{"a":[1,-2.5e3,"x\n\u00e9",true,null,{}]}`, `{"a":"\ud800"}`, string(chatBody(300)), `{"a":1}]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkParse(t, data)
+	})
+}
