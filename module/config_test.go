@@ -16,6 +16,7 @@ import (
 // provisions every module) on configs that must not start.
 func TestProvisionRefusesBrokenConfigs(t *testing.T) {
 	dir := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "xdg")) // the built-in store's default folder, not the user's
 	clearKeys := filepath.Join(dir, "clear.json")
 	os.WriteFile(clearKeys, []byte(`{"keys":[{"key":"sk-in-clear"}]}`), 0o600)
 	tests := []struct {
