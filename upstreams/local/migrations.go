@@ -153,7 +153,8 @@ var sqliteMigrations = []string{
 }
 
 // postgresMigrations are sqliteMigrations for PostgreSQL (vector stores
-// not yet), plus the file contents: chunks of a file's bytes, written in
+// are a track of their own, postgresVectorMigrations, applied only where
+// pgvector is), plus the file contents: chunks of a file's bytes, written in
 // the transaction that lists the file, so an upload cut short leaves
 // nothing behind.
 var postgresMigrations = []string{
