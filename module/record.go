@@ -2,13 +2,11 @@ package modelgate
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelgate/modelgate/upstreams"
 )
@@ -55,7 +53,7 @@ type recordedBody struct {
 }
 
 // newRecordedBody takes a whole body as JSON; encoding the record checks
-// that it is (see withTextBodies), so the request's goroutine does not.
+// that it is (see appendBody), so the request's goroutine does not.
 func newRecordedBody(b []byte, limit int) recordedBody {
 	if len(b) > limit {
 		return recordedBody{BodyText: string(b[:limit]), Truncated: true}
@@ -95,27 +93,6 @@ func (c *bodyCapture) recorded(limit int) recordedBody {
 	return newRecordedBody(c.kept.Bytes(), limit)
 }
 
-// withTextBodies is the record with its bodies that are not JSON kept as
-// text (or base64) instead: the second try after encoding the record
-// failed on them.
-func (rec exchangeRecord) withTextBodies() exchangeRecord {
-	rec.Request.recordedBody = rec.Request.asText()
-	rec.Response.recordedBody = rec.Response.asText()
-	return rec
-}
-
-// asText keeps a body that is not JSON as text, or as base64 when it is
-// not UTF-8 either (an uploaded image, say) and JSON text would mangle it.
-func (b recordedBody) asText() recordedBody {
-	switch {
-	case len(b.Body) == 0 || json.Valid(b.Body):
-		return b
-	case utf8.Valid(b.Body):
-		return recordedBody{BodyText: string(b.Body), Truncated: b.Truncated}
-	}
-	return recordedBody{BodyBase64: base64.StdEncoding.EncodeToString(b.Body), Truncated: b.Truncated}
-}
-
 // secretHeaders never reach a record in clear.
 var secretHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "Api-Key", "X-Api-Key"}
 
@@ -129,8 +106,8 @@ func redacted(h http.Header) http.Header {
 	return out
 }
 
-func newExchangeRecord(start time.Time, r *http.Request, op string, call *upstreams.Call, ex *exchange, upload *bodyCapture, maxBody int) exchangeRecord {
-	rec := exchangeRecord{
+func newExchangeRecord(start time.Time, r *http.Request, op string, call *upstreams.Call, ex *exchange, upload *bodyCapture, maxBody int) *exchangeRecord {
+	rec := &exchangeRecord{
 		Time:      start.UTC(),
 		Operation: op,
 		Upstream:  ex.upstream,

@@ -2,8 +2,6 @@ package modelgate
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -95,7 +93,7 @@ var recorderDropped = prometheus.NewCounter(prometheus.CounterOpts{
 type recorder struct {
 	cfg    RecorderConfig
 	logger *zap.Logger
-	queue  chan any
+	queue  chan *exchangeRecord
 	mu     sync.RWMutex // guards closed against sends on a closed queue
 	closed bool
 	done   chan struct{}
@@ -105,7 +103,7 @@ type recorder struct {
 
 func loadRecorder(cfg RecorderConfig, logger *zap.Logger) (*recorder, error) {
 	val, _, err := recorders.LoadOrNew(cfg.Path, func() (caddy.Destructor, error) {
-		return &recorder{cfg: cfg, logger: logger, queue: make(chan any, cfg.Queue), done: make(chan struct{})}, nil
+		return &recorder{cfg: cfg, logger: logger, queue: make(chan *exchangeRecord, cfg.Queue), done: make(chan struct{})}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -115,7 +113,7 @@ func loadRecorder(cfg RecorderConfig, logger *zap.Logger) (*recorder, error) {
 
 // record queues one record; it never blocks. The record is encoded by the
 // writer, off the request's goroutine, so it must not change once queued.
-func (rec *recorder) record(v any) {
+func (rec *recorder) record(v *exchangeRecord) {
 	rec.start.Do(func() { go rec.run() })
 	rec.mu.RLock()
 	defer rec.mu.RUnlock()
@@ -150,31 +148,21 @@ type recordWriter struct {
 	rec  *recorder
 	f    *os.File
 	w    *bufio.Writer
-	line bytes.Buffer
-	enc  *json.Encoder
+	line []byte
+	enc  recordEncoder
 }
 
 func newRecordWriter(rec *recorder) *recordWriter {
-	rw := &recordWriter{rec: rec}
-	rw.enc = json.NewEncoder(&rw.line)
-	return rw
+	return &recordWriter{rec: rec}
 }
 
 // write encodes one record as a JSON line into the buffer, rotating the
 // file first when the line would take it past max_size.
-func (rw *recordWriter) write(v any) {
+func (rw *recordWriter) write(v *exchangeRecord) {
 	rec := rw.rec
-	rw.line.Reset()
-	err := rw.enc.Encode(v)
-	if r, ok := v.(exchangeRecord); ok && err != nil {
-		err = rw.enc.Encode(r.withTextBodies())
-	}
-	if err != nil {
-		rec.logger.Error("encoding record", zap.Error(err))
-		recorderDropped.Inc()
-		return
-	}
-	if rw.f == nil || rec.size.Load()+int64(rw.line.Len()) > rec.cfg.MaxSize {
+	rw.line = rw.enc.appendRecord(rw.line[:0], v)
+	var err error
+	if rw.f == nil || rec.size.Load()+int64(len(rw.line)) > rec.cfg.MaxSize {
 		if rw.f != nil {
 			rw.flush()
 		}
@@ -185,10 +173,10 @@ func (rw *recordWriter) write(v any) {
 		}
 		rw.w = bufio.NewWriterSize(rw.f, 64<<10)
 	}
-	if rw.line.Len() > rw.w.Available() {
+	if len(rw.line) > rw.w.Available() {
 		rw.flush() // whole lines only, so a reader never sees half of one
 	}
-	n, _ := rw.w.Write(rw.line.Bytes())
+	n, _ := rw.w.Write(rw.line)
 	rec.size.Add(int64(n))
 }
 
