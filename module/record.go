@@ -96,11 +96,14 @@ func (c *bodyCapture) recorded(limit int) recordedBody {
 // secretHeaders never reach a record in clear.
 var secretHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "Api-Key", "X-Api-Key"}
 
+// redactedValue stands for a secret header's values; records only read it.
+var redactedValue = []string{"[redacted]"}
+
 func redacted(h http.Header) http.Header {
 	out := h.Clone()
-	for _, name := range secretHeaders {
-		if len(out.Values(name)) > 0 {
-			out.Set(name, "[redacted]")
+	for _, name := range secretHeaders { // canonical names
+		if len(out[name]) > 0 {
+			out[name] = redactedValue
 		}
 	}
 	return out

@@ -235,3 +235,27 @@ func FuzzRecordEncoder(f *testing.F) {
 		})
 	})
 }
+
+// TestRedactedHidesSecrets: secret headers reach a record as [redacted],
+// the request's own header untouched.
+func TestRedactedHidesSecrets(t *testing.T) {
+	h := http.Header{}
+	h.Set("Authorization", "Bearer sk-secret")
+	h.Add("Cookie", "a=1")
+	h.Add("Cookie", "b=2")
+	h.Set("X-Api-Key", "sk-other")
+	h.Set("Content-Type", "application/json")
+	out := redacted(h)
+	for _, name := range []string{"Authorization", "Cookie", "X-Api-Key"} {
+		if got := out.Values(name); len(got) != 1 || got[0] != "[redacted]" {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+	if out.Get("Content-Type") != "application/json" || out.Get("Api-Key") != "" || h.Get("Authorization") != "Bearer sk-secret" || len(h.Values("Cookie")) != 2 {
+		t.Errorf("redacted %v from %v", out, h)
+	}
+	var enc recordEncoder
+	if line := enc.appendRecord(nil, &exchangeRecord{Request: recordedRequest{Header: out}}); bytes.Contains(line, []byte("sk-")) {
+		t.Errorf("secret in record: %s", line)
+	}
+}

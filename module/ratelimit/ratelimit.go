@@ -131,15 +131,22 @@ func (r *Refusal) Message() string {
 }
 
 func (s State) setHeaders(h http.Header) {
+	// The names are canonical; the values share one backing array, one
+	// allocation instead of one a header.
+	values := make([]string, 0, 6)
+	set := func(name, value string) {
+		values = append(values, value)
+		h[name] = values[len(values)-1 : len(values) : len(values)]
+	}
 	if s.Limits.RequestsPerMinute > 0 {
-		h.Set("X-Ratelimit-Limit-Requests", strconv.FormatInt(s.Limits.RequestsPerMinute, 10))
-		h.Set("X-Ratelimit-Remaining-Requests", strconv.FormatInt(max(0, s.RequestsLeft), 10))
-		h.Set("X-Ratelimit-Reset-Requests", formatReset(s.RequestsReset))
+		set("X-Ratelimit-Limit-Requests", strconv.FormatInt(s.Limits.RequestsPerMinute, 10))
+		set("X-Ratelimit-Remaining-Requests", strconv.FormatInt(max(0, s.RequestsLeft), 10))
+		set("X-Ratelimit-Reset-Requests", formatReset(s.RequestsReset))
 	}
 	if s.Limits.TokensPerMinute > 0 {
-		h.Set("X-Ratelimit-Limit-Tokens", strconv.FormatInt(s.Limits.TokensPerMinute, 10))
-		h.Set("X-Ratelimit-Remaining-Tokens", strconv.FormatInt(max(0, s.TokensLeft), 10))
-		h.Set("X-Ratelimit-Reset-Tokens", formatReset(s.TokensReset))
+		set("X-Ratelimit-Limit-Tokens", strconv.FormatInt(s.Limits.TokensPerMinute, 10))
+		set("X-Ratelimit-Remaining-Tokens", strconv.FormatInt(max(0, s.TokensLeft), 10))
+		set("X-Ratelimit-Reset-Tokens", formatReset(s.TokensReset))
 	}
 }
 
