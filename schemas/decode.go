@@ -25,6 +25,30 @@ func parseObject(data []byte) (map[string]any, bool) {
 	return v.(map[string]any), true
 }
 
+// knownStrings are the names and values that come again and again in chat
+// requests and replies, each boxed once, so that decoding one allocates
+// neither a string nor its box.
+var knownStrings = func() map[string]any {
+	m := map[string]any{}
+	for _, s := range []string{
+		"model", "messages", "role", "content", "name", "system", "developer", "user", "assistant", "tool",
+		"temperature", "top_p", "max_tokens", "max_completion_tokens", "n", "stream", "stream_options",
+		"include_usage", "stop", "presence_penalty", "frequency_penalty", "logit_bias", "seed", "tools",
+		"tool_choice", "tool_calls", "tool_call_id", "function", "functions", "arguments", "parameters",
+		"description", "type", "text", "image_url", "url", "detail", "response_format", "json_object",
+		"json_schema", "auto", "none", "required", "metadata", "store", "parallel_tool_calls",
+		"id", "object", "created", "choices", "index", "message", "refusal", "logprobs", "finish_reason",
+		"length", "content_filter", "usage", "prompt_tokens", "completion_tokens",
+		"total_tokens", "prompt_tokens_details", "completion_tokens_details", "cached_tokens",
+		"reasoning_tokens", "audio_tokens", "accepted_prediction_tokens", "rejected_prediction_tokens",
+		"system_fingerprint", "service_tier", "default", "chat.completion", "chat.completion.chunk",
+		"delta", "annotations", "gpt-4o", "gpt-4o-mini",
+	} {
+		m[s] = s
+	}
+	return m
+}()
+
 type parser struct {
 	data []byte
 	i    int
@@ -54,7 +78,14 @@ func (p *parser) value(depth int) (any, bool) {
 	case c == '[':
 		return p.array(depth)
 	case c == '"':
-		return p.string()
+		b, ok := p.string()
+		if !ok {
+			return nil, false
+		}
+		if v, ok := knownStrings[string(b)]; ok {
+			return v, true
+		}
+		return string(b), true
 	case c == '-' || isDigit(c):
 		return p.number()
 	}
@@ -80,9 +111,13 @@ func (p *parser) object(depth int) (any, bool) {
 		if p.i >= len(p.data) || p.data[p.i] != '"' {
 			return nil, false
 		}
-		key, ok := p.string()
+		b, ok := p.string()
 		if !ok {
 			return nil, false
+		}
+		key, ok := knownStrings[string(b)].(string)
+		if !ok {
+			key = string(b)
 		}
 		p.space()
 		if p.i >= len(p.data) || p.data[p.i] != ':' {
@@ -94,7 +129,7 @@ func (p *parser) object(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		m[key.(string)] = v
+		m[key] = v
 		if more, ok := p.sep('}'); !ok || !more {
 			return m, ok
 		}
@@ -141,7 +176,9 @@ func (p *parser) sep(closing byte) (more, ok bool) {
 	return c == ',', c == ',' || c == closing
 }
 
-func (p *parser) string() (any, bool) {
+// string reads a string; what it returns is data's or a new slice's, to be
+// copied before the next read.
+func (p *parser) string() ([]byte, bool) {
 	start := p.i + 1
 	for j := start; j < len(p.data); j++ {
 		switch c := p.data[j]; {
@@ -151,7 +188,7 @@ func (p *parser) string() (any, bool) {
 				return nil, false
 			}
 			p.i = j + 1
-			return string(s), true
+			return s, true
 		case c == '\\':
 			return p.escaped(start)
 		case c < 0x20:
@@ -162,7 +199,7 @@ func (p *parser) string() (any, bool) {
 }
 
 // escaped reads a string with escapes, from its first byte at start.
-func (p *parser) escaped(start int) (any, bool) {
+func (p *parser) escaped(start int) ([]byte, bool) {
 	out := make([]byte, 0, 64)
 	for j := start; j < len(p.data); {
 		c := p.data[j]
@@ -172,7 +209,7 @@ func (p *parser) escaped(start int) (any, bool) {
 				return nil, false
 			}
 			p.i = j + 1
-			return string(out), true
+			return out, true
 		case c < 0x20:
 			return nil, false
 		case c != '\\':
