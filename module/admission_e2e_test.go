@@ -3,10 +3,11 @@ package modelgate_test
 import (
 	"context"
 	"fmt"
-	"net/http"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/openai/openai-go/v3"
@@ -31,8 +32,14 @@ func TestRequestLimitBurstAndReload(t *testing.T) {
 	testgateway.Load(t, cfg)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	chat := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`
+	// The reload closes the old server's connections; a POST is never
+	// retried on one, so these leave none open for a later request to meet.
+	closing := map[string]string{"Connection": "close"}
+	for k, v := range chatHeaders {
+		closing[k] = v
+	}
 	for i := 0; i < 2; i++ {
-		resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", chat, chatHeaders)
+		resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", chat, closing)
 		if resp.StatusCode != 200 || resp.Header.Get("X-Ratelimit-Limit-Requests") != "3" || resp.Header.Get("X-Ratelimit-Remaining-Requests") != strconv.Itoa(2-i) {
 			t.Fatalf("request %d: %d %v", i, resp.StatusCode, resp.Header)
 		}
@@ -44,9 +51,6 @@ func TestRequestLimitBurstAndReload(t *testing.T) {
 	if err := caddy.Load(testgateway.Adapt(t, cfg), true); err != nil {
 		t.Fatal(err)
 	}
-	// The old server closed its idle connections; a POST is never retried
-	// on one, so start afresh as any client would after a reset.
-	http.DefaultClient.CloseIdleConnections()
 	resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", chat, chatHeaders)
 	if resp.StatusCode != 200 || resp.Header.Get("X-Ratelimit-Remaining-Requests") != "0" {
 		t.Fatalf("third request after reload: %d remaining %q", resp.StatusCode, resp.Header.Get("X-Ratelimit-Remaining-Requests"))
@@ -80,11 +84,19 @@ func TestStreamedAndNonStreamedRepliesChargeTheSameTokens(t *testing.T) {
 	headers := func(key string) map[string]string {
 		return map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json"}
 	}
+	// Buckets refill as time passes (5000/min, 83 a second), so each
+	// request is timed: what the two keys may differ by is what refilled
+	// in the difference between their charge-to-probe times.
+	var at [8]time.Time
+	at[0] = time.Now()
 	resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", fmt.Sprintf(req, ""), headers(clientKey))
+	at[1] = time.Now()
 	if resp.StatusCode != 200 {
 		t.Fatalf("non-streamed: %d", resp.StatusCode)
 	}
+	at[2] = time.Now()
 	resp, _ = rawRequest(t, "POST", base+"/v1/chat/completions", fmt.Sprintf(req, `,"stream":true`), headers(streamKey))
+	at[3] = time.Now()
 	if resp.StatusCode != 200 {
 		t.Fatalf("streamed: %d", resp.StatusCode)
 	}
@@ -93,11 +105,19 @@ func TestStreamedAndNonStreamedRepliesChargeTheSameTokens(t *testing.T) {
 	}
 	// A tiny probe on each key shows what is left after settling.
 	probe := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}],"max_completion_tokens":1}`
+	at[4] = time.Now()
 	ra, _ := rawRequest(t, "POST", base+"/v1/chat/completions", probe, headers(clientKey))
+	at[5] = time.Now()
+	at[6] = time.Now()
 	rb, _ := rawRequest(t, "POST", base+"/v1/chat/completions", probe, headers(streamKey))
+	at[7] = time.Now()
 	left, streamLeft := ra.Header.Get("X-Ratelimit-Remaining-Tokens"), rb.Header.Get("X-Ratelimit-Remaining-Tokens")
-	if left == "" || left != streamLeft {
-		t.Fatalf("tokens left: non-streamed %q, streamed %q", left, streamLeft)
+	a, errA := strconv.Atoi(left)
+	b, errB := strconv.Atoi(streamLeft)
+	// Longest and shortest each key's tokens may have refilled for.
+	spread := max(at[5].Sub(at[0])-at[6].Sub(at[3]), at[7].Sub(at[2])-at[4].Sub(at[1]))
+	if refill := int(math.Ceil(spread.Seconds()*5000/60)) + 1; errA != nil || errB != nil || a-b > refill || b-a > refill {
+		t.Fatalf("tokens left: non-streamed %q, streamed %q (refill in between at most %d)", left, streamLeft, refill)
 	}
 	if n, _ := strconv.Atoi(left); n >= 5000-30 || n < 4800 {
 		t.Fatalf("tokens left %d: usage was not settled", n)
