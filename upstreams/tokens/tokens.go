@@ -7,25 +7,26 @@ package tokens
 import (
 	"strings"
 	"sync"
-
-	"github.com/pkoukk/tiktoken-go"
-	loader "github.com/pkoukk/tiktoken-go-loader"
 )
 
 // Encoding is one public encoding, loaded on first use.
 type Encoding struct {
-	name string
-	once sync.Once
-	tk   *tiktoken.Tiktoken
-	err  error
+	name    string
+	special map[string]int
+	piece   func(s string, i int) int
+	once    sync.Once
+	v       *vocab
+	err     error
 	// counts caches Count.
 	counts countCache
 }
 
 var (
-	setLoader sync.Once
-	o200k     = &Encoding{name: "o200k_base"}
-	cl100k    = &Encoding{name: "cl100k_base"}
+	o200k = &Encoding{name: "o200k_base", piece: o200kPiece,
+		special: map[string]int{"<|endoftext|>": 199999, "<|endofprompt|>": 200018}}
+	cl100k = &Encoding{name: "cl100k_base", piece: cl100kPiece,
+		special: map[string]int{"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+			"<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}}
 )
 
 // ForModel returns the encoding a model uses: cl100k_base for the gpt-4 and
@@ -43,25 +44,22 @@ func ForModel(model string) *Encoding {
 // Name is the encoding's public name.
 func (e *Encoding) Name() string { return e.name }
 
-func (e *Encoding) load() *tiktoken.Tiktoken {
-	e.once.Do(func() {
-		setLoader.Do(func() { tiktoken.SetBpeLoader(loader.NewOfflineLoader()) })
-		e.tk, e.err = tiktoken.GetEncoding(e.name)
-	})
+func (e *Encoding) load() *vocab {
+	e.once.Do(func() { e.v, e.err = loadVocab(e.name, e.special, e.piece) })
 	if e.err != nil {
 		// The vocabularies are embedded in the binary: failing to read
 		// them is a build defect, not a runtime condition.
-		panic("tokens: loading " + e.name + ": " + e.err.Error())
+		panic("tokens: " + e.err.Error())
 	}
-	return e.tk
+	return e.v
 }
 
 // Encode returns the token IDs of text; special-token text is encoded as
 // ordinary text, as a provider does for user content.
-func (e *Encoding) Encode(text string) []int { return e.load().EncodeOrdinary(text) }
+func (e *Encoding) Encode(text string) []int { return e.load().encode(nil, text) }
 
 // Decode turns token IDs back into text.
-func (e *Encoding) Decode(ids []int) string { return e.load().Decode(ids) }
+func (e *Encoding) Decode(ids []int) string { return e.load().decode(ids) }
 
 // Count returns how many tokens text encodes to.
 func (e *Encoding) Count(text string) int {
@@ -70,7 +68,7 @@ func (e *Encoding) Count(text string) int {
 	}
 	key, n, ok := e.counts.lookup(text)
 	if !ok {
-		n = len(e.Encode(text))
+		n = e.load().count(text)
 		e.counts.store(key, len(text), n)
 	}
 	return n
