@@ -19,17 +19,28 @@ var nodeSDKChecks = []string{"chat", "chat_again_same_seed", "tools", "stream", 
 
 // TestNodeSDKAgainstQuickstart serves caddyfiles/quickstart.Caddyfile and
 // drives it with the official openai-node SDK, unchanged (only baseURL and
-// apiKey set), at the version pinned in internal/nodesdk: chat with tools,
-// streaming with the SDK's helpers, structured output, files, threads,
-// vector stores, batches and typed errors (module/testdata/node_sdk.mjs).
+// apiKey set), at each version pinned in internal/nodesdk (the current
+// major and the previous one): chat with tools, streaming with the SDK's
+// helpers, structured output, files, threads, vector stores, batches and
+// typed errors (module/testdata/node_sdk.mjs).
 func TestNodeSDKAgainstQuickstart(t *testing.T) {
-	sdkDir := nodesdk.Dir(t)
-	base := testgateway.Quickstart(t, "")
+	for _, sdk := range nodesdk.SDKs(t) {
+		t.Run("openai-node-"+sdk.Version, func(t *testing.T) { runNodeSDK(t, sdk) })
+	}
+}
 
+// runNodeSDK runs the script with sdk against a quick start of its own, so
+// that what one SDK's run leaves in the store does not show in the other's
+// listings.
+func runNodeSDK(t *testing.T, sdk nodesdk.SDK) {
+	base := testgateway.Quickstart(t, "")
 	// The script imports `openai` as any user's code does: from a folder
-	// whose node_modules is the installed SDK's.
+	// whose node_modules holds the SDK under that name.
 	run := t.TempDir()
-	if err := os.Symlink(filepath.Join(sdkDir, "node_modules"), filepath.Join(run, "node_modules")); err != nil {
+	if err := os.Mkdir(filepath.Join(run, "node_modules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(sdk.Package, filepath.Join(run, "node_modules", "openai")); err != nil {
 		t.Fatal(err)
 	}
 	script, err := os.ReadFile("testdata/node_sdk.mjs")
@@ -40,7 +51,7 @@ func TestNodeSDKAgainstQuickstart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cmd := exec.Command("node", "node_sdk.mjs")
+	cmd := exec.Command(sdk.Node, "node_sdk.mjs")
 	cmd.Dir = run
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + run,
 		"MODELGATE_BASE_URL=" + base + "/v1", "MODELGATE_API_KEY=" + testgateway.QuickstartDevKey}
@@ -74,8 +85,8 @@ func TestNodeSDKAgainstQuickstart(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &summary); err != nil {
 		t.Fatalf("the script's last line is no JSON summary: %v\n%s", err, stdout.String())
 	}
-	if want := nodesdk.Pinned(t); summary.SDK != want {
-		t.Fatalf("the script ran openai-node %s, want the pinned %s", summary.SDK, want)
+	if summary.SDK != sdk.Version {
+		t.Fatalf("the script ran openai-node %s, want the pinned %s", summary.SDK, sdk.Version)
 	}
 	if !slices.Equal(summary.Checks, nodeSDKChecks) {
 		t.Fatalf("checks run %v, want %v", summary.Checks, nodeSDKChecks)
@@ -86,5 +97,5 @@ func TestNodeSDKAgainstQuickstart(t *testing.T) {
 	if summary.Chat.Content == "" || summary.Tools.Arguments["city"] == nil || summary.Batches.Lines != 4 {
 		t.Fatalf("summary %s", lines[len(lines)-1])
 	}
-	t.Logf("openai-node %s passed %d checks against the quick start", summary.SDK, len(summary.Checks))
+	t.Logf("openai-node %s on %s passed %d checks against the quick start", summary.SDK, sdk.Node, len(summary.Checks))
 }

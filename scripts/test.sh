@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite over every package, with the services the tests
 # need (PostgreSQL, PostgreSQL with pgvector on PGlite, Redis) started on loopback for the run and stopped
-# after it, and the pinned openai-node SDK installed (scripts/services/node-sdk.sh). Extra arguments go
+# after it, and the pinned openai-node SDKs installed (scripts/services/node-sdk.sh). Extra arguments go
 # to go test, e.g. `bash scripts/test.sh -race`.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs the official openai-node SDK, at the exact version pinned in
-# internal/nodesdk/package.json and package-lock.json, for the end-to-end
-# test that drives modelgate with it (module/node_sdk_e2e_test.go).
+# Installs the official openai-node SDKs, at the exact versions pinned in
+# internal/nodesdk/package.json and package-lock.json (the current major as
+# `openai`, the previous one as `openai-v6`, and on linux-x64 a Node 22 for
+# the current major, which needs it), for the end-to-end test that drives
+# modelgate with each (module/node_sdk_e2e_test.go).
 #
 #   eval "$(bash scripts/services/node-sdk.sh)"     # install; exports the dir
 #   bash scripts/services/node-sdk.sh stop          # nothing runs: a no-op
@@ -9,7 +11,7 @@
 # The packages go into .cache/node-sdk (ignored by git) with `npm ci` from
 # the committed lock, again whenever the lock changes. Prints on stdout only
 #   export MODELGATE_TEST_NODE_SDK=/path/to/.cache/node-sdk
-# (a folder whose node_modules holds the SDK); everything else goes to stderr.
+# (a folder whose node_modules holds the SDKs); everything else goes to stderr.
 set -euo pipefail
 
 log() { echo "node-sdk.sh: $*" >&2; }
@@ -28,7 +30,7 @@ install() {
 		log "node or npm is missing: install Node.js (apt-get install nodejs npm)"
 		exit 1
 	fi
-	log "installing the pinned openai-node SDK into $cache"
+	log "installing the pinned openai-node SDKs into $cache"
 	rm -rf "$cache"
 	mkdir -p "$cache"
 	cp "$pinned/package.json" "$pinned/package-lock.json" "$cache/"
@@ -38,7 +40,7 @@ install() {
 case "${1:-start}" in
 start)
 	install
-	log "openai-node $(cd "$cache" && node -p 'require("./node_modules/openai/package.json").version') in $cache"
+	log "openai-node $(cd "$cache" && node -p '["openai", "openai-v6"].map(p => require("./node_modules/" + p + "/package.json").version).join(" and ")') in $cache"
 	echo "export MODELGATE_TEST_NODE_SDK='$cache'"
 	;;
 stop) ;;
