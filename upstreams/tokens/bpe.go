@@ -103,12 +103,27 @@ type part struct{ start, rank int }
 
 const noMerge = math.MaxInt
 
+// longPiece is the length from which merge keeps its candidates in a heap:
+// the pairwise scan costs O(n²), minutes for a megabyte without spaces
+// (a request can hold one), the heap O(n log n); below it the scan is
+// faster and allocates nothing.
+const longPiece = 256
+
 // merge runs byte-pair merging over piece the way the public tokenizer
 // does: repeatedly join the adjacent pair whose joined bytes have the lowest
 // rank (the leftmost on ties) until no pair is a token. It returns the
 // boundaries, the last one at len(piece), in parts (reused when large
 // enough).
 func (v *vocab) merge(piece string, parts []part) []part {
+	if len(piece) >= longPiece {
+		return v.mergeLong(piece, parts)
+	}
+	return v.mergeShort(piece, parts)
+}
+
+// mergeShort scans every pair for the lowest rank at each step, as the
+// public tokenizer's own merge does.
+func (v *vocab) mergeShort(piece string, parts []part) []part {
 	for i := range len(piece) + 1 {
 		parts = append(parts, part{start: i, rank: noMerge})
 	}
@@ -141,4 +156,126 @@ func (v *vocab) merge(piece string, parts []part) []part {
 		parts = append(parts[:at+1], parts[at+2:]...)
 	}
 	return parts
+}
+
+// mergeLong makes the same merges as mergeShort with the candidate pairs
+// in a heap ordered by rank, then position, so the pair taken at each step
+// is the same: the lowest rank, the leftmost on ties. Tokens are a linked
+// list over their start offsets; a heap entry whose token has gone or
+// whose rank has changed since is skipped when it comes up (every current
+// pair has an entry, pushed when its rank was set).
+func (v *vocab) mergeLong(piece string, parts []part) []part {
+	// int32 offsets and ranks: 12 bytes of state per byte of the piece,
+	// and at most three heap entries of 8.
+	n := int32(len(piece))
+	next := make([]int32, n) // the start of the token after the one at i (n: none)
+	prev := make([]int32, n) // the start of the token before (-1: none)
+	rank := make([]int32, n) // of the token at i joined with the next; -1 once gone
+	for i := range n {
+		next[i], prev[i] = i+1, i-1
+	}
+	rankAt := func(i int32) int32 {
+		j := next[i]
+		if j >= n {
+			return noMerge32
+		}
+		if r, ok := v.ranks[piece[i:next[j]]]; ok {
+			return int32(r)
+		}
+		return noMerge32
+	}
+	var h pairHeap
+	set := func(i int32) {
+		rank[i] = rankAt(i)
+		if rank[i] != noMerge32 {
+			h.push(pair{start: i, rank: rank[i]})
+		}
+	}
+	for i := range n {
+		rank[i] = rankAt(i)
+		if rank[i] != noMerge32 {
+			h = append(h, pair{start: i, rank: rank[i]})
+		}
+	}
+	h.init()
+	for len(h) > 0 {
+		c := h.pop()
+		i := c.start
+		if rank[i] != c.rank {
+			continue // stale
+		}
+		j := next[i]
+		next[i] = next[j]
+		if next[j] < n {
+			prev[next[j]] = i
+		}
+		rank[j] = -1
+		set(i)
+		if p := prev[i]; p >= 0 {
+			set(p)
+		}
+	}
+	for i := int32(0); i < n; i = next[i] {
+		parts = append(parts, part{start: int(i)})
+	}
+	return append(parts, part{start: int(n)})
+}
+
+// pair is a candidate merge of mergeLong: the token starting at start with
+// the next one, of rank rank.
+type pair struct{ start, rank int32 }
+
+// noMerge32 is noMerge for mergeLong's int32 ranks.
+const noMerge32 = math.MaxInt32
+
+// pairHeap is a binary min-heap of candidate pairs, by rank, then by
+// position. (container/heap would box every entry.)
+type pairHeap []pair
+
+func (h pairHeap) less(a, b int) bool {
+	return h[a].rank < h[b].rank || (h[a].rank == h[b].rank && h[a].start < h[b].start)
+}
+
+func (h pairHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h *pairHeap) push(p pair) {
+	*h = append(*h, p)
+	for i := len(*h) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !h.less(i, parent) {
+			break
+		}
+		(*h)[i], (*h)[parent] = (*h)[parent], (*h)[i]
+		i = parent
+	}
+}
+
+func (h *pairHeap) pop() pair {
+	old := *h
+	top := old[0]
+	old[0] = old[len(old)-1]
+	*h = old[:len(old)-1]
+	h.down(0)
+	return top
+}
+
+func (h pairHeap) down(i int) {
+	for {
+		least, l, r := i, 2*i+1, 2*i+2
+		if l < len(h) && h.less(l, least) {
+			least = l
+		}
+		if r < len(h) && h.less(r, least) {
+			least = r
+		}
+		if least == i {
+			return
+		}
+		h[i], h[least] = h[least], h[i]
+		i = least
+	}
 }

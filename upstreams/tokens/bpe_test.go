@@ -1,0 +1,52 @@
+package tokens
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestLongMergeMakesTheSameMerges holds the heap-based merge to the
+// pairwise scan (the public tokenizer's own) on pieces of every kind and
+// length around the switch between them.
+func TestLongMergeMakesTheSameMerges(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	words := []string{"ab", "the", "ing", "tion", "zz", "中文", "é", "1", "-", "\xff"}
+	pieces := func(n int) []string {
+		var b1, b2, b3 strings.Builder
+		for b1.Len() < n {
+			b1.WriteString(words[r.IntN(len(words))])
+		}
+		for range n {
+			b2.WriteByte(byte('a' + r.IntN(26)))
+			b3.WriteByte(byte(r.IntN(256)))
+		}
+		return []string{b1.String(), b2.String(), b3.String(), strings.Repeat("ab", n/2), strings.Repeat("a", n)}
+	}
+	for _, enc := range []*Encoding{o200k, cl100k} {
+		v := enc.load()
+		for _, n := range []int{1, 2, 3, 17, 255, 256, 257, 600, 2000} {
+			for _, p := range pieces(n) {
+				short, long := v.mergeShort(p, nil), v.mergeLong(p, nil)
+				if !slices.EqualFunc(short, long, func(a, b part) bool { return a.start == b.start }) {
+					t.Fatalf("%s: %d-byte piece %q: scan gives %v, heap %v", enc.name, len(p), p, short, long)
+				}
+			}
+		}
+	}
+	// And through Encode, against the library, for words past the switch.
+	sameAsOracle(t, strings.Repeat("ab", 1500)+" "+strings.Repeat("Zebra", 300)+" "+strings.Repeat("x", 4000))
+}
+
+// BenchmarkCountLongWord counts 64 KB with no space in it: one piece, which
+// the pairwise scan merges in O(n²).
+func BenchmarkCountLongWord(b *testing.B) {
+	text := strings.Repeat("ab", 32<<10)
+	v := o200k.load()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		v.count(text)
+	}
+}
