@@ -154,9 +154,12 @@ func TestPiecesMatchTheLibraryTokenizer(t *testing.T) {
 }
 
 // TestEveryCodePointIsClassifiedAsTheLibraryDoes runs each code point of
-// the planes in use, between letters and before a contraction, through
-// both expressions: it holds the character classes (letters by case,
-// marks, numbers, whitespace) to the library's.
+// the planes with assigned characters (0 to 3, and the tags and variation
+// selectors of plane 14), between letters and before a contraction,
+// through both expressions: it holds the character classes (letters by
+// case, marks, numbers, whitespace) to the library's. (Planes 4 to 13 are
+// unassigned and 15 and 16 private use; a sweep of every code point up to
+// U+10FFFF agreed too, but takes five times as long.)
 func TestEveryCodePointIsClassifiedAsTheLibraryDoes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("encodes every code point")
@@ -166,7 +169,10 @@ func TestEveryCodePointIsClassifiedAsTheLibraryDoes(t *testing.T) {
 		samePieces(t, b.String())
 		b.Reset()
 	}
-	for r := rune(0); r < 0x32000; r++ {
+	for r := rune(0); r < 0xE0200; r++ {
+		if r == 0x32400 {
+			r = 0xE0000
+		}
 		if !utf8.ValidRune(r) {
 			continue
 		}
