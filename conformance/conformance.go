@@ -207,6 +207,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("conformance config: %w", err)
 	}
+	if err := preflight(ctx, &cfg); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	var selected []Check
 	for _, ch := range Checks() {

@@ -42,6 +42,9 @@ func Replay(ctx context.Context, cfg Config, recs []Record) ([]ReplayResult, err
 	if cfg.BaseURL == "" || cfg.APIKey == "" {
 		return nil, fmt.Errorf("replay: a base URL and an API key are required")
 	}
+	if err := preflight(ctx, &cfg); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
 	t := &T{ctx: ctx, cfg: &cfg, res: &Result{}}
 	ids := map[string]string{} // recorded id -> replayed id
 	tainted := map[string]bool{}

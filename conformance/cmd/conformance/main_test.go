@@ -45,6 +45,39 @@ func TestRunReportsFailuresWithExitStatus(t *testing.T) {
 	}
 }
 
+// TestRunStopsOnARefusedKeyOrNoTarget: a key the target refuses, or a
+// target that is not there, is one error (exit status 2), said once,
+// rather than every check failing for it; replay stops the same way.
+func TestRunStopsOnARefusedKeyOrNoTarget(t *testing.T) {
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`)
+	}))
+	defer refusing.Close()
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	records := filepath.Join(t.TempDir(), "rec.jsonl")
+	os.WriteFile(records, []byte(`{"operation":"files.list","request":{"method":"GET","path":"/v1/files","header":{}},"status":200,"response":{"header":{},"body":{"object":"list","data":[],"has_more":false}}}`+"\n"), 0o600)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--base-url", refusing.URL, "--api-key", "wrong"}, "refused the API key"},
+		{[]string{"run", "--base-url", gone.URL, "--api-key", "k"}, "cannot reach " + gone.URL},
+		{[]string{"replay", "--base-url", refusing.URL, "--api-key", "wrong", records}, "refused the API key"},
+	} {
+		var out bytes.Buffer
+		err := run(context.Background(), c.args, &out)
+		if err == nil || errors.Is(err, errFailed) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error saying %q", c.args, err, c.want)
+		}
+		if strings.Contains(out.String(), "FAIL") {
+			t.Errorf("%v: checks ran:\n%s", c.args, out.String())
+		}
+	}
+}
+
 func TestCheckRecordsNamesTheBadRecord(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rec.jsonl")
 	lines := `{"operation":"threads.create","request":{"method":"POST","path":"/v1/threads","header":{}},"status":200,"response":{"header":{},"body":{"id":"thread_1","object":"thread","created_at":1,"metadata":{},"tool_resources":{}}}}
@@ -67,7 +100,7 @@ func TestReplayTakesFlagsAfterFilesAndAreas(t *testing.T) {
 	var sent []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		sent = append(sent, r.URL.Path)
+		sent = append(sent, r.URL.String())
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"object":"list","data":[],"first_id":null,"last_id":null,"has_more":false}`)
@@ -84,7 +117,8 @@ func TestReplayTakesFlagsAfterFilesAndAreas(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if strings.Join(sent, " ") != "/v1/files" || !strings.Contains(out.String(), "batches.list skipped: its area, batches, is not replayed") {
+	// The preflight (files with limit 1), then the one record of --areas.
+	if strings.Join(sent, " ") != "/v1/files?limit=1 /v1/files" || !strings.Contains(out.String(), "batches.list skipped: its area, batches, is not replayed") {
 		t.Fatalf("sent %v; report:\n%s", sent, out.String())
 	}
 }
