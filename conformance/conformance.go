@@ -128,6 +128,22 @@ func (c *Config) included(ch Check) bool {
 	return true
 }
 
+// requiredAreas lists the other areas the checks of areas use.
+func requiredAreas(areas []string) []string {
+	var out []string
+	for _, ch := range Checks() {
+		if slices.Contains(areas, ch.Area) {
+			for _, r := range ch.Requires {
+				if !slices.Contains(areas, r) && !slices.Contains(out, r) {
+					out = append(out, r)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Status is a check's verdict.
 type Status string
 
@@ -207,16 +223,20 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("conformance config: %w", err)
 	}
-	if err := preflight(ctx, &cfg); err != nil {
-		return nil, err
-	}
-	start := time.Now()
 	var selected []Check
 	for _, ch := range Checks() {
 		if cfg.included(ch) {
 			selected = append(selected, ch)
 		}
 	}
+	if len(selected) == 0 {
+		return nil, fmt.Errorf("no check runs with areas %s: each check of %s also uses the operations of another area (%s); include those too",
+			strings.Join(cfg.Areas, ","), strings.Join(cfg.Areas, ", "), strings.Join(requiredAreas(cfg.Areas), ", "))
+	}
+	if err := preflight(ctx, &cfg); err != nil {
+		return nil, err
+	}
+	start := time.Now()
 	results := make([]Result, len(selected))
 	sem := make(chan struct{}, cfg.Parallel)
 	var wg sync.WaitGroup

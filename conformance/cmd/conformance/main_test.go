@@ -47,7 +47,8 @@ func TestRunReportsFailuresWithExitStatus(t *testing.T) {
 
 // TestRunStopsOnARefusedKeyOrNoTarget: a key the target refuses, or a
 // target that is not there, is one error (exit status 2), said once,
-// rather than every check failing for it; replay stops the same way.
+// rather than every check failing for it; replay stops the same way. So
+// does a choice of areas under which no check runs.
 func TestRunStopsOnARefusedKeyOrNoTarget(t *testing.T) {
 	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -66,6 +67,8 @@ func TestRunStopsOnARefusedKeyOrNoTarget(t *testing.T) {
 		{[]string{"run", "--base-url", refusing.URL, "--api-key", "wrong"}, "refused the API key"},
 		{[]string{"run", "--base-url", gone.URL, "--api-key", "k"}, "cannot reach " + gone.URL},
 		{[]string{"replay", "--base-url", refusing.URL, "--api-key", "wrong", records}, "refused the API key"},
+		// Every limits check also uses another area's operations.
+		{[]string{"run", "--base-url", refusing.URL, "--api-key", "k", "--areas", "limits"}, "no check runs with areas limits"},
 	} {
 		var out bytes.Buffer
 		err := run(context.Background(), c.args, &out)
