@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -204,5 +205,30 @@ func TestTinyLoad(t *testing.T) {
 	}
 	if r.Stream.Completed == 0 || r.Stream.Failed != 0 || len(r.Stream.ChunkDelay) != 4*r.Stream.Completed || len(r.Stream.FirstChunk) != r.Stream.Completed {
 		t.Errorf("streams: %d completed, %d failed, %d chunk delays: %s", r.Stream.Completed, r.Stream.Failed, len(r.Stream.ChunkDelay), r.Stream.FirstError)
+	}
+}
+
+// TestGatewaysOfARun: the built-in gateways on the repository's build, a
+// baseline build with modelgate-full's configuration after them, and
+// modelgate-full alone in a soak.
+func TestGatewaysOfARun(t *testing.T) {
+	names := func(gs []gateway) (out []string) {
+		for _, g := range gs {
+			out = append(out, g.name+"@"+g.bin)
+		}
+		return out
+	}
+	if got := names(gateways(Config{}, "new")); !slices.Equal(got, []string{"caddy@new", "modelgate-min@new", "modelgate-full@new"}) {
+		t.Errorf("without a baseline: %v", got)
+	}
+	gs := gateways(Config{Baseline: "old"}, "new")
+	if got := names(gs); !slices.Equal(got, []string{"caddy@new", "modelgate-min@new", "modelgate-full@new", "baseline-full@old"}) {
+		t.Errorf("with a baseline: %v", got)
+	}
+	if gs[3].site != gs[2].site {
+		t.Error("the baseline does not run modelgate-full's configuration")
+	}
+	if got := names(gateways(Config{Baseline: "old", Soak: time.Minute}, "new")); !slices.Equal(got, []string{"modelgate-full@new"}) {
+		t.Errorf("soak: %v", got)
 	}
 }

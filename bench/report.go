@@ -14,6 +14,8 @@ const (
 	Direct = "direct" // the fake upstream, no gateway
 	Floor  = "caddy"  // plain Caddy reverse_proxy
 	Full   = "modelgate-full"
+	// Baseline is modelgate-full's configuration on another build.
+	Baseline = "baseline-full"
 )
 
 // Round is what one target saw in one round of the interleaved run.

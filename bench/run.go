@@ -26,12 +26,36 @@ type Config struct {
 	Load   Load
 	Shape  StreamShape
 	Peers  []Peer
+	// Baseline, when set, is another build of Caddy with modelgate (an
+	// earlier commit's, say), run with modelgate-full's configuration as
+	// the target "baseline-full", to compare two builds in one run.
+	Baseline string
 	// Profile: after the rounds, one more max-rate phase per Caddy-based
 	// gateway while its CPU is profiled; profiles are written to Dir.
 	Profile bool
 	// Soak, when set, replaces the table: modelgate-full alone at max rate
 	// for Soak, memory sampled every SoakSample.
 	Soak, SoakWindow, SoakSample time.Duration
+}
+
+// gateway is a Caddy-based target: its name, Caddyfile site and binary.
+type gateway struct{ name, site, bin string }
+
+// gateways lists the Caddy-based targets of a run: the built-in ones on
+// the repository's build bin, then the baseline build's; a soak runs
+// modelgate-full alone.
+func gateways(cfg Config, bin string) []gateway {
+	var gs []gateway
+	for _, s := range GatewaySites {
+		gs = append(gs, gateway{s.Name, s.Site, bin})
+	}
+	if cfg.Soak > 0 {
+		return gs[len(gs)-1:]
+	}
+	if cfg.Baseline != "" {
+		gs = append(gs, gateway{Baseline, modelgateFullSite, cfg.Baseline})
+	}
+	return gs
 }
 
 // Run starts the fake upstream and every gateway, drives them in turn and
@@ -55,12 +79,8 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 			t.Stop()
 		}
 	}()
-	sites := GatewaySites
-	if cfg.Soak > 0 {
-		sites = sites[len(sites)-1:] // modelgate-full
-	}
-	for _, s := range sites {
-		t, err := StartCaddy(ctx, bin, cfg.Dir, s.Name, s.Site, upstreamURL, cfg.Load.Key)
+	for _, g := range gateways(cfg, bin) {
+		t, err := StartCaddy(ctx, g.bin, cfg.Dir, g.name, g.site, upstreamURL, cfg.Load.Key)
 		if err != nil {
 			return err
 		}

@@ -51,6 +51,7 @@ func main() {
 	flag.IntVar(&cfg.Shape.Chunks, "chunks", 20, "content chunks per stream")
 	flag.DurationVar(&cfg.Shape.Spacing, "spacing", 5*time.Millisecond, "time between streamed chunks")
 	flag.Var(&ps, "peer", "peer gateway as name='command', with {port}, {upstream} and {key} replaced (repeatable)")
+	flag.StringVar(&cfg.Baseline, "baseline", "", "another build of Caddy with modelgate, run with modelgate-full's configuration as baseline-full")
 	flag.BoolVar(&cfg.Profile, "profile", false, "after the rounds, save CPU and allocation profiles of each Caddy-based gateway")
 	flag.DurationVar(&cfg.Soak, "soak", 0, "instead of the table, drive modelgate-full at max rate this long and report its memory")
 	flag.DurationVar(&cfg.SoakWindow, "soak-window", time.Minute, "soak: throughput and latency reported per window")
