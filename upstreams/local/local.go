@@ -140,6 +140,7 @@ func (l *Local) Provision(ctx caddy.Context) error {
 			if err != nil {
 				return nil, "", fmt.Errorf("local upstream: opening the PostgreSQL store: %w", err)
 			}
+			s.warnOfClockSkew(ctx, time.Now, l.logger)
 			return s, "postgres://" + s.location, nil
 		})
 	}

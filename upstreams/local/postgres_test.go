@@ -7,8 +7,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/modelgate/modelgate/internal/testpg"
 	"github.com/modelgate/modelgate/upstreams"
@@ -137,4 +140,29 @@ func TestPostgresWithoutPgvector(t *testing.T) {
 		t.Fatalf("vector store operation: %v, want a 501 naming pgvector", err)
 	}
 	putFile(t, s, "o", "assistants", []byte("still works"))
+}
+
+// TestClockSkewIsWarnedOf: an instance whose clock agrees with the
+// database's (same host here) starts quietly; one an hour ahead is
+// measured as such and warned of.
+func TestClockSkewIsWarnedOf(t *testing.T) {
+	s := openTestPostgres(t, testpg.DSN(t))
+	core, logs := observer.New(zap.WarnLevel)
+	s.warnOfClockSkew(t.Context(), time.Now, zap.New(core))
+	if n := logs.Len(); n != 0 {
+		t.Fatalf("same clock: %d warnings: %v", n, logs.All())
+	}
+	ahead := func() time.Time { return time.Now().Add(time.Hour) }
+	skew, err := s.clockSkew(t.Context(), ahead)
+	if err != nil || (skew-time.Hour).Abs() > maxClockSkew {
+		t.Fatalf("an hour ahead measured as %v, %v", skew, err)
+	}
+	s.warnOfClockSkew(t.Context(), ahead, zap.New(core))
+	warnings := logs.FilterMessageSnippet("clock").All()
+	if len(warnings) != 1 {
+		t.Fatalf("an hour ahead: warnings %v", logs.All())
+	}
+	if got := warnings[0].ContextMap()["ahead_of_database"]; got == nil {
+		t.Fatalf("the warning does not say by how much: %v", warnings[0].ContextMap())
+	}
 }
