@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/modelgate/modelgate/internal/jsonlex"
 )
 
 // recordEncoder writes an exchangeRecord as one JSON line, byte for byte
@@ -252,16 +254,7 @@ type compactor struct {
 	i        int // next byte of src
 }
 
-func (c *compactor) skipSpace() {
-	for c.i < len(c.src) {
-		switch c.src[c.i] {
-		case ' ', '\t', '\n', '\r':
-			c.i++
-		default:
-			return
-		}
-	}
-}
+func (c *compactor) skipSpace() { c.i = jsonlex.SkipSpace(c.src, c.i) }
 
 // value copies one value; depth is how many objects and arrays hold it.
 func (c *compactor) value(depth int) bool {
@@ -343,41 +336,12 @@ func (c *compactor) literal(word string) bool {
 }
 
 func (c *compactor) number() bool {
-	s, i := c.src, c.i
-	digits := func() bool {
-		if i >= len(s) || s[i] < '0' || s[i] > '9' {
-			return false
-		}
-		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
-			i++
-		}
-		return true
-	}
-	if s[i] == '-' {
-		i++
-	}
-	if i < len(s) && s[i] == '0' {
-		i++
-	} else if !digits() {
+	end := jsonlex.NumberEnd(c.src, c.i)
+	if end < 0 {
 		return false
 	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if !digits() {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if !digits() {
-			return false
-		}
-	}
-	c.dst = append(c.dst, s[c.i:i]...)
-	c.i = i
+	c.dst = append(c.dst, c.src[c.i:end]...)
+	c.i = end
 	return true
 }
 

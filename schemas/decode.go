@@ -3,6 +3,8 @@ package schemas
 import (
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/modelgate/modelgate/internal/jsonlex"
 )
 
 // parseObject decodes a JSON object as encoding/json does with UseNumber
@@ -57,16 +59,7 @@ type parser struct {
 // maxDepth bounds nesting; deeper documents go to encoding/json.
 const maxDepth = 200
 
-func (p *parser) space() {
-	for p.i < len(p.data) {
-		switch p.data[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
+func (p *parser) space() { p.i = jsonlex.SkipSpace(p.data, p.i) }
 
 func (p *parser) value(depth int) (any, bool) {
 	if p.i >= len(p.data) || depth > maxDepth {
@@ -271,37 +264,11 @@ func hex4(b []byte) (rune, bool) {
 
 // number reads -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?.
 func (p *parser) number() (any, bool) {
-	start, j := p.i, p.i
-	if p.data[j] == '-' {
-		j++
-	}
-	digits := func() int {
-		k := j
-		for j < len(p.data) && isDigit(p.data[j]) {
-			j++
-		}
-		return j - k
-	}
-	if j < len(p.data) && p.data[j] == '0' {
-		j++
-	} else if digits() == 0 {
+	end := jsonlex.NumberEnd(p.data, p.i)
+	if end < 0 {
 		return nil, false
 	}
-	if j < len(p.data) && p.data[j] == '.' {
-		j++
-		if digits() == 0 {
-			return nil, false
-		}
-	}
-	if j < len(p.data) && (p.data[j] == 'e' || p.data[j] == 'E') {
-		j++
-		if j < len(p.data) && (p.data[j] == '+' || p.data[j] == '-') {
-			j++
-		}
-		if digits() == 0 {
-			return nil, false
-		}
-	}
-	p.i = j
-	return json.Number(p.data[start:j]), true
+	n := json.Number(p.data[p.i:end])
+	p.i = end
+	return n, true
 }
