@@ -184,18 +184,13 @@ func (r records) PendingBatchRequests(ctx context.Context, id string, afterLine,
 	if err != nil {
 		return nil, fmt.Errorf("reading batch requests: %w", err)
 	}
-	defer rows.Close()
-	var out []BatchRequest
-	for rows.Next() {
-		var req BatchRequest
+	out, err := scanAll(rows, func(rows *sql.Rows) (req BatchRequest, err error) {
 		var body string
-		if err := rows.Scan(&req.Line, &req.CustomID, &body); err != nil {
-			return nil, fmt.Errorf("reading batch requests: %w", err)
-		}
+		err = rows.Scan(&req.Line, &req.CustomID, &body)
 		req.Body = json.RawMessage(body)
-		out = append(out, req)
-	}
-	if err := rows.Err(); err != nil {
+		return req, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("reading batch requests: %w", err)
 	}
 	return out, nil

@@ -188,23 +188,42 @@ func listRows[T any](ctx context.Context, db *sqlDB, table, columns, where strin
 	if err != nil {
 		return nil, false, fmt.Errorf("listing %s: %w", table, err)
 	}
+	out, err := scanAll(rows, func(rows *sql.Rows) (T, error) {
+		v, err := scan(rows)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return *v, nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("listing %s: %w", table, err)
+	}
+	out, hasMore := trimPage(out, q.Limit)
+	return out, hasMore, nil
+}
+
+// scanAll reads every row with scan and closes rows.
+func scanAll[T any](rows *sql.Rows, scan func(*sql.Rows) (T, error)) ([]T, error) {
 	defer rows.Close()
 	var out []T
 	for rows.Next() {
 		v, err := scan(rows)
 		if err != nil {
-			return nil, false, fmt.Errorf("reading %s: %w", table, err)
+			return nil, err
 		}
-		out = append(out, *v)
+		out = append(out, v)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, false, fmt.Errorf("listing %s: %w", table, err)
+	return out, rows.Err()
+}
+
+// trimPage cuts the extra row a page query asks for (limit+1) and reports
+// whether it was there, i.e. whether more rows follow the page.
+func trimPage[T any](out []T, limit int) ([]T, bool) {
+	if len(out) > limit {
+		return out[:limit], true
 	}
-	hasMore := len(out) > q.Limit
-	if hasMore {
-		out = out[:q.Limit]
-	}
-	return out, hasMore, nil
+	return out, false
 }
 
 // deleteFileRow unlists a file; its content is the caller's to remove.
@@ -308,18 +327,14 @@ func (r records) ThreadMessages(ctx context.Context, owner, threadID string) ([]
 	if err != nil {
 		return nil, fmt.Errorf("listing thread messages: %w", err)
 	}
-	defer rows.Close()
-	var out []ThreadMessage
-	for rows.Next() {
+	out, err := scanAll(rows, func(rows *sql.Rows) (ThreadMessage, error) {
 		var m ThreadMessage
 		var content, att, meta string
-		if err := rows.Scan(&m.ID, &m.Role, &content, &att, &meta, &m.CreatedAt); err != nil {
-			return nil, fmt.Errorf("reading thread message: %w", err)
-		}
+		err := rows.Scan(&m.ID, &m.Role, &content, &att, &meta, &m.CreatedAt)
 		m.Content, m.Attachments, m.Metadata = json.RawMessage(content), json.RawMessage(att), json.RawMessage(meta)
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
+		return m, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("listing thread messages: %w", err)
 	}
 	return out, nil

@@ -74,16 +74,11 @@ func (s *sqliteStore) SearchText(ctx context.Context, storeID string, fileIDs []
 
 // scanScored reads rows of chunk IDs and scores.
 func scanScored(rows *sql.Rows) ([]ScoredChunk, error) {
-	defer rows.Close()
-	var out []ScoredChunk
-	for rows.Next() {
-		var c ScoredChunk
-		if err := rows.Scan(&c.ID, &c.Score); err != nil {
-			return nil, fmt.Errorf("reading ranked chunks: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := scanAll(rows, func(rows *sql.Rows) (c ScoredChunk, err error) {
+		err = rows.Scan(&c.ID, &c.Score)
+		return c, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("reading ranked chunks: %w", err)
 	}
 	return out, nil

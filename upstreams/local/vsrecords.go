@@ -85,22 +85,11 @@ func queryPage[T any](ctx context.Context, db *sqlDB, query string, args []any, 
 	if err != nil {
 		return nil, false, err
 	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, false, err
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := scanAll(rows, scan)
+	if err != nil {
 		return nil, false, err
 	}
-	hasMore := len(out) > limit
-	if hasMore {
-		out = out[:limit]
-	}
+	out, hasMore := trimPage(out, limit)
 	if reverse {
 		slices.Reverse(out)
 	}
@@ -355,17 +344,11 @@ func (r vsRecords) ClaimIngestions(ctx context.Context, worker string, now, unti
 	if err != nil {
 		return nil, fmt.Errorf("claiming ingestions: %w", err)
 	}
-	var seqs []int64
-	for rows.Next() {
-		var seq int64
-		if err := rows.Scan(&seq); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("claiming ingestions: %w", err)
-		}
-		seqs = append(seqs, seq)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	seqs, err := scanAll(rows, func(rows *sql.Rows) (seq int64, err error) {
+		err = rows.Scan(&seq)
+		return seq, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("claiming ingestions: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -461,16 +444,11 @@ func (r vsRecords) ChunkEmbeddings(ctx context.Context, storeID, model string) (
 	if err != nil {
 		return nil, fmt.Errorf("reading embeddings: %w", err)
 	}
-	defer rows.Close()
-	var out []Chunk
-	for rows.Next() {
-		var c Chunk
-		if err := rows.Scan(&c.ID, &c.FileID, &c.Index, (*embeddingColumn)(&c.Embedding)); err != nil {
-			return nil, fmt.Errorf("reading embeddings: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := scanAll(rows, func(rows *sql.Rows) (c Chunk, err error) {
+		err = rows.Scan(&c.ID, &c.FileID, &c.Index, (*embeddingColumn)(&c.Embedding))
+		return c, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("reading embeddings: %w", err)
 	}
 	return out, nil
@@ -498,17 +476,16 @@ func (r vsRecords) Chunks(ctx context.Context, ids []int64) ([]Chunk, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading chunks: %w", err)
 	}
-	defer rows.Close()
-	byID := make(map[int64]Chunk, len(ids))
-	for rows.Next() {
-		var c Chunk
-		if err := rows.Scan(&c.ID, &c.FileID, &c.Index, &c.Text); err != nil {
-			return nil, fmt.Errorf("reading chunks: %w", err)
-		}
-		byID[c.ID] = c
-	}
-	if err := rows.Err(); err != nil {
+	chunks, err := scanAll(rows, func(rows *sql.Rows) (c Chunk, err error) {
+		err = rows.Scan(&c.ID, &c.FileID, &c.Index, &c.Text)
+		return c, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("reading chunks: %w", err)
+	}
+	byID := make(map[int64]Chunk, len(chunks))
+	for _, c := range chunks {
+		byID[c.ID] = c
 	}
 	out := make([]Chunk, 0, len(ids))
 	for _, id := range ids {
