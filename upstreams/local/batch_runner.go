@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -39,10 +38,9 @@ type batchRunner struct {
 }
 
 func newBatchRunner(store BatchStore, files FileStore, d upstreams.Dispatcher, logger *zap.Logger, lease time.Duration, concurrency int) *batchRunner {
-	host, _ := os.Hostname()
 	return &batchRunner{
 		store: store, files: files, dispatch: d, logger: logger,
-		worker: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), newID("")[:8]),
+		worker: newWorkerName(),
 		lease:  lease, concurrency: concurrency, maxBatches: 2,
 		wakeup: make(chan struct{}, 1), done: make(chan struct{}), cancels: map[string]context.CancelFunc{},
 	}
@@ -108,7 +106,7 @@ func (r *batchRunner) loop(ctx context.Context) {
 			default:
 				break claim
 			}
-			b, err := r.store.ClaimBatch(ctx, r.worker, now(), r.leaseEnd())
+			b, err := r.store.ClaimBatch(ctx, r.worker, now(), leaseEnd(r.lease))
 			if err != nil || b == nil {
 				<-slots
 				if err != nil && ctx.Err() == nil {
@@ -130,10 +128,6 @@ func (r *batchRunner) loop(ctx context.Context) {
 		case <-poll.C:
 		}
 	}
-}
-
-func (r *batchRunner) leaseEnd() int64 {
-	return now() + int64((r.lease+time.Second-1)/time.Second)
 }
 
 // run works on one leased batch until it reaches a final state, the lease
@@ -200,7 +194,7 @@ func (r *batchRunner) run(ctx context.Context, b *Batch) {
 // stops the work when the user cancels.
 func (r *batchRunner) heartbeat(ctx context.Context, id string, lost, cancelled context.CancelFunc) {
 	renewEvery(ctx, r.lease/3, func() bool {
-		status, err := r.store.RenewLease(ctx, id, r.worker, r.leaseEnd())
+		status, err := r.store.RenewLease(ctx, id, r.worker, leaseEnd(r.lease))
 		switch {
 		case errors.Is(err, ErrLeaseLost):
 			r.logger.Warn("batch lease lost", zap.String("batch", id))

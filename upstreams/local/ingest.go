@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,9 +57,8 @@ type ingester struct {
 
 func newIngester(vs VectorStoreStore, files FileStore, logger *zap.Logger) *ingester {
 	ctx, cancel := context.WithCancel(context.Background())
-	host, _ := os.Hostname()
 	in := &ingester{vs: vs, files: files, logger: logger, kick: make(chan struct{}, 1),
-		worker: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), newID("")[:8]), lease: ingestLease,
+		worker: newWorkerName(), lease: ingestLease,
 		ctx: ctx, cancel: cancel}
 	in.embed = embedder{dispatcher: in.currentDispatcher}
 	return in
@@ -98,11 +96,6 @@ func (in *ingester) stop() {
 	in.wg.Wait()
 }
 
-// leaseEnd is when a lease taken or renewed now runs out, in Unix seconds.
-func (in *ingester) leaseEnd() int64 {
-	return now() + int64((in.lease+time.Second-1)/time.Second)
-}
-
 // loop claims jobs for the free workers whenever woken, and at least
 // every pollInterval: jobs attached through other instances and leases
 // run out are announced to no one.
@@ -118,7 +111,7 @@ func (in *ingester) loop() {
 		free := ingestWorkers - in.running
 		in.mu.Unlock()
 		if free > 0 {
-			claimed, err := in.vs.ClaimIngestions(in.ctx, in.worker, now(), in.leaseEnd(), free)
+			claimed, err := in.vs.ClaimIngestions(in.ctx, in.worker, now(), leaseEnd(in.lease), free)
 			if err != nil && in.ctx.Err() == nil {
 				in.logger.Error("claiming ingestions", zap.Error(err))
 			}
@@ -173,7 +166,7 @@ func (in *ingester) run(f *VectorStoreFile) {
 // longer than the lease, or the attachment was detached).
 func (in *ingester) heartbeat(ctx context.Context, cancel context.CancelFunc, f *VectorStoreFile) {
 	renewEvery(ctx, in.lease/3, func() bool {
-		err := in.vs.RenewIngestion(ctx, f, in.leaseEnd())
+		err := in.vs.RenewIngestion(ctx, f, leaseEnd(in.lease))
 		switch {
 		case errors.Is(err, errIngestionLeaseLost):
 			in.logger.Info("ingestion lease lost", zap.String("vector_store", f.VectorStoreID), zap.String("file", f.FileID))
@@ -184,23 +177,6 @@ func (in *ingester) heartbeat(ctx context.Context, cancel context.CancelFunc, f 
 		}
 		return true
 	})
-}
-
-// renewEvery calls renew every interval until ctx ends or renew reports
-// false (the lease is lost).
-func renewEvery(ctx context.Context, interval time.Duration, renew func() bool) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if !renew() {
-			return
-		}
-	}
 }
 
 // ingest runs one job to its end: completed, failed, or outdated (it
