@@ -124,20 +124,18 @@ func ingestCorpus(tb testing.TB, l *Local, s *sqliteStore, docs []string, size, 
 	}
 	l.vectors.ingest.notify()
 	for {
-		pending, err := s.PendingIngestions(ctx, 1)
+		vs, err := s.GetVectorStore(ctx, "o", storeID)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		if len(pending) == 0 {
-			break
+		if vs.FileCounts.InProgress == 0 {
+			if vs.FileCounts.Completed != int64(len(docs)) {
+				tb.Fatalf("ingested %+v", vs)
+			}
+			return storeID
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	vs, err := s.GetVectorStore(ctx, "o", storeID)
-	if err != nil || vs.FileCounts.Completed != int64(len(docs)) {
-		tb.Fatalf("ingested %+v: %v", vs, err)
-	}
-	return storeID
 }
 
 // TestRetrievalQuality: with BM25 alone, the chunk holding a planted

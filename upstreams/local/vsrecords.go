@@ -322,15 +322,6 @@ func (r vsRecords) VectorStoreFileText(ctx context.Context, owner, storeID, file
 	return text.String, nil
 }
 
-func (r vsRecords) PendingIngestions(ctx context.Context, limit int) ([]VectorStoreFile, error) {
-	out, _, err := queryPage(ctx, r.vdb, vectorStoreFileSelect+` WHERE f.status = 'in_progress' ORDER BY f.seq LIMIT ?`,
-		nil, limit, false, func(r *sql.Rows) (VectorStoreFile, error) { return scanVectorStoreFile(r) })
-	if err != nil {
-		return nil, fmt.Errorf("listing pending ingestions: %w", err)
-	}
-	return out, nil
-}
-
 func (r vsRecords) ClaimIngestions(ctx context.Context, worker string, now, until int64, limit int) ([]VectorStoreFile, error) {
 	tx, err := r.vdb.BeginTx(ctx, nil)
 	if err != nil {

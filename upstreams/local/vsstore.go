@@ -129,9 +129,6 @@ type VectorStoreStore interface {
 	// VectorStoreFileText returns the text extracted from an ingested file.
 	VectorStoreFileText(ctx context.Context, owner, storeID, fileID string) (string, error)
 
-	// PendingIngestions lists attachments still in_progress, oldest first,
-	// leased or not.
-	PendingIngestions(ctx context.Context, limit int) ([]VectorStoreFile, error)
 	// ClaimIngestions leases to worker, until the Unix time until, up to
 	// limit attachments in_progress whose lease has run out by now (or
 	// was never taken, or was released), oldest first, so that several
