@@ -2,6 +2,7 @@ package modelgate
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/modelgate/modelgate/upstreams"
@@ -178,4 +179,35 @@ func matchSegments(template []string, path string) (map[string]string, bool) {
 		}
 	}
 	return params, true
+}
+
+// canonicalPath reports whether an escaped request path is in the one form
+// the gateway matches and forwards: no segment that decodes to "." or ".."
+// and no encoded slash or backslash inside a segment. A path that is not
+// could be authorised as one operation and resolved by the provider as
+// another (/v1/vector_stores/%2e%2e/files/x/content is files.content), so
+// it is refused before matching rather than resolved.
+func canonicalPath(escaped string) bool {
+	for seg := range strings.SplitSeq(escaped, "/") {
+		if strings.Contains(seg, "%") {
+			lower := strings.ToLower(seg)
+			if strings.Contains(lower, "%2f") || strings.Contains(lower, "%5c") {
+				return false
+			}
+			dec, err := url.PathUnescape(seg)
+			if err != nil {
+				return false
+			}
+			seg = dec
+		}
+		if seg == "." || seg == ".." || strings.Contains(seg, "\\") {
+			return false
+		}
+	}
+	return true
+}
+
+// errNonCanonicalPath is the answer to a path canonicalPath refuses.
+func errNonCanonicalPath(method string) *upstreams.Error {
+	return upstreams.InvalidRequest("", "Invalid URL (%s): path segments may not be \".\" or \"..\" nor contain an encoded slash or backslash, plain or percent-encoded.", method)
 }

@@ -47,6 +47,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 // what it learnt of the request, for metrics and the record.
 func (g *Gateway) serve(ex *exchange, r *http.Request, path string) (op *Operation, call *upstreams.Call) {
 	defer g.recoverPanic(ex, r)
+	if !canonicalPath(r.URL.EscapedPath()) {
+		upstreams.WriteError(ex, errNonCanonicalPath(r.Method))
+		return nil, nil
+	}
 	op, params := matchOperation(r.Method, path)
 	if op == nil && !g.routes[upstreams.OpUnknown].unrouted {
 		op = &unknownOperation
