@@ -294,6 +294,11 @@ func (g *Gateway) unmarshalRoute(d *caddyfile.Dispenser) error {
 				return d.Errf("bad max_retry_wait %q", arg)
 			}
 			r.MaxRetryWait = caddy.Duration(dur)
+		case "retry_non_idempotent":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			r.RetryNonIdempotent = true
 		default:
 			return d.Errf("unrecognized route option %q", d.Val())
 		}

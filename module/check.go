@@ -50,7 +50,7 @@ func relayChecked(w *exchange, op string, resp *http.Response) error {
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
-	return upstreams.Relay(w, resp)
+	return upstreams.Relay(w, resp, 0) // a JSON reply, read whole above
 }
 
 // checkReply reports how a reply that was sent departs from the schemas.

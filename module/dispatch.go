@@ -3,6 +3,7 @@ package modelgate
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -55,6 +56,9 @@ func (g *Gateway) dispatch(w *exchange, call *upstreams.Call, route *resolvedRou
 					return err
 				}
 				lastErr, lastReply = err, nil
+				if errors.Is(err, upstreams.ErrRequestSent) && !route.retrySent && !idempotent(call.Request.Method) {
+					return err // the upstream may have executed it: neither again nor elsewhere
+				}
 				wait = upstreams.Backoff(attempt)
 			case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
 				lastReply, lastErr = keepFailedReply(resp), nil
@@ -64,7 +68,8 @@ func (g *Gateway) dispatch(w *exchange, call *upstreams.Call, route *resolvedRou
 				if route.check == checkStrict && resp.StatusCode < 300 && !upstreams.IsEventStream(resp.Header) {
 					return relayChecked(w, call.Operation, resp)
 				}
-				if err := upstreams.Relay(w, resp); err != nil && call.Request.Context().Err() == nil {
+				if err := upstreams.Relay(w, resp, int(g.MaxBodySize)); err != nil && call.Request.Context().Err() == nil {
+					w.noteCutStream(call.Operation, err)
 					g.logger.Warn("relaying upstream response failed", zap.String("upstream", t.name), zap.Error(err))
 				}
 				return nil
@@ -113,4 +118,28 @@ func relayFailedReply(w http.ResponseWriter, f *failedReply) error {
 	w.WriteHeader(f.status)
 	_, err := io.Copy(w, bytes.NewReader(f.body))
 	return err
+}
+
+// noteCutStream counts and records a relayed stream that ended early (the
+// client was sent an error event).
+func (e *exchange) noteCutStream(op string, err error) {
+	reason := "cut"
+	switch {
+	case errors.Is(err, upstreams.ErrEventTooLarge):
+		reason = "event_too_large"
+	case !errors.Is(err, upstreams.ErrStreamCut):
+		return
+	}
+	gatewayMetrics.streamsCut.WithLabelValues(op, e.upstream, reason).Inc()
+	e.findings = append(e.findings, "upstream stream ended early: "+err.Error())
+}
+
+// idempotent reports whether a method may be sent again after a request
+// reached an upstream without an answer (RFC 9110 9.2.2).
+func idempotent(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	return false
 }

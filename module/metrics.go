@@ -24,6 +24,7 @@ var gatewayMetrics struct {
 	fallbacks     *prometheus.CounterVec
 	findings      *prometheus.CounterVec
 	storeFailures *prometheus.CounterVec
+	streamsCut    *prometheus.CounterVec
 	collectors    []prometheus.Collector
 }
 
@@ -48,7 +49,9 @@ func initMetrics() {
 		Help: "Upstream replies that departed from the response schemas."}, []string{"operation", "upstream"})
 	m.storeFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "rate_limit_store_failures_total",
 		Help: "Calls to the rate limit store (Redis) that failed, by step (admit, settle, release)."}, []string{"step"})
-	m.collectors = []prometheus.Collector{recorderDropped, m.requests, m.duration, m.firstByte, m.tokens, m.refusals, m.retries, m.fallbacks, m.findings, m.storeFailures}
+	m.streamsCut = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "upstream_streams_cut_total",
+		Help: "Relayed event streams that ended early, by reason (cut: reset, closed or idle upstream; event_too_large)."}, []string{"operation", "upstream", "reason"})
+	m.collectors = []prometheus.Collector{recorderDropped, m.requests, m.duration, m.firstByte, m.tokens, m.refusals, m.retries, m.fallbacks, m.findings, m.storeFailures, m.streamsCut}
 }
 
 // registerMetrics adds the gateway's collectors to a config's registry; a

@@ -58,6 +58,16 @@ type Route struct {
 	// ResponseCheck checks the route's replies against the response
 	// schemas: off, report or strict. Default: the gateway's response_check.
 	ResponseCheck string `json:"response_check,omitempty"`
+
+	// RetryNonIdempotent lets a POST whose request reached an upstream that
+	// then failed to answer (a response header timeout, a reset) be sent
+	// again, to the same upstream or a fallback, although the upstream may
+	// have executed it. Default: false: such a call is retried and falls
+	// back only for idempotent methods (GET, HEAD, DELETE, ...); a failure
+	// before the request left (dial) is always retried.
+	//
+	// Caddyfile: `retry_non_idempotent` in the route's block.
+	RetryNonIdempotent bool `json:"retry_non_idempotent,omitempty"`
 }
 
 // Names of the built-in upstreams that exist without being configured.
@@ -86,6 +96,8 @@ type resolvedRoute struct {
 	totalWeight  int
 	retries      int
 	maxRetryWait time.Duration
+	// retrySent: RetryNonIdempotent.
+	retrySent bool
 	// check is the response checking mode.
 	check string
 	// implemented is false when the upstream an operation went to by
@@ -257,6 +269,7 @@ func resolveRoute(r Route, op string, load upstreamLoader, check string) (*resol
 		models:       r.Models,
 		retries:      defaultRetries,
 		maxRetryWait: defaultMaxRetryWait,
+		retrySent:    r.RetryNonIdempotent,
 		implemented:  true,
 	}
 	if r.Retries != nil {

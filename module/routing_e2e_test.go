@@ -96,7 +96,7 @@ func TestFallbacksAndRetries(t *testing.T) {
 		{name: "slow primary times out and falls back", primary: func(_ int64, w http.ResponseWriter, r *http.Request) {
 			io.Copy(io.Discard, r.Body) // only then does the server notice the gateway hanging up
 			<-r.Context().Done()
-		}, block: "retries 0", wantFrom: "fallback", primaryHits: 1, fallbackHits: 1},
+		}, block: "retries 0\nretry_non_idempotent", wantFrom: "fallback", primaryHits: 1, fallbackHits: 1},
 		{name: "400 is the client's fault: no retry, no fallback", primary: failWith(400, map[string]string{"Content-Type": "application/json"}, `{"error":{"message":"bad","type":"invalid_request_error","param":"messages","code":null}}`), block: "retries 2", wantFrom: "", primaryHits: 1},
 	}
 	for _, tc := range tests {

@@ -2,6 +2,7 @@ package upstreams
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 )
@@ -51,6 +52,11 @@ func (e *Error) MarshalJSON() ([]byte, error) {
 		Error body `json:"error"`
 	}{b})
 }
+
+// ErrRequestSent wraps a forwarding failure that came after the request
+// was sent (a response header timeout, a reset connection): the upstream
+// may have executed it, so only an idempotent request is sent again.
+var ErrRequestSent = errors.New("request sent without an answer")
 
 // InvalidRequest is a 400 invalid_request_error naming the offending field.
 func InvalidRequest(param, format string, args ...any) *Error {

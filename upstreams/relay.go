@@ -6,13 +6,27 @@ import (
 	"io"
 	"mime"
 	"net/http"
+
+	"github.com/modelgate/modelgate/internal/sse"
 )
 
-// Relay sends an HTTP response to the client: status, headers (less the
-// hop-by-hop ones) and body. An event stream is flushed after every read,
-// so no event waits in a buffer. Once the status is sent a failure can only
-// cut the body short; Relay then returns the error for the caller to log.
-func Relay(w http.ResponseWriter, resp *http.Response) error {
+// ErrStreamCut is returned by Relay when an event stream ended before its
+// end: the upstream reset the connection, closed it mid-event or went
+// idle past its timeout. The client has then been sent an error event.
+var ErrStreamCut = errors.New("upstream stream cut before its end")
+
+// ErrEventTooLarge is returned by Relay when one event of a stream grew
+// past the relay's cap; the client has then been sent an error event.
+var ErrEventTooLarge = sse.ErrEventTooLarge
+
+// Relay sends an HTTP response to the client: status, headers (those of
+// relayedHeader) and body. An event stream is relayed event by event, each
+// flushed as it completes, and no event held beyond maxEvent bytes (0: no
+// cap). Once the status is sent a failure can only cut the body short;
+// Relay then returns the error for the caller to log. A stream that fails
+// ends, for the client, with an error event in the public shape and no
+// [DONE], so the SDKs surface an error rather than a short reply.
+func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int) error {
 	copyHeaders(w.Header(), resp.Header)
 	w.WriteHeader(resp.StatusCode)
 	if !IsEventStream(resp.Header) {
@@ -20,11 +34,21 @@ func Relay(w http.ResponseWriter, resp *http.Response) error {
 		return err
 	}
 	rc := http.NewResponseController(w)
+	var werr error
+	split := sse.Splitter{Max: maxEvent, OnEvent: func(ev sse.Event) {
+		if werr == nil {
+			_, werr = w.Write(ev.Raw)
+		}
+	}}
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
+			if _, serr := split.Write(buf[:n]); serr != nil {
+				writeStreamError(w, rc, "upstream_event_too_large", "The upstream provider sent a stream event larger than this gateway relays; the reply is incomplete.")
+				return serr
+			}
+			if werr != nil {
 				return fmt.Errorf("writing to client: %w", werr)
 			}
 			if ferr := rc.Flush(); ferr != nil {
@@ -32,12 +56,26 @@ func Relay(w http.ResponseWriter, resp *http.Response) error {
 			}
 		}
 		if errors.Is(err, io.EOF) {
+			// A last event without its blank line is the upstream's to end.
+			if _, werr := w.Write(split.Pending()); werr != nil {
+				return fmt.Errorf("writing to client: %w", werr)
+			}
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("reading upstream stream: %w", err)
+			writeStreamError(w, rc, "upstream_stream_cut", "The upstream provider's stream ended before its end; the reply is incomplete.")
+			return fmt.Errorf("%w: %w", ErrStreamCut, err)
 		}
 	}
+}
+
+// writeStreamError ends a stream with an error event as the public API
+// sends one: a data line holding the error envelope.
+func writeStreamError(w http.ResponseWriter, rc *http.ResponseController, code, message string) {
+	e := &Error{Type: TypeServer, Code: code, Message: message}
+	b, _ := e.MarshalJSON()
+	fmt.Fprintf(w, "data: %s\n\n", b)
+	rc.Flush()
 }
 
 // IsEventStream reports whether headers announce server-sent events.
@@ -53,10 +91,31 @@ var hopHeaders = map[string]bool{
 	"Transfer-Encoding": true, "Upgrade": true, "Proxy-Connection": true,
 }
 
+// An upstream's headers are relayed within these caps: a header whose
+// values together pass maxRelayedHeader bytes is dropped, and so is every
+// header past maxRelayedHeaders bytes in all (which ones then depends on
+// map order; no provider sends that much). Go's transport holds at most
+// 1 MiB of a reply's headers (MaxResponseHeaderBytes' default is larger;
+// the gateway's transports keep it).
+const (
+	maxRelayedHeader  = 8 << 10
+	maxRelayedHeaders = 32 << 10
+)
+
 func copyHeaders(dst, src http.Header) {
+	total := 0
 	for k, v := range src {
-		if !hopHeaders[k] {
-			dst[k] = v
+		if hopHeaders[k] {
+			continue
 		}
+		size := len(k)
+		for _, s := range v {
+			size += len(s)
+		}
+		if size > maxRelayedHeader || total+size > maxRelayedHeaders {
+			continue
+		}
+		total += size
+		dst[k] = v
 	}
 }

@@ -5,6 +5,8 @@ package sse
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 )
 
 // Event is one server-sent event.
@@ -18,24 +20,50 @@ type Event struct {
 	Raw []byte
 }
 
+// ErrEventTooLarge is returned by Write once an event has grown past the
+// Splitter's Max without ending.
+var ErrEventTooLarge = errors.New("server-sent event too large")
+
 // Splitter accumulates stream bytes and hands each complete event to
 // OnEvent. It holds back only the bytes of an event not yet complete.
+// Each byte is scanned for an event's end once, whatever the split.
 type Splitter struct {
 	OnEvent func(Event)
-	buf     []byte
+	// Max, when above zero, bounds one event, its blank line included: an
+	// event longer than Max (complete or not yet) makes Write (and every
+	// later Write) fail with ErrEventTooLarge, and its bytes are dropped.
+	Max int
+
+	buf []byte
+	// scanned is how much of buf has been searched for an event's end.
+	scanned int
+	err     error
 }
 
-// Write feeds stream bytes; it never fails.
+// Write feeds stream bytes. It fails only past Max.
 func (s *Splitter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
 	s.buf = append(s.buf, p...)
 	for {
-		end, next := eventEnd(s.buf)
+		// An end seen only now starts at most 3 bytes before what was
+		// searched (\r\n\r\n), so the search resumes there.
+		end, next := eventEnd(s.buf, max(s.scanned-3, 0))
 		if end < 0 {
+			s.scanned = len(s.buf)
 			break
+		}
+		if s.Max > 0 && next > s.Max {
+			return 0, s.tooLarge()
 		}
 		raw := s.buf[:next]
 		s.OnEvent(parse(s.buf[:end], raw))
 		s.buf = s.buf[next:]
+		s.scanned = 0
+	}
+	if s.Max > 0 && len(s.buf) > s.Max {
+		return 0, s.tooLarge()
 	}
 	if len(s.buf) == 0 {
 		s.buf = nil // do not pin a large backing array between events
@@ -43,13 +71,20 @@ func (s *Splitter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+func (s *Splitter) tooLarge() error {
+	s.buf, s.scanned = nil, 0
+	s.err = fmt.Errorf("%w: over %d bytes", ErrEventTooLarge, s.Max)
+	return s.err
+}
+
 // Pending returns the bytes of an incomplete trailing event.
 func (s *Splitter) Pending() []byte { return s.buf }
 
-// eventEnd finds the first blank line: end is where the event's lines end,
-// next where the following event starts; end is -1 when there is none.
-func eventEnd(b []byte) (end, next int) {
-	for i := 0; i < len(b); i++ {
+// eventEnd finds the first blank line at or after from: end is where the
+// event's lines end, next where the following event starts; end is -1 when
+// there is none.
+func eventEnd(b []byte, from int) (end, next int) {
+	for i := from; i < len(b); i++ {
 		if b[i] != '\n' && b[i] != '\r' {
 			continue
 		}

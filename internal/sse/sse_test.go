@@ -1,6 +1,7 @@
 package sse
 
 import (
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -46,5 +47,61 @@ func TestRawKeepsEventBytes(t *testing.T) {
 	s.Write([]byte("data: a\n\ndata: b\r\n\r\n"))
 	if strings.Join(raws, "") != "data: a\n\ndata: b\r\n\r\n" {
 		t.Fatalf("raw %q", raws)
+	}
+}
+
+// TestMaxBoundsAnEvent: an event of exactly Max bytes (blank line
+// included) passes, whatever the split; one byte more fails, and keeps
+// failing, with nothing held.
+func TestMaxBoundsAnEvent(t *testing.T) {
+	const max = 64
+	event := "data: " + strings.Repeat("x", max-8) + "\n\n"
+	if len(event) != max {
+		t.Fatalf("event of %d bytes", len(event))
+	}
+	for _, step := range []int{1, 7, max} {
+		var got []string
+		s := &Splitter{Max: max, OnEvent: func(e Event) { got = append(got, string(e.Raw)) }}
+		for i := 0; i < len(event); i += step {
+			if _, err := s.Write([]byte(event[i:min(i+step, len(event))])); err != nil {
+				t.Fatalf("step %d: an event of Max bytes: %v", step, err)
+			}
+		}
+		if len(got) != 1 || got[0] != event {
+			t.Fatalf("step %d: events %q", step, got)
+		}
+	}
+	s := &Splitter{Max: max, OnEvent: func(Event) { t.Fatal("an oversized event was delivered") }}
+	over := "data: " + strings.Repeat("x", max-6) + "y"
+	var err error
+	for i := 0; i < len(over) && err == nil; i++ {
+		_, err = s.Write([]byte{over[i]})
+	}
+	if !errors.Is(err, ErrEventTooLarge) || len(s.Pending()) != 0 {
+		t.Fatalf("Max+1 bytes without an end: %v, %d bytes held", err, len(s.Pending()))
+	}
+	s = &Splitter{Max: max, OnEvent: func(Event) { t.Fatal("an oversized event was delivered") }}
+	if _, err := s.Write([]byte("data: " + strings.Repeat("x", max-7) + "\n\n")); !errors.Is(err, ErrEventTooLarge) {
+		t.Fatalf("a complete event of Max+1 bytes in one write: %v", err)
+	}
+	if _, err := s.Write([]byte("\n\n")); !errors.Is(err, ErrEventTooLarge) {
+		t.Fatalf("after the cap: %v", err)
+	}
+}
+
+// BenchmarkSplitterByteAtATime feeds one 256 KiB event a byte at a time:
+// each byte is searched once (it was searched again on every Write,
+// quadratic in the event's length).
+func BenchmarkSplitterByteAtATime(b *testing.B) {
+	event := []byte("data: " + strings.Repeat("x", 256<<10) + "\n\n")
+	for b.Loop() {
+		n := 0
+		s := &Splitter{OnEvent: func(Event) { n++ }}
+		for i := range event {
+			s.Write(event[i : i+1])
+		}
+		if n != 1 {
+			b.Fatalf("%d events", n)
+		}
 	}
 }

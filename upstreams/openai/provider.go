@@ -5,14 +5,15 @@
 package openai
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 	"go.uber.org/zap"
@@ -65,12 +66,34 @@ type Provider struct {
 	// Caddyfile: `alias <client-name> <provider-name>` (repeatable)
 	ModelAliases map[string]string `json:"model_aliases,omitempty"`
 
-	// TransportRaw configures the HTTP transport, a module of Caddy's
-	// http.reverse_proxy.transport namespace (keep-alive pools, HTTP/2,
-	// TLS, timeouts). Default: Caddy's `http` transport with its defaults.
+	// DialTimeout bounds connecting to the provider (TCP and TLS).
+	// Default: 10s.
 	//
-	// Caddyfile: `dial_timeout <duration>` and `response_header_timeout
-	// <duration>` set those fields of the default transport.
+	// Caddyfile: `dial_timeout <duration>`
+	DialTimeout caddy.Duration `json:"dial_timeout,omitempty"`
+
+	// ResponseHeaderTimeout bounds the wait for the provider's response
+	// headers once the request is sent. A call that times out is not sent
+	// again unless its method is idempotent or its route says
+	// retry_non_idempotent (the provider may have executed it); the client
+	// gets 504 upstream_timeout. Default: 10m, the official SDKs' own
+	// default timeout, so the gateway never gives up before a default client.
+	//
+	// Caddyfile: `response_header_timeout <duration>`
+	ResponseHeaderTimeout caddy.Duration `json:"response_header_timeout,omitempty"`
+
+	// StreamIdleTimeout bounds the wait for the next bytes of a reply body
+	// (between two events of a stream). A stream that idles past it ends
+	// for the client with an error event, as a cut stream does. Default: 10m.
+	//
+	// Caddyfile: `stream_idle_timeout <duration>`
+	StreamIdleTimeout caddy.Duration `json:"stream_idle_timeout,omitempty"`
+
+	// TransportRaw replaces the HTTP transport, a module of Caddy's
+	// http.reverse_proxy.transport namespace (keep-alive pools, HTTP/2,
+	// TLS, its own timeouts); DialTimeout and ResponseHeaderTimeout then
+	// do not apply. Default: Caddy's `http` transport with the timeouts
+	// above and at most 1 MiB of response headers. JSON only.
 	TransportRaw json.RawMessage `json:"transport,omitempty" caddy:"namespace=http.reverse_proxy.transport inline_key=protocol"`
 
 	base      *url.URL
@@ -106,8 +129,16 @@ func (p *Provider) Provision(ctx caddy.Context) error {
 	if p.BetaHeader == "" {
 		p.BetaHeader = "OpenAI-Beta"
 	}
+	if p.StreamIdleTimeout == 0 {
+		p.StreamIdleTimeout = caddy.Duration(defaultStreamIdleTimeout)
+	}
 	if p.TransportRaw == nil {
-		transport := map[string]any{"protocol": "http"}
+		transport := map[string]any{
+			"protocol":                 "http",
+			"dial_timeout":             cmp.Or(p.DialTimeout, caddy.Duration(defaultDialTimeout)),
+			"response_header_timeout":  cmp.Or(p.ResponseHeaderTimeout, caddy.Duration(defaultResponseHeaderTimeout)),
+			"max_response_header_size": maxResponseHeaderSize,
+		}
 		if u.Scheme == "https" {
 			transport["tls"] = map[string]any{}
 		}
@@ -130,6 +161,12 @@ func (p *Provider) Validate() error {
 	if p.BaseURL == "" {
 		return fmt.Errorf("openai upstream: base_url is required")
 	}
+	if p.TransportRaw != nil && (p.DialTimeout != 0 || p.ResponseHeaderTimeout != 0) {
+		return fmt.Errorf("openai upstream: dial_timeout and response_header_timeout set the default transport; with a transport of your own, set them in it")
+	}
+	if p.DialTimeout < 0 || p.ResponseHeaderTimeout < 0 || p.StreamIdleTimeout < 0 {
+		return fmt.Errorf("openai upstream: timeouts must be positive")
+	}
 	return nil
 }
 
@@ -144,13 +181,13 @@ func (p *Provider) Validate() error {
 //	    alias <client-name> <provider-name>
 //	    dial_timeout <duration>
 //	    response_header_timeout <duration>
+//	    stream_idle_timeout <duration>
 //	}
 func (p *Provider) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the upstream's name or type
 	if d.NextArg() {
 		return d.ArgErr()
 	}
-	transport := transportOptions{}
 	for d.NextBlock(0) {
 		switch d.Val() {
 		case "base_url":
@@ -188,32 +225,36 @@ func (p *Provider) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				p.ModelAliases = map[string]string{}
 			}
 			p.ModelAliases[client] = provider
-		case "dial_timeout", "response_header_timeout":
+		case "dial_timeout", "response_header_timeout", "stream_idle_timeout":
 			field := d.Val()
 			var value string
 			if !d.AllArgs(&value) {
 				return d.ArgErr()
 			}
 			dur, err := caddy.ParseDuration(value)
-			if err != nil {
-				return d.Errf("bad %s %q: %v", field, value, err)
+			if err != nil || dur <= 0 {
+				return d.Errf("bad %s %q: want a positive duration", field, value)
 			}
-			transport.set(field, caddy.Duration(dur))
+			*map[string]*caddy.Duration{
+				"dial_timeout":            &p.DialTimeout,
+				"response_header_timeout": &p.ResponseHeaderTimeout,
+				"stream_idle_timeout":     &p.StreamIdleTimeout,
+			}[field] = caddy.Duration(dur)
 		default:
 			return d.Errf("unrecognized openai upstream option %q", d.Val())
 		}
 	}
-	if len(transport) > 0 {
-		transport["protocol"] = "http"
-		p.TransportRaw = caddyconfig.JSON(transport, nil)
-	}
 	return nil
 }
 
-// transportOptions collects Caddyfile settings of the default HTTP transport.
-type transportOptions map[string]any
-
-func (t transportOptions) set(field string, value any) { t[field] = value }
+// Defaults of the provider's timeouts and of the response headers its
+// transport reads.
+const (
+	defaultDialTimeout           = 10 * time.Second
+	defaultResponseHeaderTimeout = 10 * time.Minute
+	defaultStreamIdleTimeout     = 10 * time.Minute
+	maxResponseHeaderSize        = 1 << 20
+)
 
 // Interface guards
 var (

@@ -1,0 +1,192 @@
+package modelgate_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/modelgate/modelgate/internal/testgateway"
+)
+
+const (
+	firstChunk  = "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hel\"},\"finish_reason\":null}]}\n\n"
+	secondChunk = "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"},\"finish_reason\":null}]}\n\n"
+	halfChunk   = "data: {\"id\":\"c1\",\"object\":\"chat.comp"
+)
+
+// cuttingProvider streams two chunks and half a third, then resets the
+// connection (mode "reset") or goes silent (mode "idle").
+func cuttingProvider(t *testing.T, mode string) *fakeProvider {
+	return newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		for _, part := range []string{firstChunk, secondChunk, halfChunk} {
+			io.WriteString(w, part)
+			rc.Flush()
+		}
+		if mode == "idle" {
+			<-r.Context().Done()
+			return
+		}
+		conn, _, err := rc.Hijack()
+		if err != nil {
+			t.Errorf("hijack: %v", err)
+			return
+		}
+		conn.(*net.TCPConn).SetLinger(0) // RST, not FIN
+		conn.Close()
+	})
+}
+
+// TestCutStreamEndsWithAnErrorEvent: a stream the provider resets, or
+// leaves idle past stream_idle_timeout, ends for the client with an error
+// event in the public shape and no [DONE]; the SDK surfaces it as an
+// error; the metrics count it and the record says so.
+func TestCutStreamEndsWithAnErrorEvent(t *testing.T) {
+	for _, mode := range []string{"reset", "idle"} {
+		t.Run(mode, func(t *testing.T) {
+			provider := cuttingProvider(t, mode)
+			records := filepath.Join(t.TempDir(), "records.jsonl")
+			base := testgateway.Start(t, fmt.Sprintf(`
+			metrics /metrics
+			modelgate {
+				key %s
+				record %s
+				upstream cutter {
+					base_url %s/v1
+					stream_idle_timeout 300ms
+				}
+			}`, clientKey, records, provider.URL))
+
+			client := sdk(base)
+			stream := client.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+				Model:    "gpt-4o",
+				Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
+			})
+			var text string
+			for stream.Next() {
+				text += stream.Current().Choices[0].Delta.Content
+			}
+			var streamErr *ssestream.StreamError
+			if !errors.As(stream.Err(), &streamErr) || !strings.Contains(streamErr.Error(), "upstream_stream_cut") || text != "Hello" {
+				t.Fatalf("the SDK read %q and ended with %v, want the two chunks then an upstream_stream_cut error", text, stream.Err())
+			}
+
+			resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", `{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"hi"}]}`, chatHeaders)
+			want := firstChunk + secondChunk + `data: {"error":{"message":"The upstream provider's stream ended before its end; the reply is incomplete.","type":"server_error","param":null,"code":"upstream_stream_cut"}}` + "\n\n"
+			if resp.StatusCode != 200 || string(lastBody) != want {
+				t.Fatalf("the client received %d:\n%q\nwant\n%q", resp.StatusCode, lastBody, want)
+			}
+
+			resp, err := http.Get(base + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			metrics, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			counted := `caddy_modelgate_upstream_streams_cut_total{operation="chat.completions.create",reason="cut",upstream="cutter"} `
+			if !strings.Contains(string(metrics), counted) {
+				t.Fatalf("metrics lack %s:\n%s", counted, grepLines(string(metrics), "streams_cut"))
+			}
+			for _, rec := range readRecords(t, records, 2) {
+				findings := fmt.Sprint(rec["findings"])
+				if !strings.Contains(findings, "upstream stream ended early") {
+					t.Fatalf("record findings %s", findings)
+				}
+			}
+		})
+	}
+}
+
+// TestStreamEventCap: one event of a relayed stream is held to
+// max_body_size: an event of exactly that size passes, one byte more ends
+// the stream with an error event (and a finding).
+func TestStreamEventCap(t *testing.T) {
+	const limit = 4096
+	var size atomic.Int64
+	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		event := `data: {"pad":"` + strings.Repeat("x", int(size.Load())-len(`data: {"pad":""}`)-2) + `"}` + "\n\n"
+		for i := 0; i < len(event); i += 100 { // in pieces: the gateway must hold the event back whole
+			io.WriteString(w, event[i:min(i+100, len(event))])
+			http.NewResponseController(w).Flush()
+		}
+		io.WriteString(w, "data: [DONE]\n\n")
+	})
+	base := testgateway.Start(t, fmt.Sprintf(`
+	modelgate {
+		key %s
+		max_body_size %d
+		upstream p {
+			base_url %s/v1
+		}
+	}`, clientKey, limit, provider.URL))
+	body := `{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+
+	size.Store(limit)
+	resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", body, chatHeaders)
+	if resp.StatusCode != 200 || len(lastBody) != limit+len("data: [DONE]\n\n") || !strings.HasSuffix(string(lastBody), "data: [DONE]\n\n") {
+		t.Fatalf("an event of max_body_size: %d, %d bytes %.80q", resp.StatusCode, len(lastBody), lastBody)
+	}
+	size.Store(limit + 1)
+	resp, _ = rawRequest(t, "POST", base+"/v1/chat/completions", body, chatHeaders)
+	want := `data: {"error":{"message":"The upstream provider sent a stream event larger than this gateway relays; the reply is incomplete.","type":"server_error","param":null,"code":"upstream_event_too_large"}}` + "\n\n"
+	if resp.StatusCode != 200 || string(lastBody) != want {
+		t.Fatalf("an event of max_body_size+1: %d %.200q", resp.StatusCode, lastBody)
+	}
+}
+
+// TestTimedOutCallsAreRetriedOnlyWhenIdempotent: a provider that takes the
+// request and never answers gets a POST once (504 upstream_timeout, no
+// retry, no fallback) unless the route says retry_non_idempotent; a GET
+// is retried as the route says.
+func TestTimedOutCallsAreRetriedOnlyWhenIdempotent(t *testing.T) {
+	for _, tc := range []struct {
+		name, block, method, path, body string
+		hits, fallbackHits              int64
+	}{
+		{"POST once", "retries 2", "POST", "/v1/chat/completions", chatJSON, 1, 0},
+		{"POST with retry_non_idempotent", "retries 2\nretry_non_idempotent", "POST", "/v1/chat/completions", chatJSON, 3, 1},
+		{"GET retried", "retries 2", "GET", "/v1/models/gpt-4o", "", 3, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			silent := newCounting(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				<-r.Context().Done()
+			})
+			fallback := newCounting(t, failWith(400, map[string]string{"Content-Type": "application/json"}, `{"error":{"message":"bad","type":"invalid_request_error","param":null,"code":null}}`))
+			base := testgateway.Start(t, fmt.Sprintf(`
+			modelgate {
+				key %s
+				upstream silent {
+					base_url %s/v1
+					response_header_timeout 200ms
+				}
+				upstream backup {
+					base_url %s/v1
+				}
+				route chat.completions.create models.retrieve to silent fallback backup {
+					%s
+					max_retry_wait 1s
+				}
+			}`, clientKey, silent.URL, fallback.URL, tc.block))
+			resp, env := rawRequest(t, tc.method, base+tc.path, tc.body, chatHeaders)
+			if tc.fallbackHits == 0 && (resp.StatusCode != http.StatusGatewayTimeout || env.Error.Code == nil || *env.Error.Code != "upstream_timeout" || env.Error.Type != "server_error") {
+				t.Fatalf("%d %+v, want 504 upstream_timeout", resp.StatusCode, env.Error)
+			}
+			if silent.hits.Load() != tc.hits || fallback.hits.Load() != tc.fallbackHits {
+				t.Fatalf("the silent provider got %d requests and the fallback %d, want %d and %d", silent.hits.Load(), fallback.hits.Load(), tc.hits, tc.fallbackHits)
+			}
+		})
+	}
+}
