@@ -1,8 +1,11 @@
 package modelgate
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
@@ -159,10 +162,17 @@ func (g *Gateway) unmarshalKey(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
-	if hashed {
+	switch {
+	case hashed:
 		k.SHA256 = secret
-	} else {
-		k.Key = secret
+	case strings.Contains(secret, "{"):
+		k.Key = secret // a placeholder, resolved at provision
+	default:
+		// A key written in clear is kept in the adapted JSON as its digest
+		// only: Caddy prints that JSON at DEBUG ("adjusted config") and
+		// serves it on its admin API.
+		sum := sha256.Sum256([]byte(secret))
+		k.SHA256 = hex.EncodeToString(sum[:])
 	}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		switch d.Val() {

@@ -1,0 +1,78 @@
+package modelgate_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelgate/modelgate/internal/testgateway"
+)
+
+// TestSecretsStayOutOfDebugLogs runs Caddy at DEBUG with a client key
+// written in clear, a client key and a provider key given as placeholders,
+// serves a request with each key, and finds none of the secrets in
+// anything Caddy logged, "adjusted config" included.
+func TestSecretsStayOutOfDebugLogs(t *testing.T) {
+	const literalKey = "sk-literal-client-key-7731"
+	const envKey = "sk-client-key-from-env-5432"
+	const providerKey = "sk-provider-key-from-env-9876"
+	t.Setenv("MG_TEST_CLIENT_KEY", envKey)
+	t.Setenv("MG_TEST_PROVIDER_KEY", providerKey)
+	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, toolCallCompletion)
+	})
+	logPath := filepath.Join(t.TempDir(), "caddy.log")
+	port := testgateway.FreePort(t)
+	testgateway.Load(t, fmt.Sprintf(`{
+	admin off
+	persist_config off
+	grace_period 1ns
+	log {
+		output file %s
+		level DEBUG
+	}
+}
+http://127.0.0.1:%d {
+	modelgate {
+		key %s {
+			name literal
+		}
+		key {env.MG_TEST_CLIENT_KEY} {
+			name from-env
+		}
+		upstream p {
+			base_url %s/v1
+			api_key {env.MG_TEST_PROVIDER_KEY}
+		}
+	}
+}
+`, logPath, port, literalKey, provider.URL))
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	for _, key := range []string{literalKey, envKey} {
+		resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", chatJSON,
+			map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json"})
+		if resp.StatusCode != 200 {
+			t.Fatalf("chat with %s: %d %s", key[:12], resp.StatusCode, lastBody)
+		}
+	}
+	if req, _ := provider.last(t); req.Header.Get("Authorization") != "Bearer "+providerKey {
+		t.Fatalf("the provider got %q", req.Header.Get("Authorization"))
+	}
+	logged, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(logged), "adjusted config") || !strings.Contains(string(logged), "modelgate") {
+		t.Fatalf("Caddy's DEBUG config line was not logged:\n%.2000s", logged)
+	}
+	for _, secret := range []string{literalKey, envKey, providerKey} {
+		if strings.Contains(string(logged), secret) {
+			t.Errorf("the DEBUG log holds %s", secret)
+		}
+	}
+}
