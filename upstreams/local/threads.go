@@ -69,6 +69,9 @@ func (l *Local) createThread(w http.ResponseWriter, c *upstreams.Call) error {
 	if err != nil {
 		return err
 	}
+	if err := l.checkThreadReferences(c.Request.Context(), c.Principal.Owner, b); err != nil {
+		return err
+	}
 	t := &Thread{ID: newID("thread_"), Owner: c.Principal.Owner, CreatedAt: now(),
 		Metadata: orEmpty(b.Metadata), ToolResources: orEmpty(b.ToolResources)}
 	msgs := make([]ThreadMessage, 0, len(b.Messages))
@@ -108,6 +111,9 @@ func (l *Local) updateThread(w http.ResponseWriter, c *upstreams.Call) error {
 	id := c.Params["thread_id"]
 	b, err := decodeThreadBody(c.Body)
 	if err != nil {
+		return err
+	}
+	if err := l.checkThreadReferences(c.Request.Context(), c.Principal.Owner, b); err != nil {
 		return err
 	}
 	var meta, tools json.RawMessage
