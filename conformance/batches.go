@@ -133,6 +133,29 @@ func (t *T) waitBatch(id string, pending ...string) (batch, []string) {
 const specBatch = "Create batch: creates and executes a batch from an uploaded file of requests; the Batch is `validating` on creation with request_counts total 0, completed 0, failed 0; status is one of validating, failed, in_progress, finalizing, completed, expired, cancelling, cancelled; `output_file_id` holds the outputs of successfully executed requests."
 
 var batchChecks = []Check{
+	{ID: "batches.cancel", Area: AreaBatches, Spec: specBatch + " (Public API: cancel answers the Batch with status `cancelling`; it then becomes `cancelled`. A batch that already ended cannot be cancelled.)",
+		run: func(t *T) {
+			ex := t.createBatch(t.batchInput(20), "/v1/chat/completions", "24h", nil)
+			t.requireStatus(ex, http.StatusOK)
+			var b batch
+			t.decode(ex, &b)
+			ex = t.do(request{op: "batches.cancel", method: http.MethodPost, path: "/v1/batches/" + b.ID + "/cancel"})
+			if ex.status != http.StatusOK {
+				t.expectRefused(ex)
+				now := t.do(request{op: "batches.retrieve", method: http.MethodGet, path: "/v1/batches/" + b.ID})
+				var got batch
+				t.decode(now, &got)
+				t.expect(slices.Contains([]string{"completed", "failed", "expired", "cancelled"}, got.Status), now, "a refused cancel only of a batch that had ended", "status %q", got.Status)
+				return
+			}
+			var c batch
+			t.decode(ex, &c)
+			t.expect(c.ID == b.ID && (c.Status == "cancelling" || c.Status == "cancelled"), ex, "batch "+b.ID+" cancelling (or cancelled)", "%s status %q", c.ID, c.Status)
+			final, seen := t.waitBatch(b.ID, "cancelling")
+			last := t.do(request{op: "batches.retrieve", method: http.MethodGet, path: "/v1/batches/" + b.ID})
+			t.expect(final.Status == "cancelled", last, "the batch cancelled in the end", "status %v", seen)
+			t.expectSequence(last, append([]string{c.Status}, seen...), "cancelling", "cancelled")
+		}},
 	{ID: "batches.lifecycle", Area: AreaBatches, Spec: specBatch,
 		run: func(t *T) {
 			input := t.batchInput(3)
@@ -148,6 +171,7 @@ var batchChecks = []Check{
 
 			final, seen := t.waitBatch(b.ID, "validating", "in_progress", "finalizing")
 			last := t.do(request{op: "batches.retrieve", method: http.MethodGet, path: "/v1/batches/" + b.ID})
+			t.expectSequence(last, append([]string{"validating"}, seen...), "validating", "in_progress", "finalizing", "completed")
 			if !t.expect(final.Status == "completed", last, "the batch completed", "status %q after %v", final.Status, seen) {
 				return
 			}
@@ -168,6 +192,19 @@ var batchChecks = []Check{
 			notJSONL := t.upload("broken.jsonl", "batch", []byte("this is not JSON\n"))
 			t.expectBatchRefused(t.createBatch(notJSONL, "/v1/chat/completions", "24h", nil))
 		}},
+}
+
+// expectSequence holds the statuses a batch was seen in to follow the
+// order given, never going back.
+func (t *T) expectSequence(ex *exchange, seen []string, order ...string) {
+	at := -1
+	for _, s := range seen {
+		i := slices.Index(order, s)
+		if !t.expect(i >= at, ex, "statuses in the order "+strings.Join(order, " -> "), "%s", strings.Join(seen, " -> ")) {
+			return
+		}
+		at = i
+	}
 }
 
 // expectOutputLines reads a batch output file and holds each line to the
