@@ -50,6 +50,8 @@ func brokenTarget(t *testing.T, base string, f fault) string {
 		}
 		req, _ := http.NewRequestWithContext(r.Context(), r.Method, base+r.URL.RequestURI(), bytes.NewReader(body))
 		req.Header = r.Header.Clone()
+		// Replies come back plain, for the fault to read and rewrite.
+		req.Header.Del("Accept-Encoding")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
@@ -94,14 +96,14 @@ var notImplementedAreas = []string{conformance.AreaBatches, conformance.AreaVect
 
 var faults = []fault{
 	{name: "conforming proxy", want: nil},
-	{name: "list without has_more", want: []string{"files.list.paging"},
+	{name: "list without has_more", want: []string{"files.list.paging", "files.list.order", "files.round-trip", "files.isolation"},
 		mutate: func(_ *faultState, r *http.Request, _ []byte, status int, reply []byte) []byte {
 			if r.Method == http.MethodGet && r.URL.Path == "/v1/files" && status == http.StatusOK {
 				return rewriteJSON(reply, func(d map[string]any) { delete(d, "has_more") })
 			}
 			return reply
 		}},
-	{name: "wrong object on retrieve", want: []string{"threads.lifecycle"},
+	{name: "wrong object on retrieve", want: []string{"threads.lifecycle", "threads.round-trip", "threads.isolation"},
 		mutate: func(_ *faultState, r *http.Request, _ []byte, status int, reply []byte) []byte {
 			if _, ok := isThreadPath(r); ok && r.Method == http.MethodGet && status == http.StatusOK {
 				return rewriteJSON(reply, func(d map[string]any) { d["object"] = "thread.object" })
@@ -119,7 +121,7 @@ var faults = []fault{
 			}
 			return 0, "", false
 		}},
-	{name: "stream without [DONE]", want: []string{"chat.stream.basic", "chat.stream.n", "chat.stream.usage", "chat.stream.tools"},
+	{name: "stream without [DONE]", want: []string{"chat.stream.basic", "chat.stream.n", "chat.stream.usage", "chat.stream.tools", "chat.finish-reason.length", "chat.created-seconds"},
 		mutate: func(_ *faultState, r *http.Request, _ []byte, _ int, reply []byte) []byte {
 			return bytes.ReplaceAll(reply, []byte("data: [DONE]\n\n"), nil)
 		}},
@@ -190,14 +192,14 @@ var faults = []fault{
 // TestSuiteCatchesBrokenTargets runs the suite through each fault and
 // requires exactly the checks the fault breaks to fail, with evidence.
 func TestSuiteCatchesBrokenTargets(t *testing.T) {
-	base := testgateway.Quickstart(t, "")
-	for _, f := range faults {
+	base := testgateway.Quickstart(t, secondOwner)
+	for _, f := range append(slices.Clone(faults), promiseFaults...) {
 		t.Run(f.name, func(t *testing.T) {
 			areas := f.areas
 			if areas == nil {
 				areas = implementedAreas
 			}
-			report, err := conformance.Run(context.Background(), conformance.Config{BaseURL: brokenTarget(t, base, f), APIKey: devKey, Areas: areas})
+			report, err := conformance.Run(context.Background(), conformance.Config{BaseURL: brokenTarget(t, base, f), APIKey: devKey, SecondAPIKey: secondKey, Areas: areas})
 			if err != nil {
 				t.Fatal(err)
 			}
