@@ -181,6 +181,42 @@ var batchChecks = []Check{
 			}
 			t.expectOutputLines(*final.OutputFileID, []string{"r0", "r1", "r2"})
 		}},
+	{ID: "batches.validation-errors", Area: AreaBatches, Spec: "Public API (Batches): a file that fails validation makes a batch that is created and then failed, with errors.data entries {code, message, line}: duplicate_custom_id for a custom_id used twice, url_mismatch for a line whose url is not the batch's endpoint.",
+		run: func(t *T) {
+			line := func(id, url string) string {
+				body, _ := json.Marshal(t.chatBody("Say hello."))
+				return fmt.Sprintf(`{"custom_id":%q,"method":"POST","url":%q,"body":%s}`+"\n", id, url, body)
+			}
+			for _, c := range []struct{ code, content string }{
+				{"duplicate_custom_id", line("r0", "/v1/chat/completions") + line("r0", "/v1/chat/completions")},
+				{"url_mismatch", line("r0", "/v1/chat/completions") + line("r1", "/v1/embeddings")},
+			} {
+				input := t.upload(c.code+".jsonl", "batch", []byte(c.content))
+				ex := t.createBatch(input, "/v1/chat/completions", "24h", nil)
+				t.requireStatus(ex, http.StatusOK)
+				var b batch
+				t.decode(ex, &b)
+				final, seen := t.waitBatch(b.ID, "validating")
+				last := t.do(request{op: "batches.retrieve", method: http.MethodGet, path: "/v1/batches/" + b.ID})
+				if !t.expect(final.Status == "failed", last, "the batch failed validation", "statuses %v", seen) {
+					continue
+				}
+				var errs struct {
+					Errors *struct {
+						Data []struct {
+							Code string `json:"code"`
+							Line *int   `json:"line"`
+						} `json:"data"`
+					} `json:"errors"`
+				}
+				t.decode(last, &errs)
+				found := false
+				for _, e := range errs.Errors.Data {
+					found = found || (e.Code == c.code && e.Line != nil && *e.Line == 2)
+				}
+				t.expect(errs.Errors != nil && found, last, "errors.data with code "+c.code+" on line 2", "%s", excerpt(last.body))
+			}
+		}},
 	{ID: "batches.input-file", Area: AreaBatches, Spec: "Create batch: `input_file_id` is the ID of an uploaded file: JSONL format, uploaded with purpose `batch`.",
 		run: func(t *T) {
 			unknown := t.createBatch("file-conformance-unknown", "/v1/chat/completions", "24h", nil)

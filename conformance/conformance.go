@@ -217,7 +217,7 @@ type Check struct {
 // Checks returns every check of the suite, in report order.
 func Checks() []Check {
 	var all []Check
-	for _, group := range [][]Check{authChecks, errorChecks, limitChecks, chatChecks, streamChecks, fileChecks, threadChecks, batchChecks, vectorStoreChecks, roundTripChecks, orderChecks, timestampChecks, isolationChecks} {
+	for _, group := range [][]Check{authChecks, errorChecks, limitChecks, chatChecks, streamChecks, fileChecks, threadChecks, batchChecks, vectorStoreChecks, roundTripChecks, orderChecks, timestampChecks, isolationChecks, pacingChecks} {
 		all = append(all, group...)
 	}
 	return all

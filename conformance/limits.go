@@ -131,6 +131,24 @@ var limitChecks = func() []Check {
 					t.expectParam(t.search(vs, map[string]any{"query": "anything", "max_num_results": n}), "max_num_results")
 				}
 			}},
+		Check{ID: "limits.vector_stores.files.chunking", Area: AreaLimits, Requires: []string{AreaVectorStores}, Spec: "Public API: a static chunking strategy has max_chunk_size_tokens 100 to 4096 and chunk_overlap_tokens at most half of it.",
+			run: func(t *T) {
+				vs := t.newVectorStore()
+				static := func(size, overlap int) map[string]any {
+					return map[string]any{"chunking_strategy": map[string]any{"type": "static", "static": map[string]any{"max_chunk_size_tokens": size, "chunk_overlap_tokens": overlap}}}
+				}
+				for i, c := range [][2]int{{100, 50}, {4096, 2048}} {
+					file := t.upload(fmt.Sprintf("chunking-%d.txt", i), "assistants", []byte("A file chunked at a boundary."))
+					t.expectStatus(t.attach(vs, file, static(c[0], c[1])), http.StatusOK)
+				}
+				for i, c := range [][2]int{{99, 0}, {4097, 0}, {800, 401}} {
+					file := t.upload(fmt.Sprintf("chunking-out-%d.txt", i), "assistants", []byte("A file chunked past a boundary."))
+					ex := t.attach(vs, file, static(c[0], c[1]))
+					if t.expectParam(ex, "chunking_strategy") {
+						t.expectNotAttached(ex)
+					}
+				}
+			}},
 		Check{ID: "limits.vector_stores.files.list.limit", Area: AreaLimits, Requires: []string{AreaVectorStores}, Spec: "Limits: list vector store files `limit` 1 to 100, default 20.",
 			run: func(t *T) {
 				vs := t.newVectorStore()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelgate/modelgate/conformance"
 	"github.com/modelgate/modelgate/internal/testgateway"
@@ -11,6 +12,14 @@ import (
 
 // devKey is the quick start's development key.
 const devKey = testgateway.QuickstartDevKey
+
+// streamInterval paces the reference engine's streams (pacedEngine), so
+// the suite can tell a stream held back from a fast one.
+const streamInterval = 20 * time.Millisecond
+
+// pacedEngine routes chat completions to a reference engine spacing its
+// stream events streamInterval apart.
+const pacedEngine = "\t\tupstream paced reference {\n\t\t\tstream_interval 20ms\n\t\t}\n\t\troute chat.completions.create to paced\n"
 
 // secondKey is a key of another owner, for the isolation checks.
 const secondKey = "sk-conformance-second-owner"
@@ -22,7 +31,7 @@ const secondOwner = "\t\tkey " + secondKey + " {\n\t\t\tname second\n\t\t\towner
 var implementedAreas = []string{conformance.AreaAuth, conformance.AreaErrors, conformance.AreaLimits, conformance.AreaChat, conformance.AreaFiles, conformance.AreaThreads, conformance.AreaBatches, conformance.AreaVectorStores}
 
 func TestSuitePassesAgainstModelgate(t *testing.T) {
-	base := testgateway.Quickstart(t, secondOwner)
+	base := testgateway.Quickstart(t, secondOwner+pacedEngine)
 	for _, profile := range []string{conformance.ProfileSpec, conformance.ProfileOpenAI} {
 		t.Run(profile, func(t *testing.T) { suitePasses(t, base, profile) })
 	}
@@ -31,7 +40,7 @@ func TestSuitePassesAgainstModelgate(t *testing.T) {
 // suitePasses runs every implemented area with the profile: its beta
 // header name, and the search-response dialect modelgate picks from it.
 func suitePasses(t *testing.T, base, profile string) {
-	report, err := conformance.Run(context.Background(), conformance.Config{BaseURL: base, APIKey: devKey, SecondAPIKey: secondKey, Areas: implementedAreas, Profile: profile})
+	report, err := conformance.Run(context.Background(), conformance.Config{BaseURL: base, APIKey: devKey, SecondAPIKey: secondKey, ExpectStreamInterval: streamInterval, Areas: implementedAreas, Profile: profile})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,10 +108,10 @@ var roundTripChecks = []Check{
 			t.expectStatus(t.do(request{method: http.MethodDelete, path: "/v1/vector_stores/" + vs.ID, beta: true}), http.StatusNotFound)
 			t.expectListed(t.pageAll("vector_stores.list", "/v1/vector_stores", url.Values{"limit": {"100"}}, true), nil, vs.ID)
 		}},
-	{ID: "threads.round-trip", Area: AreaThreads, Requires: []string{AreaFiles}, Spec: specRoundTrip + " Create thread: `tool_resources` (the code_interpreter tool takes a list of file IDs) and `metadata`.",
+	{ID: "threads.round-trip", Area: AreaThreads, Requires: []string{AreaFiles, AreaVectorStores}, Spec: specRoundTrip + " Create thread: `tool_resources` (the code_interpreter tool takes a list of file IDs; the file_search tool takes a list of vector store IDs) and `metadata`.",
 		run: func(t *T) {
 			fileID := t.upload("tool resource.txt", "assistants", []byte("A file for the code interpreter."))
-			resources := map[string]any{"code_interpreter": map[string]any{"file_ids": []any{fileID}}}
+			resources := map[string]any{"code_interpreter": map[string]any{"file_ids": []any{fileID}}, "file_search": map[string]any{"vector_store_ids": []any{t.newVectorStore()}}}
 			md := map[string]any{"note": "naïve café - ü 文件"}
 			ex := t.createThread(map[string]any{"tool_resources": resources, "metadata": md})
 			t.requireStatus(ex, http.StatusOK)

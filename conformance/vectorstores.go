@@ -205,6 +205,15 @@ var vectorStoreChecks = []Check{
 				t.expect(slices.Equal(got, want), ex, "the items before the cursor: "+strings.Join(want, ","), "%v", got)
 			}
 		}},
+	{ID: "vector_stores.files.file-deleted", Area: AreaVectorStores, Spec: "Public API (Files): deleting a file also removes it from all vector stores.",
+		run: func(t *T) {
+			vs := t.newVectorStore()
+			id := t.attachAll(vs, searchDocs[:1], nil)[0]
+			ex := t.do(request{op: "files.delete", method: http.MethodDelete, path: "/v1/files/" + id})
+			t.requireStatus(ex, http.StatusOK)
+			t.expectStatus(t.vectorStoreFile(vs, id), http.StatusNotFound)
+			t.expectListed(t.pageAll("vector_stores.files.list", "/v1/vector_stores/"+vs+"/files", url.Values{"limit": {"100"}}, true), nil, id)
+		}},
 	{ID: "vector_stores.files.list.default-limit", Area: AreaVectorStores, Spec: "List vector store files: `limit` default 20.",
 		run: func(t *T) {
 			vs := t.newVectorStore()
