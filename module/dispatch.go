@@ -68,8 +68,9 @@ func (g *Gateway) dispatch(w *exchange, call *upstreams.Call, route *resolvedRou
 				if route.check == checkStrict && resp.StatusCode < 300 && !upstreams.IsEventStream(resp.Header) {
 					return relayChecked(w, call.Operation, resp)
 				}
-				if err := upstreams.Relay(w, resp, int(g.MaxBodySize)); err != nil && call.Request.Context().Err() == nil {
-					w.noteCutStream(call.Operation, err)
+				err := upstreams.Relay(w, resp, int(g.MaxBodySize))
+				w.noteCutStream(call.Operation, err) // also when the client left after the error event
+				if err != nil && call.Request.Context().Err() == nil {
 					g.logger.Warn("relaying upstream response failed", zap.String("upstream", t.name), zap.Error(err))
 				}
 				return nil
@@ -125,6 +126,8 @@ func relayFailedReply(w http.ResponseWriter, f *failedReply) error {
 func (e *exchange) noteCutStream(op string, err error) {
 	reason := "cut"
 	switch {
+	case err == nil:
+		return
 	case errors.Is(err, upstreams.ErrEventTooLarge):
 		reason = "event_too_large"
 	case !errors.Is(err, upstreams.ErrStreamCut):

@@ -188,15 +188,21 @@ func TestThreadsEndToEnd(t *testing.T) {
 		t.Fatalf("metadata and tool_resources must be {} when not given: %v", shape)
 	}
 
+	// The objects a thread names must be the caller's own.
+	fileID := upload(t, client, "notes.txt", []byte("notes"))
+	store, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	th, err := client.Beta.Threads.New(ctx, openai.BetaThreadNewParams{
 		Messages: []openai.BetaThreadNewParamsMessage{{Role: "user", Content: openai.BetaThreadNewParamsMessageContentUnion{OfString: openai.String("hello")}}},
 		Metadata: shared.Metadata{"team": "a"},
 		ToolResources: openai.BetaThreadNewParamsToolResources{
-			CodeInterpreter: openai.BetaThreadNewParamsToolResourcesCodeInterpreter{FileIDs: []string{"file-1"}},
-			FileSearch:      openai.BetaThreadNewParamsToolResourcesFileSearch{VectorStoreIDs: []string{"vs_1"}},
+			CodeInterpreter: openai.BetaThreadNewParamsToolResourcesCodeInterpreter{FileIDs: []string{fileID}},
+			FileSearch:      openai.BetaThreadNewParamsToolResourcesFileSearch{VectorStoreIDs: []string{store.ID}},
 		},
 	})
-	if err != nil || th.Metadata["team"] != "a" || th.ToolResources.CodeInterpreter.FileIDs[0] != "file-1" || th.ToolResources.FileSearch.VectorStoreIDs[0] != "vs_1" {
+	if err != nil || th.Metadata["team"] != "a" || th.ToolResources.CodeInterpreter.FileIDs[0] != fileID || th.ToolResources.FileSearch.VectorStoreIDs[0] != store.ID {
 		t.Fatalf("create: %v %+v", err, th)
 	}
 	got, err := client.Beta.Threads.Get(ctx, th.ID)

@@ -117,7 +117,7 @@ func decodeObject(body []byte) (map[string]any, *Violation) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, &Violation{Message: "We could not parse the JSON body of your request: " + err.Error()}
+		return nil, &Violation{Message: "We could not parse the JSON body of your request: " + DescribeJSONError(err) + "."}
 	}
 	if dec.More() {
 		return nil, &Violation{Message: "We could not parse the JSON body of your request: more than one JSON value."}

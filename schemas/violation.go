@@ -17,7 +17,7 @@ import (
 func violation(err error, doc any) *Violation {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return &Violation{Message: err.Error()}
+		return &Violation{Message: "The request body does not conform to the API."}
 	}
 	all := leaves(ve)
 	best := all[0]

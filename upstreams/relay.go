@@ -1,6 +1,7 @@
 package upstreams
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -61,6 +62,9 @@ func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int) error {
 				return fmt.Errorf("writing to client: %w", werr)
 			}
 			return nil
+		}
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("reading upstream stream: %w", err) // the client went away
 		}
 		if err != nil {
 			writeStreamError(w, rc, "upstream_stream_cut", "The upstream provider's stream ended before its end; the reply is incomplete.")

@@ -131,7 +131,7 @@ func (r *batchRunner) send(ctx context.Context, op string, who upstreams.Princip
 			if ctx.Err() != nil {
 				return BatchOutcome{}, false
 			}
-			line.Error = &outputError{Code: "server_error", Message: "The request could not be sent: " + err.Error()}
+			line.Error = &outputError{Code: "server_error", Message: "The request could not be sent to its upstream."}
 			return outcome(req.Line, line, true)
 		}
 		// 501 means no route serves the endpoint: no retry will change that.

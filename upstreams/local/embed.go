@@ -61,7 +61,7 @@ func embedOnce(ctx context.Context, d upstreams.Dispatcher, who upstreams.Princi
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, &fileError{code: codeServerError, message: "The embeddings could not be requested: " + err.Error()}
+			return nil, &fileError{code: codeServerError, message: "The embeddings could not be requested from their upstream."}
 		}
 		if reply.Status == http.StatusTooManyRequests && waits < maxRateLimitWaits {
 			if !upstreams.Sleep(ctx, min(upstreams.RetryAfter(reply.Header, time.Second), time.Minute)) {

@@ -60,7 +60,7 @@ func (l *Local) createFile(w http.ResponseWriter, c *upstreams.Call) error {
 	r.Body = http.MaxBytesReader(nil, r.Body, maxFileBytes+maxFormBytes)
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return upstreams.InvalidRequest("file", "The request is not a multipart/form-data upload: %s", err.Error())
+		return upstreams.InvalidRequest("file", "The request is not a multipart/form-data upload with a boundary.")
 	}
 	var form uploadForm
 	var f *File

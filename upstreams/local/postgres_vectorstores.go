@@ -179,8 +179,8 @@ func (s *postgresStore) openVectorStores(ctx context.Context) error {
 		return nil
 	}
 	if !installed {
-		if err := s.createVectorExtension(ctx); err != nil {
-			s.vectorsOff = "the vector extension (pgvector) is not created in the database and this user cannot create it (" + err.Error() + "): have its owner run CREATE EXTENSION vector, then restart"
+		if s.createVectorExtension(ctx) != nil {
+			s.vectorsOff = "the vector extension (pgvector) is not created in the database and this user cannot create it: have its owner run CREATE EXTENSION vector, then restart"
 			return nil
 		}
 	}

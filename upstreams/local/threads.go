@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/modelgate/modelgate/schemas"
 	"github.com/modelgate/modelgate/upstreams"
 )
 
@@ -37,7 +38,7 @@ func decodeThreadBody(body []byte) (*threadBody, error) {
 		return &b, nil
 	}
 	if err := json.Unmarshal(body, &b); err != nil {
-		return nil, upstreams.InvalidRequest("", "The request body is not a valid thread: %s", err.Error())
+		return nil, upstreams.InvalidRequest("", "The request body is not a valid thread: %s.", schemas.DescribeJSONError(err))
 	}
 	return &b, nil
 }

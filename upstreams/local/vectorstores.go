@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/modelgate/modelgate/schemas"
 	"github.com/modelgate/modelgate/upstreams"
 )
 
@@ -135,7 +136,7 @@ func decodeBody(body []byte, v any) error {
 		return nil
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return upstreams.InvalidRequest("", "The request body could not be read: %s", err.Error())
+		return upstreams.InvalidRequest("", "The request body could not be read: %s.", schemas.DescribeJSONError(err))
 	}
 	return nil
 }

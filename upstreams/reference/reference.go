@@ -8,6 +8,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
+	"github.com/modelgate/modelgate/schemas"
 	"github.com/modelgate/modelgate/upstreams"
 )
 
@@ -42,7 +43,7 @@ func (Engine) Models() []string { return []string{"reference"} }
 func (e Engine) ServeCall(w http.ResponseWriter, c *upstreams.Call) error {
 	var req request
 	if err := json.Unmarshal(c.Body, &req); err != nil {
-		return upstreams.InvalidRequest("", "The request body is not a valid chat completion request: %s", err.Error())
+		return upstreams.InvalidRequest("", "The request body is not a valid chat completion request: %s.", schemas.DescribeJSONError(err))
 	}
 	if len(req.Messages) == 0 {
 		return upstreams.InvalidRequest("messages", "messages must have at least 1 item")
