@@ -55,10 +55,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	case "run":
 		return runSuite(ctx, args[1:], out)
 	case "list":
-		for _, ch := range conformance.Checks() {
-			fmt.Fprintf(out, "%s\t%s\n", ch.ID, ch.Spec)
-		}
-		return nil
+		return conformance.WriteCatalogue(out)
 	case "check-records", "check":
 		return checkRecords(args[1:], out)
 	case "replay":
