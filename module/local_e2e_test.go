@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -161,6 +162,18 @@ func TestUploadRules(t *testing.T) {
 	_, err = client.Files.New(ctx, openai.FileNewParams{File: openai.File(bytes.NewReader([]byte("x")), "a.txt", "text/plain"), Purpose: "nonsense"})
 	if e := asAPIError(t, err); e.StatusCode != 400 || e.Param != "purpose" {
 		t.Fatalf("bad purpose: %d %q", e.StatusCode, e.Param)
+	}
+	// A filename of 512 bytes is kept; one of 513 is refused.
+	_, err = client.Files.New(ctx, openai.FileNewParams{File: openai.File(bytes.NewReader([]byte("x")), strings.Repeat("n", 509)+".txt", "text/plain"), Purpose: openai.FilePurposeAssistants})
+	if e := asAPIError(t, err); e.StatusCode != 400 || e.Param != "file" || !strings.Contains(e.Message, "512 bytes") {
+		t.Fatalf("513-byte filename: %d %q %s", e.StatusCode, e.Param, e.Message)
+	}
+	kept, err := client.Files.New(ctx, openai.FileNewParams{File: openai.File(bytes.NewReader([]byte("x")), strings.Repeat("n", 508)+".txt", "text/plain"), Purpose: openai.FilePurposeAssistants})
+	if err != nil || len(kept.Filename) != 512 {
+		t.Fatalf("512-byte filename: %v", err)
+	}
+	if _, err := client.Files.Delete(ctx, kept.ID); err != nil {
+		t.Fatal(err)
 	}
 	page, _ := client.Files.List(ctx, openai.FileListParams{})
 	if len(page.Data) != 0 {

@@ -221,8 +221,11 @@ func (g *Gateway) readBody(r *http.Request, op *Operation) ([]byte, *upstreams.E
 	if r.ContentLength > g.MaxBodySize {
 		return nil, errBodyTooLarge(g.MaxBodySize)
 	}
+	// A body of known length up to maxPrealloc is read into one
+	// allocation; a larger declared length is not trusted before its
+	// bytes arrive: the buffer grows with what is actually read.
 	var buf bytes.Buffer
-	buf.Grow(int(max(r.ContentLength, 0)) + bytes.MinRead) // a body of known length is read into one allocation
+	buf.Grow(int(min(max(r.ContentLength, 0), maxPrealloc)) + bytes.MinRead)
 	_, err := buf.ReadFrom(http.MaxBytesReader(nil, r.Body, g.MaxBodySize))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -233,6 +236,10 @@ func (g *Gateway) readBody(r *http.Request, op *Operation) ([]byte, *upstreams.E
 	}
 	return buf.Bytes(), nil
 }
+
+// maxPrealloc bounds what a request's declared Content-Length reserves
+// before any byte of the body has arrived.
+const maxPrealloc = 1 << 20
 
 func errBodyTooLarge(limit int64) *upstreams.Error {
 	return &upstreams.Error{

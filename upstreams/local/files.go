@@ -186,9 +186,16 @@ func uploadFilename(part *multipart.Part) string {
 	return formEscapes.Replace(part.FileName())
 }
 
+// maxFilename bounds a stored filename, in bytes: it is kept with the file
+// and shown in every listing and search result.
+const maxFilename = 512
+
 func checkFilename(name, purpose string) error {
 	if name == "" {
 		return upstreams.InvalidRequest("file", "The file part has no filename.")
+	}
+	if len(name) > maxFilename {
+		return upstreams.InvalidRequest("file", "The filename is longer than %d bytes.", maxFilename)
 	}
 	if purpose == "batch" && !strings.HasSuffix(strings.ToLower(name), ".jsonl") {
 		return upstreams.InvalidRequest("file", "Files with purpose batch must be .jsonl files; got %q.", name)
