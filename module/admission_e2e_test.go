@@ -78,13 +78,14 @@ func TestRequestLimitBurstAndReload(t *testing.T) {
 func TestStreamedAndNonStreamedRepliesChargeTheSameTokens(t *testing.T) {
 	const streamKey = "sk-stream-key-000000005"
 	port := testgateway.FreePort(t)
-	testgateway.Load(t, limitedGateway(port, "key "+clientKey+" {\n tpm 5000\n }\n key "+streamKey+" {\n tpm 5000\n }"))
+	testgateway.Load(t, limitedGateway(port, "key "+clientKey+" {\n tpm 600\n }\n key "+streamKey+" {\n tpm 600\n }"))
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	req := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"count tokens for me"}],"max_completion_tokens":30%s}`
 	headers := func(key string) map[string]string {
 		return map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json"}
 	}
-	// Buckets refill as time passes (5000/min, 83 a second), so each
+	// Buckets refill as time passes (600/min, 10 a second: slow enough
+	// that a loaded machine does not refill what was charged), so each
 	// request is timed: what the two keys may differ by is what refilled
 	// in the difference between their charge-to-probe times.
 	var at [8]time.Time
@@ -116,15 +117,15 @@ func TestStreamedAndNonStreamedRepliesChargeTheSameTokens(t *testing.T) {
 	b, errB := strconv.Atoi(streamLeft)
 	// Longest and shortest each key's tokens may have refilled for.
 	spread := max(at[5].Sub(at[0])-at[6].Sub(at[3]), at[7].Sub(at[2])-at[4].Sub(at[1]))
-	if refill := int(math.Ceil(spread.Seconds()*5000/60)) + 1; errA != nil || errB != nil || a-b > refill || b-a > refill {
+	if refill := int(math.Ceil(spread.Seconds()*600/60)) + 1; errA != nil || errB != nil || a-b > refill || b-a > refill {
 		t.Fatalf("tokens left: non-streamed %q, streamed %q (refill in between at most %d)", left, streamLeft, refill)
 	}
-	if n, _ := strconv.Atoi(left); n >= 5000-30 || n < 4800 {
+	if n, _ := strconv.Atoi(left); n >= 600-30 || n < 400 {
 		t.Fatalf("tokens left %d: usage was not settled", n)
 	}
 	// A request asking for more than the limit can never pass.
 	resp, env := rawRequest(t, "POST", base+"/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}],"max_completion_tokens":6000}`, headers(clientKey))
-	if resp.StatusCode != 429 || env.Error.Type != "tokens" || resp.Header.Get("X-Ratelimit-Limit-Tokens") != "5000" || resp.Header.Get("Retry-After") == "" {
+	if resp.StatusCode != 429 || env.Error.Type != "tokens" || resp.Header.Get("X-Ratelimit-Limit-Tokens") != "600" || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("over the token limit: %d %+v %v", resp.StatusCode, env.Error, resp.Header)
 	}
 }
