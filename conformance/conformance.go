@@ -81,6 +81,9 @@ type Config struct {
 	Heavy bool
 	// HTTPClient is used for every request. Default: a new http.Client.
 	HTTPClient *http.Client
+
+	// cov collects what the run's exchanges covered.
+	cov *coverage
 }
 
 func (c *Config) setDefaults() {
@@ -202,6 +205,8 @@ type Report struct {
 	Started   time.Time `json:"started"`
 	ElapsedMS int64     `json:"elapsed_ms"`
 	Results   []Result  `json:"results"`
+	// Coverage is what the run exercised.
+	Coverage *Coverage `json:"coverage,omitempty"`
 }
 
 // Count returns how many results have a status.
@@ -257,6 +262,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := preflight(ctx, &cfg); err != nil {
 		return nil, err
 	}
+	cfg.cov = &coverage{}
 	start := time.Now()
 	results := make([]Result, len(selected))
 	sem := make(chan struct{}, cfg.Parallel)
@@ -271,5 +277,5 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}()
 	}
 	wg.Wait()
-	return &Report{Target: cfg.BaseURL, Profile: cfg.Profile, Started: start.UTC(), ElapsedMS: time.Since(start).Milliseconds(), Results: results}, nil
+	return &Report{Target: cfg.BaseURL, Profile: cfg.Profile, Started: start.UTC(), ElapsedMS: time.Since(start).Milliseconds(), Results: results, Coverage: cfg.cov.report(results)}, nil
 }
