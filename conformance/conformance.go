@@ -63,6 +63,9 @@ type Config struct {
 	// Areas restricts the run; empty means every area. A check runs when
 	// its area is included and every area it also needs is.
 	Areas []string
+	// Only restricts the run to the checks matching one of these IDs or
+	// patterns (a * matches any run of characters but /); empty: all.
+	Only []string
 	// Parallel is how many checks run at once. Default: 4.
 	Parallel int
 	// RequestTimeout bounds each HTTP exchange. Default: 60s.
@@ -139,6 +142,9 @@ func (c *Config) validate() error {
 
 // included reports whether a check runs under this configuration.
 func (c *Config) included(ch Check) bool {
+	if len(c.Only) > 0 && !slices.ContainsFunc(c.Only, func(p string) bool { return covers(p, ch.ID) }) {
+		return false
+	}
 	if len(c.Areas) == 0 {
 		return true
 	}

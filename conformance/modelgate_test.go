@@ -93,3 +93,19 @@ func expectCoverage(t *testing.T, report *conformance.Report) {
 		}
 	}
 }
+
+// TestHeavyProbesAgainstModelgate runs the probes --heavy adds (batch
+// input files of 50,000 and 50,001 requests) against the quick start.
+func TestHeavyProbesAgainstModelgate(t *testing.T) {
+	base := testgateway.Quickstart(t, "")
+	report, err := conformance.Run(context.Background(), conformance.Config{BaseURL: base, APIKey: devKey, Heavy: true, Only: []string{"limits.batches.input-requests"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	report.WriteText(&text)
+	if len(report.Results) != 1 || report.Count(conformance.Pass) != 1 {
+		t.Fatalf("heavy probes:\n%s", text.String())
+	}
+	t.Logf("heavy probes in %d ms", report.ElapsedMS)
+}

@@ -109,6 +109,10 @@ func runSuite(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&cfg.Model, "model", "", "chat model to ask for (default reference)")
 	areasFlag(fs, &cfg)
 	fs.IntVar(&cfg.Parallel, "parallel", 0, "checks run at once (default 4)")
+	fs.Func("only", "comma-separated check IDs or patterns (generated.*) to run, of those the areas include", func(s string) error {
+		cfg.Only = strings.Split(s, ",")
+		return nil
+	})
 	fs.DurationVar(&cfg.WaitTimeout, "wait", 0, "bound of waiting for batches and ingestion (default 3m)")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the generated cases (the same seed, the same requests)")
 	fs.IntVar(&cfg.MaxCases, "max-cases", 40, "generated cases per generated check at most")
