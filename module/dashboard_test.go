@@ -4,6 +4,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/upstreams"
 )
 
 // TestDashboardLoopbackOnlyWithoutAdminKeys: without admin keys the
@@ -43,4 +46,24 @@ func TestDashboardPathIsNotUnderTheAPI(t *testing.T) {
 			t.Errorf("dashboard path %q accepted", path)
 		}
 	}
+}
+
+// BenchmarkDashboardObserve is the dashboard's cost on the request path:
+// one observe of a limited key's chat exchange with usage, in parallel.
+func BenchmarkDashboardObserve(b *testing.B) {
+	s := &dashStats{}
+	call := &upstreams.Call{Model: "gpt-4o-mini"}
+	call.Principal.KeyName = "bench"
+	start := time.Now()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		ex := newExchange(httptest.NewRecorder(), false)
+		ex.upstream, ex.status, ex.firstByte = "provider", http.StatusOK, start.Add(time.Millisecond)
+		ex.usage = &usage{prompt: 12, completion: 30, total: 42}
+		ex.Header().Set("X-Ratelimit-Limit-Requests", "600")
+		ex.Header().Set("X-Ratelimit-Remaining-Requests", "599")
+		for pb.Next() {
+			s.observe(upstreams.OpChatCompletionsCreate, start, call, ex)
+		}
+	})
 }
