@@ -22,6 +22,12 @@ const otherKey = "sk-other-owner-key-0004"
 // startLocal serves modelgate on its built-in defaults with two keys of
 // different owners.
 func startLocal(t *testing.T, dataDir string) string {
+	return startLocalOn(t, "data_dir "+dataDir)
+}
+
+// startLocalOn is startLocal with the local upstream's store given as its
+// option line (`data_dir <path>` or `postgres <dsn>`).
+func startLocalOn(t *testing.T, store string) string {
 	return testgateway.Start(t, fmt.Sprintf(`
 	modelgate {
 		key %s {
@@ -31,9 +37,9 @@ func startLocal(t *testing.T, dataDir string) string {
 			owner bob
 		}
 		upstream local local {
-			data_dir %s
+			%s
 		}
-	}`, clientKey, otherKey, dataDir))
+	}`, clientKey, otherKey, store))
 }
 
 func TestFilesEndToEnd(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/internal/testpg"
 )
 
@@ -25,19 +24,7 @@ func TestOtherOwnersObjectsCannotBeNamed(t *testing.T) {
 			if store == "postgres" {
 				storeLine = fmt.Sprintf("postgres %q", testpg.VectorDSN(t))
 			}
-			base := testgateway.Start(t, fmt.Sprintf(`
-			modelgate {
-				key %s {
-					owner alice
-				}
-				key %s {
-					owner bob
-				}
-				upstream local local {
-					%s
-				}
-			}`, clientKey, otherKey, storeLine))
-			testOtherOwnersObjects(t, base)
+			testOtherOwnersObjects(t, startLocalOn(t, storeLine))
 		})
 	}
 }
