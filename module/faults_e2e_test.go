@@ -190,3 +190,22 @@ func TestTimedOutCallsAreRetriedOnlyWhenIdempotent(t *testing.T) {
 		})
 	}
 }
+
+// TestUpstreamHeadersAreCapped: a provider's header of 8 KiB is relayed,
+// one past 8 KiB is not, and the reply still arrives.
+func TestUpstreamHeadersAreCapped(t *testing.T) {
+	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Fits", strings.Repeat("a", 8<<10-len("X-Fits")))
+		w.Header().Set("X-Too-Big", strings.Repeat("b", 8<<10))
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, toolCallCompletion)
+	})
+	base := startGateway(t, provider.URL, "")
+	resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", chatJSON, chatHeaders)
+	if resp.StatusCode != 200 || !strings.Contains(string(lastBody), "chatcmpl-1") {
+		t.Fatalf("%d %s", resp.StatusCode, lastBody)
+	}
+	if len(resp.Header.Get("X-Fits")) != 8<<10-len("X-Fits") || resp.Header.Get("X-Too-Big") != "" {
+		t.Fatalf("relayed X-Fits of %d bytes and X-Too-Big of %d", len(resp.Header.Get("X-Fits")), len(resp.Header.Get("X-Too-Big")))
+	}
+}
