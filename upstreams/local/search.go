@@ -120,8 +120,20 @@ func (r *searchRequest) queries() ([]string, error) {
 	if err := json.Unmarshal(r.Query, &many); err != nil || len(many) == 0 {
 		return nil, upstreams.InvalidRequest("query", "query must be a string or a non-empty array of strings.")
 	}
+	if len(many) > maxQueries {
+		return nil, upstreams.InvalidRequest("query", "query may hold at most %d strings.", maxQueries)
+	}
 	return many, nil
 }
+
+// Search bounds: each query string of a request is one full-text search
+// (and one embedding), and each of its distinct keywords one more term of
+// that search, whose cost grows with the terms; beyond maxQueryTerms the
+// later keywords are ignored.
+const (
+	maxQueries    = 16
+	maxQueryTerms = 64
+)
 
 // stopwords are dropped by the query normalisation of rewrite_query.
 var stopwords = map[string]bool{
@@ -138,16 +150,23 @@ func words(text string) []string {
 	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
-// keywords are a query's words without stopwords (unless nothing else
-// is left): in a small corpus a stopword is as rare as a real term, and
-// BM25 would rank by it.
+// keywords are a query's distinct words without stopwords (unless nothing
+// else is left), the first maxQueryTerms of them: in a small corpus a
+// stopword is as rare as a real term, and BM25 would rank by it.
 func keywords(q string) []string {
 	all := words(q)
 	kept := slices.DeleteFunc(slices.Clone(all), func(w string) bool { return stopwords[w] })
 	if len(kept) == 0 {
-		return all
+		kept = all
 	}
-	return kept
+	seen := make(map[string]bool, min(len(kept), maxQueryTerms))
+	return slices.DeleteFunc(kept, func(w string) bool {
+		if seen[w] || len(seen) == maxQueryTerms {
+			return true
+		}
+		seen[w] = true
+		return false
+	})
 }
 
 // normalizeQuery is rewrite_query without a model: the keywords, lower
