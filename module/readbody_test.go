@@ -31,7 +31,10 @@ func TestDeclaredLengthIsNotPreallocated(t *testing.T) {
 		}
 	}
 	runtime.ReadMemStats(&after)
-	if grew := after.TotalAlloc - before.TotalAlloc; grew > 4*(maxPrealloc+64<<10) {
+	// What arrived needs ~4 x maxPrealloc; the margin is for whatever else
+	// the test process allocates meanwhile (-race, background workers).
+	// Preallocating the declared length takes 240 MiB.
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 32<<20 {
 		t.Fatalf("4 requests declaring 60 MiB and sending 10 bytes allocated %d MiB", grew>>20)
 	}
 	full := `{"model":"` + strings.Repeat("x", maxPrealloc-12) + `"}`
