@@ -19,7 +19,7 @@ func TestDefaultTimeouts(t *testing.T) {
 	if err := p.Provision(ctx); err != nil {
 		t.Fatal(err)
 	}
-	tr, ok := p.transport.(*reverseproxy.HTTPTransport)
+	tr, ok := p.transport.(tracedTransport).next.(*reverseproxy.HTTPTransport)
 	if !ok {
 		t.Fatalf("transport %T", p.transport)
 	}
@@ -34,7 +34,7 @@ func TestDefaultTimeouts(t *testing.T) {
 	if err := set.Provision(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if tr := set.transport.(*reverseproxy.HTTPTransport); time.Duration(tr.DialTimeout) != time.Second || time.Duration(tr.ResponseHeaderTimeout) != 10*time.Minute {
+	if tr := set.transport.(tracedTransport).next.(*reverseproxy.HTTPTransport); time.Duration(tr.DialTimeout) != time.Second || time.Duration(tr.ResponseHeaderTimeout) != 10*time.Minute {
 		t.Fatalf("a set dial_timeout: dial %v, response header %v", time.Duration(tr.DialTimeout), time.Duration(tr.ResponseHeaderTimeout))
 	}
 }
