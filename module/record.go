@@ -7,8 +7,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"time"
-
-	"github.com/modelgate/modelgate/upstreams"
 )
 
 // exchangeRecord is one line of a recording: what `conformance check`
@@ -109,11 +107,13 @@ func redacted(h http.Header) http.Header {
 	return out
 }
 
-func newExchangeRecord(start time.Time, r *http.Request, op string, call *upstreams.Call, ex *exchange, upload *bodyCapture, maxBody int) *exchangeRecord {
+func newExchangeRecord(start time.Time, req *request, ex *exchange, upload *bodyCapture, maxBody int) *exchangeRecord {
+	r := req.http
 	rec := &exchangeRecord{
 		Time:      start.UTC(),
-		Operation: op,
-		Upstream:  ex.upstream,
+		Operation: req.opID(),
+		KeyName:   req.keyName(),
+		Upstream:  req.upstream,
 		Status:    ex.status,
 		LatencyMS: float64(time.Since(start).Microseconds()) / 1000,
 		Request: recordedRequest{
@@ -123,16 +123,13 @@ func newExchangeRecord(start time.Time, r *http.Request, op string, call *upstre
 			Header: redacted(r.Header),
 		},
 		Response: recordedResponse{Header: redacted(ex.Header())},
-		Findings: ex.findings,
+		Findings: append(req.findings[:len(req.findings):len(req.findings)], ex.findings...),
 	}
 	if !ex.firstByte.IsZero() {
 		rec.FirstByteMS = float64(ex.firstByte.Sub(start).Microseconds()) / 1000
 	}
-	if call != nil {
-		rec.KeyName = call.Principal.KeyName
-		if call.Body != nil {
-			rec.Request.recordedBody = newRecordedBody(call.Body, maxBody)
-		}
+	if req.call != nil && req.call.Body != nil {
+		rec.Request.recordedBody = newRecordedBody(req.call.Body, maxBody)
 	}
 	if upload != nil && upload.read > 0 {
 		rec.Request.recordedBody = upload.recorded(maxBody)
