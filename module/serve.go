@@ -19,6 +19,10 @@ import (
 // client's entrance to the pipeline (see request); Dispatch is the entrance
 // of work done on a key's behalf.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if g.dashboard.serves(r) {
+		g.dashboard.ServeHTTP(w, r)
+		return nil
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, apiPrefix)
 	if !ok || (rest != "" && rest[0] != '/') {
 		return next.ServeHTTP(w, r)
@@ -46,6 +50,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		g.serve(ex, req)
 	}
 	observe(req, start, ex)
+	g.dashboard.observe(req, start, ex)
 	if ex.recording {
 		g.recorder.record(newExchangeRecord(start, req, ex, upload, g.recorder.cfg.MaxBody))
 	}
