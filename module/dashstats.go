@@ -154,7 +154,7 @@ func (s *dashStats) observe(req *request, start time.Time, ex *exchange) {
 		status = http.StatusOK
 	}
 	sum := &exchangeSummary{at: start, operation: op, upstream: upstream, status: status, latency: latency,
-		findings: append(req.findings[:len(req.findings):len(req.findings)], ex.findings...)}
+		findings: req.findingsWith(ex)}
 	if call != nil {
 		sum.keyName, sum.model = call.Principal.KeyName, call.Model
 		k := loadOrNew[keyStats](&s.keys, sum.keyName)

@@ -75,7 +75,7 @@ func newExchangeRecord(start time.Time, req *request, ex *exchange, upload *body
 			Header: redacted(r.Header),
 		},
 		Response: record.Response{Header: redacted(ex.Header())},
-		Findings: append(req.findings[:len(req.findings):len(req.findings)], ex.findings...),
+		Findings: req.findingsWith(ex),
 	}
 	if !ex.firstByte.IsZero() {
 		rec.FirstByteMS = float64(ex.firstByte.Sub(start).Microseconds()) / 1000

@@ -68,3 +68,9 @@ func (req *request) keyName() string {
 	}
 	return req.key.KeyName
 }
+
+// findingsWith is every finding of the exchange: the request's, then the
+// reply's.
+func (req *request) findingsWith(ex *exchange) []string {
+	return append(req.findings[:len(req.findings):len(req.findings)], ex.findings...)
+}

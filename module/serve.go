@@ -50,7 +50,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		g.serve(ex, req)
 	}
 	observe(req, start, ex)
-	g.dashboard.observe(req, start, ex)
+	g.observed(req, start, ex)
 	if ex.recording {
 		g.recorder.record(newExchangeRecord(start, req, ex, upload, g.recorder.cfg.MaxBody))
 	}
