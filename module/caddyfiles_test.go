@@ -28,6 +28,9 @@ func TestExampleCaddyfiles(t *testing.T) {
 	t.Setenv("MODELGATE_KEY", "sk-example-key")
 	t.Setenv("MODELGATE_CHAT_ONLY_KEY", "sk-chat-only")
 	t.Setenv("OPENAI_API_KEY", "sk-provider")
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-provider")
+	t.Setenv("AZURE_OPENAI_ENDPOINT", "https://example.openai.azure.com")
+	t.Setenv("AZURE_OPENAI_API_KEY", "azure-provider")
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			src, err := os.ReadFile(file)

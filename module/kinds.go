@@ -9,6 +9,7 @@ import (
 	"github.com/modelgate/modelgate/upstreams"
 	_ "github.com/modelgate/modelgate/upstreams/anthropic"
 	_ "github.com/modelgate/modelgate/upstreams/azure"
+	_ "github.com/modelgate/modelgate/upstreams/gemini"
 	_ "github.com/modelgate/modelgate/upstreams/local"
 	_ "github.com/modelgate/modelgate/upstreams/openai"
 	_ "github.com/modelgate/modelgate/upstreams/reference"
@@ -21,4 +22,4 @@ func isProvider(m caddy.Module) bool {
 }
 
 // providerKinds are the upstream kinds that are model providers (see isProvider).
-var providerKinds = map[string]bool{"openai": true, "anthropic": true, "azure": true}
+var providerKinds = map[string]bool{"openai": true, "anthropic": true, "azure": true, "gemini": true}

@@ -60,7 +60,7 @@ func (s *stream) Next(w *translate.ChunkWriter) error {
 	}
 	raw, err := s.events.Next()
 	if err != nil {
-		return err
+		return translate.Cut(err)
 	}
 	var ev event
 	if err := json.Unmarshal(raw.Data, &ev); err != nil {

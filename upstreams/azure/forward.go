@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/modelgate/modelgate/upstreams"
 	"github.com/modelgate/modelgate/upstreams/translate"
 )
@@ -77,18 +79,14 @@ func (f *filter) Next(w *translate.ChunkWriter) error {
 	}
 	ev, err := f.events.Next()
 	if err != nil {
-		return err
+		return translate.Cut(err)
 	}
 	if string(bytes.TrimSpace(ev.Data)) == "[DONE]" {
 		f.done = true
 		w.Raw(ev.Raw)
 		return nil
 	}
-	var probe struct {
-		Choices *[]json.RawMessage `json:"choices"`
-		Usage   json.RawMessage   `json:"usage"`
-	}
-	if json.Unmarshal(ev.Data, &probe) == nil && probe.Choices != nil && len(*probe.Choices) == 0 && (len(probe.Usage) == 0 || string(probe.Usage) == "null") {
+	if choices := gjson.GetBytes(ev.Data, "choices"); choices.IsArray() && !choices.Get("0").Exists() && gjson.GetBytes(ev.Data, "usage").Type == gjson.Null {
 		return nil
 	}
 	w.Raw(ev.Raw)

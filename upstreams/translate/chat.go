@@ -1,9 +1,10 @@
-// Package translate holds what the translating upstreams (anthropic,
-// gemini, bedrock; azure for its stream filter) share: the OpenAI chat
-// request and reply as Go types, finish_reason mapping, the event-by-event
-// chunk writer that turns a provider's stream into chat.completion.chunk
-// server-sent events as it is read, provider errors as the public error
-// envelope, and the HTTP client settings every provider block has.
+// Package translate holds what the provider upstreams share: the HTTP
+// client settings every provider block has (Client, used by openai too),
+// and for those that translate (anthropic; azure for its stream filter)
+// the OpenAI chat request and reply as Go types, finish_reason mapping,
+// the event-by-event chunk writer that turns a provider's stream into
+// chat.completion.chunk server-sent events as it is read, and provider
+// errors as the public error envelope.
 //
 // A translating upstream is still an upstreams.Forwarder: it turns the Call
 // into the provider's request and hands back an *http.Response whose body
@@ -231,10 +232,10 @@ type ReplyMessage struct {
 // Usage counts a call's tokens; cached prompt tokens and reasoning tokens
 // are broken out when the provider reports them.
 type Usage struct {
-	PromptTokens            int `json:"prompt_tokens"`
-	CompletionTokens        int `json:"completion_tokens"`
-	TotalTokens             int `json:"total_tokens"`
-	PromptTokensDetails     *struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails *struct {
 		CachedTokens int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details,omitempty"`
 	CompletionTokensDetails *struct {

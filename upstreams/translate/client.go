@@ -127,7 +127,8 @@ func (c *Client) URL(path string, query url.Values) string {
 // Send sends req; a provider that cannot be reached is a 502
 // *upstreams.Error, and the call's context ending is returned as is.
 func (c *Client) Send(call *upstreams.Call, req *http.Request) (*http.Response, error) {
-	// Identity encoding keeps streams unbuffered and replies checkable.
+	// Identity encoding keeps streams unbuffered and replies checkable;
+	// the site's own `encode` may still compress toward the client.
 	req.Header.Set("Accept-Encoding", "identity")
 	resp, err := c.transport.RoundTrip(req)
 	if err != nil {

@@ -125,7 +125,9 @@ func (w *ChunkWriter) event(v any) {
 }
 
 // Translator turns the next provider event into zero or more chunks
-// written to w; it returns io.EOF once the stream is complete.
+// written to w; it returns io.EOF once the stream is complete, and any
+// other error (io.ErrUnexpectedEOF for a provider stream cut short) ends
+// the reply there.
 type Translator interface {
 	Next(w *ChunkWriter) error
 }
@@ -180,8 +182,8 @@ func NewEventReader(r io.Reader) *EventReader {
 	return e
 }
 
-// Next returns the next event with data; io.ErrUnexpectedEOF when the
-// stream ends before the translator saw its end.
+// Next returns the next event with data; io.EOF when the stream ends
+// between events, io.ErrUnexpectedEOF when it ends inside one.
 func (e *EventReader) Next() (sse.Event, error) {
 	for {
 		for len(e.pending) > 0 {
@@ -197,7 +199,10 @@ func (e *EventReader) Next() (sse.Event, error) {
 			continue
 		}
 		if errors.Is(err, io.EOF) {
-			return sse.Event{}, io.ErrUnexpectedEOF
+			if len(bytes.TrimSpace(e.split.Pending())) > 0 {
+				return sse.Event{}, io.ErrUnexpectedEOF
+			}
+			return sse.Event{}, io.EOF
 		}
 		if err != nil {
 			return sse.Event{}, err
@@ -224,4 +229,12 @@ func CallID(prefix string, n int) string {
 // Raw passes an event's bytes through unchanged.
 func (w *ChunkWriter) Raw(event []byte) {
 	w.buf.Write(event)
+}
+
+// Cut is the error of a provider stream that ended before its end event.
+func Cut(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
