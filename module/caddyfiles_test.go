@@ -50,6 +50,7 @@ func TestExampleCaddyfiles(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-provider")
 	t.Setenv("AZURE_OPENAI_ENDPOINT", "https://example.openai.azure.com")
 	t.Setenv("AZURE_OPENAI_API_KEY", "azure-provider")
+	t.Setenv("GEMINI_API_KEY", "gemini-provider")
 	hosts := []string{"localhost", "127.0.0.1"}
 	if testgateway.HasIPv6Loopback() {
 		hosts = append(hosts, "[::1]")
