@@ -51,7 +51,7 @@ type Gateway struct {
 
 	// UpstreamsRaw are the named upstreams, each a module of the
 	// modelgate.upstreams namespace selected by its "type" (openai, anthropic,
-	// azure, gemini, local, reference). The names `local` and `reference` exist without being
+	// azure, gemini, bedrock, local, reference). The names `local` and `reference` exist without being
 	// configured, with default settings.
 	//
 	// Caddyfile: `upstream <name> [<type>] { ... }` (type defaults to openai)

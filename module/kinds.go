@@ -9,6 +9,7 @@ import (
 	"github.com/modelgate/modelgate/upstreams"
 	_ "github.com/modelgate/modelgate/upstreams/anthropic"
 	_ "github.com/modelgate/modelgate/upstreams/azure"
+	_ "github.com/modelgate/modelgate/upstreams/bedrock"
 	_ "github.com/modelgate/modelgate/upstreams/gemini"
 	_ "github.com/modelgate/modelgate/upstreams/local"
 	_ "github.com/modelgate/modelgate/upstreams/openai"
@@ -22,4 +23,4 @@ func isProvider(m caddy.Module) bool {
 }
 
 // providerKinds are the upstream kinds that are model providers (see isProvider).
-var providerKinds = map[string]bool{"openai": true, "anthropic": true, "azure": true, "gemini": true}
+var providerKinds = map[string]bool{"openai": true, "anthropic": true, "azure": true, "gemini": true, "bedrock": true}

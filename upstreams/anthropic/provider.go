@@ -22,7 +22,6 @@ package anthropic
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -116,13 +115,9 @@ func (p *Provider) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return true, d.ArgErr()
 			}
 		case "max_tokens":
-			var v string
-			if !d.AllArgs(&v) {
-				return true, d.ArgErr()
-			}
-			n, err := strconv.Atoi(v)
-			if err != nil || n <= 0 {
-				return true, d.Errf("bad max_tokens %q: want a positive integer", v)
+			n, err := translate.PositiveArg(d)
+			if err != nil {
+				return true, err
 			}
 			p.MaxTokens = n
 		default:

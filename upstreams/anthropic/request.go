@@ -3,7 +3,6 @@ package anthropic
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/modelgate/modelgate/upstreams/translate"
 )
@@ -59,17 +58,10 @@ type toolChoice struct {
 	DisableParallelToolUse bool   `json:"disable_parallel_tool_use,omitempty"`
 }
 
-// emptySchema is the input schema of a tool declared without parameters.
-var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
-
-// structuredTool is the name of the forced tool standing for a
-// response_format without a name.
-const structuredTool = "json_response"
-
 // translateRequest builds the Messages request; forced names the tool
 // whose input is the structured reply ("" when there is none).
-func (p *Provider) translateRequest(in *translate.ChatRequest, model string) (out *messagesRequest, forced string, err error) {
-	out = &messagesRequest{
+func (p *Provider) translateRequest(in *translate.ChatRequest, model string) (*messagesRequest, string, error) {
+	out := &messagesRequest{
 		Model: model, MaxTokens: in.MaxOutputTokens(), StopSequences: in.Stop,
 		Temperature: in.Temperature, TopP: in.TopP, Stream: in.Stream,
 	}
@@ -81,12 +73,9 @@ func (p *Provider) translateRequest(in *translate.ChatRequest, model string) (ou
 			return nil, "", err
 		}
 	}
-	for _, t := range in.Tools {
-		schema := t.Function.Parameters
-		if len(schema) == 0 {
-			schema = emptySchema
-		}
-		out.Tools = append(out.Tools, tool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: schema})
+	for i := range in.Tools {
+		t := &in.Tools[i]
+		out.Tools = append(out.Tools, tool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: t.Schema()})
 	}
 	if tc := in.ToolChoice; tc != nil && len(out.Tools) > 0 {
 		out.ToolChoice = &toolChoice{Type: map[string]string{"auto": "auto", "none": "none", "required": "any", "function": "tool"}[tc.Mode], Name: tc.Function}
@@ -97,18 +86,15 @@ func (p *Provider) translateRequest(in *translate.ChatRequest, model string) (ou
 		}
 		out.ToolChoice.DisableParallelToolUse = out.ToolChoice.Type != "none"
 	}
-	if name, schema, ok := in.ResponseFormat.Structured(); ok {
-		if len(out.Tools) > 0 {
-			return nil, "", translate.Unsupported("anthropic", "response_format", "response_format cannot be combined with tools: Anthropic answers in structured form through a forced tool.")
-		}
-		if name == "" || name == "json_object" {
-			name = structuredTool
-		}
+	name, schema, err := translate.ForcedTool("anthropic", in)
+	if err != nil {
+		return nil, "", err
+	}
+	if name != "" {
 		out.Tools = []tool{{Name: name, Description: "Answer with the structured reply.", InputSchema: schema}}
 		out.ToolChoice = &toolChoice{Type: "tool", Name: name}
-		forced = name
 	}
-	return out, forced, nil
+	return out, name, nil
 }
 
 // addMessage appends one chat message, merging it into the previous turn
@@ -127,24 +113,17 @@ func (r *messagesRequest) addMessage(m *translate.Message, i int) error {
 		return nil
 	case "user", "assistant":
 		role = m.Role
-		for j, part := range m.Content {
-			b, err := contentBlock(&part, fmt.Sprintf("%s.content[%d]", param, j))
-			if err != nil {
-				return err
-			}
-			if b != nil {
-				blocks = append(blocks, *b)
-			}
+		var err error
+		if blocks, err = translate.Parts(m, param, contentBlock); err != nil {
+			return err
 		}
-		for j, call := range m.ToolCalls {
-			input := json.RawMessage(call.Function.Arguments)
-			if strings.TrimSpace(call.Function.Arguments) == "" {
-				input = json.RawMessage(`{}`)
-			} else if !json.Valid(input) {
-				return translate.Unsupported("anthropic", fmt.Sprintf("%s.tool_calls[%d].function.arguments", param, j), "The tool call's arguments are not JSON.")
-			}
-			blocks = append(blocks, block{Type: "tool_use", ID: call.ID, Name: call.Function.Name, Input: input})
+		uses, err := translate.Calls("anthropic", m, param, func(c *translate.ToolCall, input json.RawMessage) block {
+			return block{Type: "tool_use", ID: c.ID, Name: c.Function.Name, Input: input}
+		})
+		if err != nil {
+			return err
 		}
+		blocks = append(blocks, uses...)
 	case "tool":
 		role = "user"
 		blocks = []block{{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.Content.Text()}}

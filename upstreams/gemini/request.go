@@ -147,25 +147,18 @@ func (r *generateRequest) addMessage(m *translate.Message, i int, names map[stri
 		return nil
 	case "user", "assistant":
 		role = map[string]string{"user": "user", "assistant": "model"}[m.Role]
-		for j, p := range m.Content {
-			pt, err := contentPart(&p, fmt.Sprintf("%s.content[%d]", param, j))
-			if err != nil {
-				return err
-			}
-			if pt != nil {
-				parts = append(parts, *pt)
-			}
+		var err error
+		if parts, err = translate.Parts(m, param, contentPart); err != nil {
+			return err
 		}
-		for j, call := range m.ToolCalls {
-			args := json.RawMessage(call.Function.Arguments)
-			if strings.TrimSpace(call.Function.Arguments) == "" {
-				args = json.RawMessage(`{}`)
-			} else if !json.Valid(args) {
-				return translate.Unsupported("gemini", fmt.Sprintf("%s.tool_calls[%d].function.arguments", param, j), "The tool call's arguments are not JSON.")
-			}
-			names[call.ID] = call.Function.Name
-			parts = append(parts, part{FunctionCall: &functionCall{Name: call.Function.Name, Args: args}})
+		calls, err := translate.Calls("gemini", m, param, func(c *translate.ToolCall, args json.RawMessage) part {
+			names[c.ID] = c.Function.Name
+			return part{FunctionCall: &functionCall{Name: c.Function.Name, Args: args}}
+		})
+		if err != nil {
+			return err
 		}
+		parts = append(parts, calls...)
 	case "tool":
 		role = "user"
 		name, ok := names[m.ToolCallID]

@@ -15,6 +15,8 @@ package translate
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 )
 
 // ChatRequest is the part of a chat completion request the translating
@@ -280,4 +282,69 @@ func FinishReason(table map[string]string, reason string, calledTools bool) stri
 		return FinishToolCalls
 	}
 	return r
+}
+
+// Parts translates a user or assistant message's content parts with one,
+// which returns nil for a part to leave out; param names the message.
+func Parts[T any](m *Message, param string, one func(p *Part, param string) (*T, error)) ([]T, error) {
+	var out []T
+	for j := range m.Content {
+		t, err := one(&m.Content[j], fmt.Sprintf("%s.content[%d]", param, j))
+		if err != nil {
+			return nil, err
+		}
+		if t != nil {
+			out = append(out, *t)
+		}
+	}
+	return out, nil
+}
+
+// Calls translates an assistant message's tool calls with one, which gets
+// the arguments as a JSON value ({} when empty); arguments that are not
+// JSON are a 400 naming them.
+func Calls[T any](kind string, m *Message, param string, one func(c *ToolCall, args json.RawMessage) T) ([]T, error) {
+	var out []T
+	for j := range m.ToolCalls {
+		c := &m.ToolCalls[j]
+		args := json.RawMessage(c.Function.Arguments)
+		if strings.TrimSpace(c.Function.Arguments) == "" {
+			args = json.RawMessage(`{}`)
+		} else if !json.Valid(args) {
+			return nil, Unsupported(kind, fmt.Sprintf("%s.tool_calls[%d].function.arguments", param, j), "The tool call's arguments are not JSON.")
+		}
+		out = append(out, one(c, args))
+	}
+	return out, nil
+}
+
+// ForcedToolName is the forced tool standing for a response_format
+// without a schema name.
+const ForcedToolName = "json_response"
+
+// ForcedTool is, for providers without native structured output, the
+// tool the model is forced to call so that its input is the structured
+// reply: its name (the schema's, else json_response) and input schema.
+// Asking for it together with tools is a 400.
+func ForcedTool(kind string, in *ChatRequest) (name string, schema json.RawMessage, err error) {
+	name, schema, ok := in.ResponseFormat.Structured()
+	if !ok {
+		return "", nil, nil
+	}
+	if len(in.Tools) > 0 {
+		return "", nil, Unsupported(kind, "response_format", "response_format cannot be combined with tools: this provider answers in structured form through a forced tool.")
+	}
+	if name == "" || name == "json_object" {
+		name = ForcedToolName
+	}
+	return name, schema, nil
+}
+
+// Schema is the tool's parameters, or an empty object schema when it
+// declares none.
+func (t *Tool) Schema() json.RawMessage {
+	if len(t.Function.Parameters) == 0 {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	return t.Function.Parameters
 }

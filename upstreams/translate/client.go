@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
@@ -249,3 +250,20 @@ func (c *Client) Serve(w http.ResponseWriter, f upstreams.Forwarder, call *upstr
 	}
 	return nil
 }
+
+// PositiveArg reads an option's one argument as a positive integer.
+func PositiveArg(d *caddyfile.Dispenser) (int, error) {
+	name := d.Val()
+	var v string
+	if !d.AllArgs(&v) {
+		return 0, d.ArgErr()
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, d.Errf("bad %s %q: want a positive integer", name, v)
+	}
+	return n, nil
+}
+
+// Logger is the provider's logger, set at provision.
+func (c *Client) Logger() *zap.Logger { return c.logger }
