@@ -1,7 +1,7 @@
 // Command conformance runs the modelgate conformance suite against any
 // implementation of the model API, and checks or replays recorded traffic.
 //
-//	conformance run --base-url URL --api-key KEY [--profile spec|openai] [--areas a,b] [--format text|json] [--junit FILE]
+//	conformance run --base-url URL --api-key KEY [--second-api-key KEY] [--profile spec|openai] [--areas a,b] [--format text|json] [--junit FILE]
 //	conformance list
 //	conformance check FILE.jsonl...           (also: check-records)
 //	conformance replay --base-url URL --api-key KEY [--areas a,b] FILE.jsonl...
@@ -55,10 +55,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	case "run":
 		return runSuite(ctx, args[1:], out)
 	case "list":
-		for _, ch := range conformance.Checks() {
-			fmt.Fprintf(out, "%s\t%s\n", ch.ID, ch.Spec)
-		}
-		return nil
+		return conformance.WriteCatalogue(out)
 	case "check-records", "check":
 		return checkRecords(args[1:], out)
 	case "replay":
@@ -113,7 +110,11 @@ func runSuite(ctx context.Context, args []string, out io.Writer) error {
 	areasFlag(fs, &cfg)
 	fs.IntVar(&cfg.Parallel, "parallel", 0, "checks run at once (default 4)")
 	fs.DurationVar(&cfg.WaitTimeout, "wait", 0, "bound of waiting for batches and ingestion (default 3m)")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the generated cases (the same seed, the same requests)")
+	fs.IntVar(&cfg.MaxCases, "max-cases", 40, "generated cases per generated check at most")
 	fs.BoolVar(&cfg.Heavy, "heavy", false, "include the limit probes that upload large inputs")
+	fs.StringVar(&cfg.SecondAPIKey, "second-api-key", os.Getenv("CONFORMANCE_SECOND_API_KEY"), "a valid key of another owner, for the isolation checks (default $CONFORMANCE_SECOND_API_KEY; without it they are skipped)")
+	fs.DurationVar(&cfg.ExpectStreamInterval, "expect-stream-interval", 0, "pacing the target declares between stream events (e.g. the reference engine's stream_interval); a stream delivered in one burst then fails")
 	format := fs.String("format", "text", "report format on stdout: text or json")
 	junit := fs.String("junit", "", "also write a JUnit XML report to this file")
 	if err := fs.Parse(args); err != nil {
