@@ -123,10 +123,7 @@ func (r *messagesReply) completion(forced string) *translate.Completion {
 		s := string(text)
 		msg.Content = &s
 	}
-	finish := translate.FinishReason(finishReasons, r.StopReason, len(calls) > 0)
-	if forced != "" && r.StopReason == "tool_use" {
-		finish = translate.FinishStop
-	}
+	finish := translate.FinishForced(finishReasons, r.StopReason, forced, len(calls) > 0)
 	return &translate.Completion{
 		ID: r.ID, Object: "chat.completion", Created: time.Now().Unix(), Model: r.Model,
 		Choices: []translate.Choice{{Index: 0, Message: msg, FinishReason: finish}},

@@ -100,11 +100,7 @@ func (s *stream) Next(w *translate.ChunkWriter) error {
 		if ev.Usage.InputTokens > 0 {
 			s.usage.InputTokens = ev.Usage.InputTokens
 		}
-		finish := translate.FinishReason(finishReasons, s.stopReason, len(s.tools) > 0)
-		if s.forced != "" && s.stopReason == "tool_use" {
-			finish = translate.FinishStop
-		}
-		w.Finish(0, finish)
+		w.Finish(0, translate.FinishForced(finishReasons, s.stopReason, s.forced, len(s.tools) > 0))
 	case "message_stop":
 		if s.includeUsage {
 			w.Usage(s.usage.openai())

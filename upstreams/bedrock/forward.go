@@ -141,14 +141,6 @@ var finishReasons = map[string]string{
 	"guardrail_intervened": translate.FinishContentFilter, "content_filtered": translate.FinishContentFilter,
 }
 
-// finish is the finish_reason; the forced structured-output tool stops.
-func finish(stopReason, forced string, calledTools bool) string {
-	if forced != "" && stopReason == "tool_use" {
-		return translate.FinishStop
-	}
-	return translate.FinishReason(finishReasons, stopReason, calledTools)
-}
-
 func (r *converseReply) completion(id, model, forced string) *translate.Completion {
 	var text []byte
 	hasText := false
@@ -171,7 +163,7 @@ func (r *converseReply) completion(id, model, forced string) *translate.Completi
 	}
 	return &translate.Completion{
 		ID: id, Object: "chat.completion", Created: time.Now().Unix(), Model: model,
-		Choices: []translate.Choice{{Index: 0, Message: msg, FinishReason: finish(r.StopReason, forced, len(calls) > 0)}},
+		Choices: []translate.Choice{{Index: 0, Message: msg, FinishReason: translate.FinishForced(finishReasons, r.StopReason, forced, len(calls) > 0)}},
 		Usage:   r.Usage.openai(),
 	}
 }

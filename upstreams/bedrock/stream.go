@@ -103,7 +103,7 @@ func (s *stream) Next(w *translate.ChunkWriter) error {
 			w.ToolCallArguments(0, call, ev.Delta.ToolUse.Input)
 		}
 	case "messageStop":
-		w.Finish(0, finish(ev.StopReason, s.forced, len(s.tools) > 0))
+		w.Finish(0, translate.FinishForced(finishReasons, ev.StopReason, s.forced, len(s.tools) > 0))
 		s.stopped = true
 	case "metadata":
 		if !s.stopped {

@@ -348,3 +348,13 @@ func (t *Tool) Schema() json.RawMessage {
 	}
 	return t.Function.Parameters
 }
+
+// FinishForced is FinishReason for a reply that may have answered
+// through the forced structured-output tool (forced names it, "" when
+// none): the call of that tool ends the reply as a plain stop.
+func FinishForced(table map[string]string, reason, forced string, calledTools bool) string {
+	if forced != "" && table[reason] == FinishToolCalls {
+		return FinishStop
+	}
+	return FinishReason(table, reason, calledTools)
+}
