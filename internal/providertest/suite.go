@@ -39,6 +39,9 @@ type Provider struct {
 	Overloaded int
 	// MaxN is the largest n the provider honours (1: n=2 is a 400).
 	MaxN int
+	// ReasoningTokens is what the provider's scripted usage reports as
+	// reasoning (of CompletionTokens).
+	ReasoningTokens int
 	// NoRetryAfter: the provider's 429 carries no wait (Bedrock), so
 	// none is expected on the client's.
 	NoRetryAfter bool
@@ -150,13 +153,13 @@ func (s *Suite) chat(t *testing.T, stream bool, p openai.ChatCompletionNewParams
 	return &acc.ChatCompletion
 }
 
-func wantUsage(t *testing.T, u openai.CompletionUsage) {
+func (s *Suite) wantUsage(t *testing.T, u openai.CompletionUsage) {
 	t.Helper()
 	if u.PromptTokens != PromptTokens || u.CompletionTokens != CompletionTokens || u.TotalTokens != PromptTokens+CompletionTokens {
 		t.Errorf("usage = %d + %d = %d, want %d + %d", u.PromptTokens, u.CompletionTokens, u.TotalTokens, PromptTokens, CompletionTokens)
 	}
-	if u.PromptTokensDetails.CachedTokens != CachedTokens {
-		t.Errorf("cached tokens = %d, want %d", u.PromptTokensDetails.CachedTokens, CachedTokens)
+	if u.PromptTokensDetails.CachedTokens != CachedTokens || u.CompletionTokensDetails.ReasoningTokens != int64(s.P.ReasoningTokens) {
+		t.Errorf("cached tokens = %d, reasoning tokens = %d, want %d, %d", u.PromptTokensDetails.CachedTokens, u.CompletionTokensDetails.ReasoningTokens, CachedTokens, s.P.ReasoningTokens)
 	}
 }
 
@@ -166,7 +169,7 @@ func (s *Suite) PlainChat(t *testing.T) {
 	if len(got.Choices) != 1 || got.Choices[0].Message.Content != Greeting || got.Choices[0].FinishReason != "stop" {
 		t.Fatalf("completion = %+v", got.Choices)
 	}
-	wantUsage(t, got.Usage)
+	s.wantUsage(t, got.Usage)
 }
 
 // StreamedChat: the same, streamed with include_usage.
@@ -175,7 +178,7 @@ func (s *Suite) StreamedChat(t *testing.T) {
 	if len(got.Choices) != 1 || got.Choices[0].Message.Content != Greeting || got.Choices[0].FinishReason != "stop" {
 		t.Fatalf("streamed completion = %+v", got.Choices)
 	}
-	wantUsage(t, got.Usage)
+	s.wantUsage(t, got.Usage)
 }
 
 // ToolRoundTrip: the model calls the tool, the client answers with the

@@ -199,7 +199,7 @@ func TestGeminiThroughGateway(t *testing.T) {
 		Block: func(url string, _ bool) string {
 			return fmt.Sprintf("base_url %s\n\t\t\tapi_key %s\n\t\t\talias %s %s", url, apiKey, providertest.EmbeddingModel, embedModel)
 		},
-		Serve: serve, Fail: fail, Overloaded: http.StatusServiceUnavailable, MaxN: 8, Embeddings: true,
+		Serve: serve, Fail: fail, Overloaded: http.StatusServiceUnavailable, MaxN: 8, Embeddings: true, ReasoningTokens: 2,
 	})
 	s.RunAll(t)
 }
