@@ -126,7 +126,7 @@ func compareReplies(rec Record, ex *exchange) []string {
 	if rec.Response.Truncated {
 		return diffs
 	}
-	if rec.stream() {
+	if rec.Stream() {
 		cs := readChatStream(ex.body, wantsUsage(rec.Request.Body))
 		recorded := readChatStream(streamEvents(rec.Response.Events), wantsUsage(rec.Request.Body))
 		if len(cs.choices) != len(recorded.choices) {

@@ -66,6 +66,8 @@ func (p *Provider) Provision(ctx caddy.Context) error {
 	if p.BetaHeader == "" {
 		p.BetaHeader = "OpenAI-Beta"
 	}
+	// Each call to the provider gets a client span (tracing.go).
+	p.WrapTransport(func(rt http.RoundTripper) http.RoundTripper { return tracedTransport{next: rt} })
 	return nil
 }
 

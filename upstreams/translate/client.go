@@ -267,3 +267,8 @@ func PositiveArg(d *caddyfile.Dispenser) (int, error) {
 
 // Logger is the provider's logger, set at provision.
 func (c *Client) Logger() *zap.Logger { return c.logger }
+
+// WrapTransport wraps the provisioned transport (e.g. to trace calls).
+func (c *Client) WrapTransport(wrap func(http.RoundTripper) http.RoundTripper) {
+	c.transport = wrap(c.transport)
+}
