@@ -14,7 +14,8 @@ func init() {
 	caddy.RegisterModule(Engine{})
 }
 
-// Engine is the reference chat-completions upstream. It has no settings.
+// Engine is the reference upstream: chat completions and embeddings. It
+// has no settings.
 type Engine struct{}
 
 // CaddyModule returns the Caddy module information.
@@ -25,14 +26,20 @@ func (Engine) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Serves reports the operations the engine implements: chat completions.
-func (Engine) Serves(op string) bool { return op == upstreams.OpChatCompletionsCreate }
+// Serves reports the operations the engine implements: chat completions
+// and embeddings.
+func (Engine) Serves(op string) bool {
+	return op == upstreams.OpChatCompletionsCreate || op == upstreams.OpEmbeddingsCreate
+}
 
 // Models names the model the engine answers as; it answers any model name.
 func (Engine) Models() []string { return []string{"reference"} }
 
-// ServeCall answers a chat completion, as JSON or as a stream.
+// ServeCall answers a chat completion, as JSON or as a stream, or embeddings.
 func (Engine) ServeCall(w http.ResponseWriter, c *upstreams.Call) error {
+	if c.Operation == upstreams.OpEmbeddingsCreate {
+		return serveEmbeddings(w, c.Body)
+	}
 	var req request
 	if err := json.Unmarshal(c.Body, &req); err != nil {
 		return upstreams.InvalidRequest("", "The request body is not a valid chat completion request: %s", err.Error())
