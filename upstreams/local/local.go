@@ -77,11 +77,13 @@ type Local struct {
 	// Caddyfile: `search_dialect spec|openai|auto`
 	SearchDialect string `json:"search_dialect,omitempty"`
 
-	store    Store
-	batches  *batchRunner
-	vectors  *vectorState
-	storeKey string
-	logger   *zap.Logger
+	store   Store
+	batches *batchRunner
+	// dispatcher is the gateway, through whose chat route responses are made.
+	dispatcher upstreams.Dispatcher
+	vectors    *vectorState
+	storeKey   string
+	logger     *zap.Logger
 }
 
 // CaddyModule returns the Caddy module information.
@@ -198,6 +200,7 @@ func (l *Local) share(key string, open func() (Store, string, error)) error {
 func (l *Local) UseDispatcher(d upstreams.Dispatcher) {
 	l.batches.Stop()
 	l.batches = nil
+	l.dispatcher = d
 	if d == nil {
 		return
 	}
@@ -236,6 +239,11 @@ var handlers = map[string]func(*Local, http.ResponseWriter, *upstreams.Call) err
 	upstreams.OpBatchesRetrieve: (*Local).retrieveBatch,
 	upstreams.OpBatchesList:     (*Local).listBatches,
 	upstreams.OpBatchesCancel:   (*Local).cancelBatch,
+
+	upstreams.OpResponsesCreate:     (*Local).createResponse,
+	upstreams.OpResponsesRetrieve:   (*Local).retrieveResponse,
+	upstreams.OpResponsesDelete:     (*Local).deleteResponse,
+	upstreams.OpResponsesInputItems: (*Local).listResponseItems,
 
 	upstreams.OpVectorStoresCreate:       vectorStoreHandler((*Local).createVectorStore),
 	upstreams.OpVectorStoresList:         vectorStoreHandler((*Local).listVectorStores),
