@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -93,24 +94,49 @@ func FreePort(t testing.TB) int {
 const QuickstartDevKey = "sk-modelgate-dev"
 
 // Quickstart serves caddyfiles/quickstart.Caddyfile as the README's first
-// command does, on a free port instead of 8080, with a data folder of the
-// test's and extra lines added at the top of its modelgate block, and
-// returns its base URL (http://localhost:PORT).
+// command does, on a free port instead of 8080 (and without [::1] where
+// this machine has no IPv6 loopback), with a data folder of the test's and
+// extra lines added at the top of its modelgate block, and returns its base
+// URL (http://localhost:PORT).
 func Quickstart(t testing.TB, extra string) string {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join(moduleRoot(t), "caddyfiles", "quickstart.Caddyfile"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := FreePort(t)
-	cfg := strings.Replace(string(src), "http://localhost:8080", fmt.Sprintf("http://localhost:%d", port), 1)
-	if cfg == string(src) {
+	if !strings.Contains(string(src), "http://localhost:8080") {
 		t.Fatal("the quick start no longer serves http://localhost:8080, as the README says")
 	}
+	port := FreePort(t)
+	cfg := OnPorts(string(src), map[int]int{8080: port})
 	cfg = strings.Replace(cfg, "\tmodelgate {\n", "\tmodelgate {\n"+extra, 1)
 	t.Setenv("MODELGATE_DATA_DIR", t.TempDir())
 	Load(t, cfg)
 	return fmt.Sprintf("http://localhost:%d", port)
+}
+
+// OnPorts rewrites a Caddyfile's ports (each ":8080" becomes ":<new>") and,
+// on a machine without an IPv6 loopback, drops the [::1] addresses its
+// sites bind or name, so examples written for a machine that has one load.
+func OnPorts(caddyfile string, ports map[int]int) string {
+	for old, port := range ports {
+		caddyfile = strings.ReplaceAll(caddyfile, fmt.Sprintf(":%d", old), fmt.Sprintf(":%d", port))
+	}
+	if !HasIPv6Loopback() {
+		caddyfile = regexp.MustCompile(`, http://\[::1\]:\d+`).ReplaceAllString(caddyfile, "")
+		caddyfile = strings.ReplaceAll(caddyfile, " [::1]\n", "\n")
+	}
+	return caddyfile
+}
+
+// HasIPv6Loopback reports whether this machine can listen on [::1].
+func HasIPv6Loopback() bool {
+	l, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
 }
 
 // moduleRoot is the folder of go.mod, found upwards from the test's own.
