@@ -131,7 +131,7 @@ func (g *Gateway) serveCall(ex *exchange, op *Operation, call *upstreams.Call, p
 		})
 		return
 	}
-	ex.checkStream = route.check != checkOff
+	ex.checkStream, ex.operation = route.check != checkOff, op.ID
 	if err := g.dispatch(ex, call, route); err != nil {
 		g.writeUpstreamError(ex, r, op, ex.upstream, err)
 	}
