@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 
@@ -155,7 +156,7 @@ func (l *Local) conversation(c *upstreams.Call, id string) ([]json.RawMessage, e
 		if err != nil {
 			return nil, err
 		}
-		inputs, _, err := l.store.ResponseItems(ctx, c.Principal.Owner, next, ListQuery{})
+		inputs, _, err := l.store.ResponseItems(ctx, c.Principal.Owner, next, ListQuery{Limit: math.MaxInt32})
 		if err != nil {
 			return nil, err
 		}

@@ -48,8 +48,7 @@ type ResponseStore interface {
 	CreateResponse(ctx context.Context, r *StoredResponse, items []ResponseItem) error
 	GetResponse(ctx context.Context, owner, id string) (*StoredResponse, error)
 	DeleteResponse(ctx context.Context, owner, id string) error
-	// ResponseItems pages through a response's input items (all of them
-	// when q.Limit is 0).
+	// ResponseItems pages through a response's input items.
 	ResponseItems(ctx context.Context, owner, id string, q ListQuery) (items []ResponseItem, hasMore bool, err error)
 }
 
@@ -101,42 +100,11 @@ func (r records) ResponseItems(ctx context.Context, owner, id string, q ListQuer
 	if _, err := r.GetResponse(ctx, owner, id); err != nil {
 		return nil, false, err
 	}
-	where, args := `response_id = ?`, []any{id}
-	cmp, order := ">", "ASC"
-	if q.Desc {
-		cmp, order = "<", "DESC"
-	}
-	if q.After != "" {
-		// An unknown cursor yields an empty page rather than the first one.
-		past := "9223372036854775807"
-		if q.Desc {
-			past = "-1"
-		}
-		where += ` AND seq ` + cmp + ` COALESCE((SELECT seq FROM response_items WHERE response_id = ? AND id = ?), ` + past + `)`
-		args = append(args, id, q.After)
-	}
-	limit := ``
-	if q.Limit > 0 {
-		limit = ` LIMIT ?`
-		args = append(args, q.Limit+1)
-	}
-	rows, err := r.db.QueryContext(ctx, r.db.q(`SELECT id, item FROM response_items WHERE `+where+` ORDER BY seq `+order+limit), args...)
-	if err != nil {
-		return nil, false, fmt.Errorf("listing response items: %w", err)
-	}
-	out, err := scanAll(rows, func(rows *sql.Rows) (ResponseItem, error) {
+	return listRows(ctx, r.db, "response_items", "id, item", "", nil, "response_id", id, q, func(row rowScanner) (*ResponseItem, error) {
 		var it ResponseItem
 		var item string
-		err := rows.Scan(&it.ID, &item)
+		err := row.Scan(&it.ID, &item)
 		it.Item = json.RawMessage(item)
-		return it, err
+		return &it, err
 	})
-	if err != nil {
-		return nil, false, fmt.Errorf("listing response items: %w", err)
-	}
-	if q.Limit == 0 {
-		return out, false, nil
-	}
-	out, hasMore := trimPage(out, q.Limit)
-	return out, hasMore, nil
 }
