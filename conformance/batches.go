@@ -133,6 +133,29 @@ func (t *T) waitBatch(id string, pending ...string) (batch, []string) {
 const specBatch = "Create batch: creates and executes a batch from an uploaded file of requests; the Batch is `validating` on creation with request_counts total 0, completed 0, failed 0; status is one of validating, failed, in_progress, finalizing, completed, expired, cancelling, cancelled; `output_file_id` holds the outputs of successfully executed requests."
 
 var batchChecks = []Check{
+	{ID: "batches.cancel", Area: AreaBatches, Spec: specBatch + " (Public API: cancel answers the Batch with status `cancelling`; it then becomes `cancelled`. A batch that already ended cannot be cancelled.)",
+		run: func(t *T) {
+			ex := t.createBatch(t.batchInput(20), "/v1/chat/completions", "24h", nil)
+			t.requireStatus(ex, http.StatusOK)
+			var b batch
+			t.decode(ex, &b)
+			ex = t.do(request{op: "batches.cancel", method: http.MethodPost, path: "/v1/batches/" + b.ID + "/cancel"})
+			if ex.status != http.StatusOK {
+				t.expectRefused(ex)
+				now := t.do(request{op: "batches.retrieve", method: http.MethodGet, path: "/v1/batches/" + b.ID})
+				var got batch
+				t.decode(now, &got)
+				t.expect(slices.Contains([]string{"finalizing", "completed", "failed", "expired", "cancelled"}, got.Status), now, "a refused cancel only of a batch that had ended (or was finalizing)", "status %q", got.Status)
+				return
+			}
+			var c batch
+			t.decode(ex, &c)
+			t.expect(c.ID == b.ID && (c.Status == "cancelling" || c.Status == "cancelled"), ex, "batch "+b.ID+" cancelling (or cancelled)", "%s status %q", c.ID, c.Status)
+			final, seen := t.waitBatch(b.ID, "cancelling")
+			last := t.do(request{op: "batches.retrieve", method: http.MethodGet, path: "/v1/batches/" + b.ID})
+			t.expect(final.Status == "cancelled", last, "the batch cancelled in the end", "status %v", seen)
+			t.expectSequence(last, append([]string{c.Status}, seen...), "cancelling", "cancelled")
+		}},
 	{ID: "batches.lifecycle", Area: AreaBatches, Spec: specBatch,
 		run: func(t *T) {
 			input := t.batchInput(3)
@@ -148,6 +171,7 @@ var batchChecks = []Check{
 
 			final, seen := t.waitBatch(b.ID, "validating", "in_progress", "finalizing")
 			last := t.do(request{op: "batches.retrieve", method: http.MethodGet, path: "/v1/batches/" + b.ID})
+			t.expectSequence(last, append([]string{"validating"}, seen...), "validating", "in_progress", "finalizing", "completed")
 			if !t.expect(final.Status == "completed", last, "the batch completed", "status %q after %v", final.Status, seen) {
 				return
 			}
@@ -156,6 +180,42 @@ var batchChecks = []Check{
 				return
 			}
 			t.expectOutputLines(*final.OutputFileID, []string{"r0", "r1", "r2"})
+		}},
+	{ID: "batches.validation-errors", Area: AreaBatches, Spec: "Public API (Batches): a file that fails validation makes a batch that is created and then failed, with errors.data entries {code, message, line}: duplicate_custom_id for a custom_id used twice, url_mismatch for a line whose url is not the batch's endpoint.",
+		run: func(t *T) {
+			line := func(id, url string) string {
+				body, _ := json.Marshal(t.chatBody("Say hello."))
+				return fmt.Sprintf(`{"custom_id":%q,"method":"POST","url":%q,"body":%s}`+"\n", id, url, body)
+			}
+			for _, c := range []struct{ code, content string }{
+				{"duplicate_custom_id", line("r0", "/v1/chat/completions") + line("r0", "/v1/chat/completions")},
+				{"url_mismatch", line("r0", "/v1/chat/completions") + line("r1", "/v1/embeddings")},
+			} {
+				input := t.upload(c.code+".jsonl", "batch", []byte(c.content))
+				ex := t.createBatch(input, "/v1/chat/completions", "24h", nil)
+				t.requireStatus(ex, http.StatusOK)
+				var b batch
+				t.decode(ex, &b)
+				final, seen := t.waitBatch(b.ID, "validating")
+				last := t.do(request{op: "batches.retrieve", method: http.MethodGet, path: "/v1/batches/" + b.ID})
+				if !t.expect(final.Status == "failed", last, "the batch failed validation", "statuses %v", seen) {
+					continue
+				}
+				var errs struct {
+					Errors *struct {
+						Data []struct {
+							Code string `json:"code"`
+							Line *int   `json:"line"`
+						} `json:"data"`
+					} `json:"errors"`
+				}
+				t.decode(last, &errs)
+				found := false
+				for _, e := range errs.Errors.Data {
+					found = found || (e.Code == c.code && e.Line != nil && *e.Line == 2)
+				}
+				t.expect(errs.Errors != nil && found, last, "errors.data with code "+c.code+" on line 2", "%s", excerpt(last.body))
+			}
 		}},
 	{ID: "batches.input-file", Area: AreaBatches, Spec: "Create batch: `input_file_id` is the ID of an uploaded file: JSONL format, uploaded with purpose `batch`.",
 		run: func(t *T) {
@@ -168,6 +228,19 @@ var batchChecks = []Check{
 			notJSONL := t.upload("broken.jsonl", "batch", []byte("this is not JSON\n"))
 			t.expectBatchRefused(t.createBatch(notJSONL, "/v1/chat/completions", "24h", nil))
 		}},
+}
+
+// expectSequence holds the statuses a batch was seen in to follow the
+// order given, never going back.
+func (t *T) expectSequence(ex *exchange, seen []string, order ...string) {
+	at := -1
+	for _, s := range seen {
+		i := slices.Index(order, s)
+		if !t.expect(i >= at, ex, "statuses in the order "+strings.Join(order, " -> "), "%s", strings.Join(seen, " -> ")) {
+			return
+		}
+		at = i
+	}
 }
 
 // expectOutputLines reads a batch output file and holds each line to the

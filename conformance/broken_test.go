@@ -21,11 +21,15 @@ import (
 // intercept answers a request itself (ok false: forward it), mutate
 // rewrites a forwarded reply's body.
 type fault struct {
-	name      string
-	areas     []string
-	want      []string // exactly the checks that must fail
-	intercept func(f *faultState, r *http.Request, body []byte) (status int, reply string, ok bool)
-	mutate    func(f *faultState, r *http.Request, body []byte, status int, reply []byte) []byte
+	name  string
+	areas []string
+	want  []string // exactly the checks that must fail
+	// paced runs the suite expecting the gateway's stream pacing;
+	// holdBack buffers a stream whole (without it, and without mutate,
+	// streams pass through event by event).
+	paced, holdBack bool
+	intercept       func(f *faultState, r *http.Request, body []byte) (status int, reply string, ok bool)
+	mutate          func(f *faultState, r *http.Request, body []byte, status int, reply []byte) []byte
 }
 
 // faultState is what a fault remembers between requests.
@@ -50,26 +54,46 @@ func brokenTarget(t *testing.T, base string, f fault) string {
 		}
 		req, _ := http.NewRequestWithContext(r.Context(), r.Method, base+r.URL.RequestURI(), bytes.NewReader(body))
 		req.Header = r.Header.Clone()
+		// Replies come back plain, for the fault to read and rewrite.
+		req.Header.Del("Accept-Encoding")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
 		defer resp.Body.Close()
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") && f.mutate == nil && !f.holdBack {
+			copyHeader(w, resp)
+			rc := http.NewResponseController(w)
+			buf := make([]byte, 4096)
+			for {
+				n, err := resp.Body.Read(buf)
+				w.Write(buf[:n])
+				rc.Flush()
+				if err != nil {
+					return
+				}
+			}
+		}
 		reply, _ := io.ReadAll(resp.Body)
 		if f.mutate != nil {
 			reply = f.mutate(state, r, body, resp.StatusCode, reply)
 		}
-		for k, v := range resp.Header {
-			if k != "Content-Length" {
-				w.Header()[k] = v
-			}
-		}
-		w.WriteHeader(resp.StatusCode)
+		copyHeader(w, resp)
 		w.Write(reply)
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// copyHeader writes a forwarded reply's status and headers.
+func copyHeader(w http.ResponseWriter, resp *http.Response) {
+	for k, v := range resp.Header {
+		if k != "Content-Length" {
+			w.Header()[k] = v
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
 }
 
 func isThreadPath(r *http.Request) (id string, ok bool) {
@@ -93,22 +117,23 @@ func rewriteJSON(reply []byte, change func(map[string]any)) []byte {
 var notImplementedAreas = []string{conformance.AreaBatches, conformance.AreaVectorStores, conformance.AreaLimits, conformance.AreaErrors, conformance.AreaAuth}
 
 var faults = []fault{
-	{name: "conforming proxy", want: nil},
-	{name: "list without has_more", want: []string{"files.list.paging"},
+	{name: "conforming proxy", want: nil, paced: true},
+	{name: "stream held back", areas: []string{conformance.AreaChat}, paced: true, holdBack: true, want: []string{"chat.stream.paced"}},
+	{name: "list without has_more", areas: filesArea, want: []string{"files.list.paging", "files.list.order", "files.round-trip", "files.isolation"},
 		mutate: func(_ *faultState, r *http.Request, _ []byte, status int, reply []byte) []byte {
 			if r.Method == http.MethodGet && r.URL.Path == "/v1/files" && status == http.StatusOK {
 				return rewriteJSON(reply, func(d map[string]any) { delete(d, "has_more") })
 			}
 			return reply
 		}},
-	{name: "wrong object on retrieve", want: []string{"threads.lifecycle"},
+	{name: "wrong object on retrieve", areas: []string{conformance.AreaThreads, conformance.AreaFiles, conformance.AreaVectorStores}, want: []string{"threads.lifecycle", "threads.round-trip", "threads.isolation"},
 		mutate: func(_ *faultState, r *http.Request, _ []byte, status int, reply []byte) []byte {
 			if _, ok := isThreadPath(r); ok && r.Method == http.MethodGet && status == http.StatusOK {
 				return rewriteJSON(reply, func(d map[string]any) { d["object"] = "thread.object" })
 			}
 			return reply
 		}},
-	{name: "metadata limit not enforced", want: []string{"limits.metadata.pairs.threads.create"},
+	{name: "metadata limit not enforced", areas: []string{conformance.AreaLimits, conformance.AreaThreads}, want: []string{"limits.metadata.pairs.threads.create"},
 		intercept: func(_ *faultState, r *http.Request, body []byte) (int, string, bool) {
 			var req struct {
 				Metadata map[string]any `json:"metadata"`
@@ -119,15 +144,15 @@ var faults = []fault{
 			}
 			return 0, "", false
 		}},
-	{name: "stream without [DONE]", want: []string{"chat.stream.basic", "chat.stream.n", "chat.stream.usage", "chat.stream.tools"},
+	{name: "stream without [DONE]", areas: chatArea, want: []string{"chat.stream.basic", "chat.stream.n", "chat.stream.usage", "chat.stream.tools", "chat.finish-reason.length", "chat.created-seconds"},
 		mutate: func(_ *faultState, r *http.Request, _ []byte, _ int, reply []byte) []byte {
 			return bytes.ReplaceAll(reply, []byte("data: [DONE]\n\n"), nil)
 		}},
-	{name: "tool-call delta without index", want: []string{"chat.stream.tools"},
+	{name: "tool-call delta without index", areas: chatArea, want: []string{"chat.stream.tools"},
 		mutate: func(_ *faultState, r *http.Request, _ []byte, _ int, reply []byte) []byte {
 			return regexp.MustCompile(`(\{)"index":\d+,("id"|"function")`).ReplaceAll(reply, []byte("$1$2"))
 		}},
-	{name: "deleted thread still retrievable", want: []string{"threads.lifecycle"},
+	{name: "deleted thread still retrievable", areas: threadArea, want: []string{"threads.lifecycle"},
 		intercept: func(f *faultState, r *http.Request, _ []byte) (int, string, bool) {
 			id, ok := isThreadPath(r)
 			f.mu.Lock()
@@ -149,14 +174,14 @@ var faults = []fault{
 			}
 			return reply
 		}},
-	{name: "200 instead of 401", want: []string{"auth.no-key.files.list"},
+	{name: "200 instead of 401", areas: []string{conformance.AreaAuth, conformance.AreaFiles}, want: []string{"auth.no-key.files.list"},
 		intercept: func(_ *faultState, r *http.Request, _ []byte) (int, string, bool) {
 			if r.Header.Get("Authorization") == "" && r.URL.Path == "/v1/files" {
 				return http.StatusOK, `{"object":"list","data":[],"first_id":null,"last_id":null,"has_more":false}`, true
 			}
 			return 0, "", false
 		}},
-	{name: "n ignored", want: []string{"chat.n"},
+	{name: "n ignored", areas: chatArea, want: []string{"chat.n"},
 		mutate: func(_ *faultState, r *http.Request, body []byte, status int, reply []byte) []byte {
 			if r.URL.Path == "/v1/chat/completions" && status == http.StatusOK && bytes.Contains(body, []byte(`"n":3`)) {
 				return rewriteJSON(reply, func(d map[string]any) { d["choices"] = d["choices"].([]any)[:1] })
@@ -190,14 +215,18 @@ var faults = []fault{
 // TestSuiteCatchesBrokenTargets runs the suite through each fault and
 // requires exactly the checks the fault breaks to fail, with evidence.
 func TestSuiteCatchesBrokenTargets(t *testing.T) {
-	base := testgateway.Quickstart(t, "")
-	for _, f := range faults {
+	base := testgateway.Quickstart(t, secondOwner+pacedEngine)
+	for _, f := range append(slices.Clone(faults), promiseFaults...) {
 		t.Run(f.name, func(t *testing.T) {
 			areas := f.areas
 			if areas == nil {
 				areas = implementedAreas
 			}
-			report, err := conformance.Run(context.Background(), conformance.Config{BaseURL: brokenTarget(t, base, f), APIKey: devKey, Areas: areas})
+			cfg := conformance.Config{BaseURL: brokenTarget(t, base, f), APIKey: devKey, SecondAPIKey: secondKey, Areas: areas}
+			if f.paced {
+				cfg.ExpectStreamInterval = streamInterval
+			}
+			report, err := conformance.Run(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

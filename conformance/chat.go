@@ -13,6 +13,7 @@ import (
 )
 
 type chatCompletion struct {
+	ID      string       `json:"id"`
 	Object  string       `json:"object"`
 	Model   string       `json:"model"`
 	Usage   *usage       `json:"usage"`
@@ -183,6 +184,8 @@ var chatChecks = []Check{
 		run: func(t *T) {
 			ex, c := t.chat(t.chatBody("Say hello to the conformance suite."))
 			t.expectChoices(ex, c, 1)
+			again, c2 := t.chat(t.chatBody("Say hello to the conformance suite."))
+			t.expect(c.ID != "" && c2.ID != c.ID, again, "a unique id for each completion", "%q twice", c.ID)
 			t.expect(c.Model != "", ex, "the model used", "an empty model")
 			t.expect(c.Choices[0].text() != "", ex, "a reply with content", "no content")
 		}},

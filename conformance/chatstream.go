@@ -24,6 +24,23 @@ func (t *T) stream(body map[string]any) (*exchange, *chatStream) {
 }
 
 var streamChecks = []Check{
+	{ID: "chat.finish-reason.length", Area: AreaChat, Spec: "Choice `finish_reason` is one of stop, length, tool_calls, content_filter, function_call; `max_completion_tokens` is an upper bound of generated tokens. (Public API: `length` when the token limit cut the reply, streamed or not.)",
+		run: func(t *T) {
+			body := t.chatBody("Write a long story about a city by a river, in at least two hundred words.", "seed", 7)
+			ex, c := t.chat(body)
+			if c.Usage == nil || c.Usage.CompletionTokens <= 8 {
+				t.skip("the reply without a limit is not longer than 8 tokens (%s); a limit of 4 would not cut it", jsonText(c.Usage))
+			}
+			body["max_completion_tokens"] = 4
+			ex, c = t.chat(body)
+			for i, ch := range c.Choices {
+				t.expect(ch.FinishReason == "length", ex, "finish_reason length where max_completion_tokens 4 cut a longer reply", "choice %d: %q", i, ch.FinishReason)
+			}
+			ex, cs := t.stream(body)
+			for i, ch := range cs.choices {
+				t.expect(ch.finishReason == "length", ex, "finish_reason length where max_completion_tokens 4 cut a longer streamed reply", "choice %d: %q", i, ch.finishReason)
+			}
+		}},
 	{ID: "chat.stream.basic", Area: AreaChat, Spec: specStream,
 		run: func(t *T) {
 			ex, cs := t.stream(t.chatBody("Say hello to the stream."))
@@ -41,7 +58,7 @@ var streamChecks = []Check{
 		run: func(t *T) {
 			t.stream(t.chatBody("Count to three.", "stream_options", map[string]any{"include_usage": true}))
 		}},
-	{ID: "chat.stream.tools", Area: AreaChat, Spec: specStream + " " + specToolFlow + " The first delta of a tool call carries its `id` and `function.name`; `arguments` fragments add up per `index`.",
+	{ID: "chat.stream.tools", Area: AreaChat, Spec: specStream + " " + specToolFlow + " The first delta of a tool call carries its `id`, `type` \"function\" and `function.name`; `arguments` fragments add up per `index`.",
 		run: func(t *T) {
 			ex, cs := t.stream(t.chatBody("Call get_weather and get_time for Paris.", "tools", []any{weatherTool, timeTool}, "tool_choice", "required"))
 			ch := cs.choices[0]

@@ -46,6 +46,13 @@ type Config struct {
 	BaseURL string
 	// APIKey is a valid key of the target.
 	APIKey string
+	// SecondAPIKey is a valid key of another owner; the isolation checks
+	// (one owner never sees another's objects) are skipped without it.
+	SecondAPIKey string
+	// ExpectStreamInterval is the pacing the target declares between
+	// stream events (e.g. the reference engine's stream_interval); when
+	// set, a stream delivered in one burst fails. Zero: not checked.
+	ExpectStreamInterval time.Duration
 	// Profile is ProfileSpec (default) or ProfileOpenAI.
 	Profile string
 	// BetaHeader names the header carrying assistants=v2. Default:
@@ -210,7 +217,7 @@ type Check struct {
 // Checks returns every check of the suite, in report order.
 func Checks() []Check {
 	var all []Check
-	for _, group := range [][]Check{authChecks, errorChecks, limitChecks, chatChecks, streamChecks, fileChecks, threadChecks, batchChecks, vectorStoreChecks} {
+	for _, group := range [][]Check{authChecks, errorChecks, limitChecks, chatChecks, streamChecks, fileChecks, threadChecks, batchChecks, vectorStoreChecks, roundTripChecks, orderChecks, timestampChecks, isolationChecks, pacingChecks} {
 		all = append(all, group...)
 	}
 	return all

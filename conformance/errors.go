@@ -6,7 +6,7 @@ import (
 
 const (
 	specEnvelope = "Public API: every failure is `{\"error\": {\"message\", \"type\", \"param\", \"code\"}}`, all four present; 400 invalid request, 404 not found."
-	specNotFound = "Public API: an unknown object is 404 (`No such File object: file-abc`), and the SDKs expect 404 for an unknown path."
+	specNotFound = "Public API: an unknown object is 404 (`No such File object: file-abc`, type `invalid_request_error`), and the SDKs expect 404 for an unknown path."
 )
 
 var errorChecks = []Check{
@@ -40,9 +40,11 @@ var errorChecks = []Check{
 				{"model": t.cfg.Model, "messages": []any{}},
 			} {
 				ex := t.do(request{method: http.MethodPost, path: "/v1/chat/completions", json: body})
-				if t.expectStatus(ex, http.StatusBadRequest) {
-					t.expectInvalidRequest(ex)
+				field := "messages"
+				if _, ok := body["model"]; !ok {
+					field = "model"
 				}
+				t.expectParam(ex, field)
 			}
 		}},
 	unknownID("threads.retrieve", AreaThreads, "/v1/threads/thread_conformance_unknown", true),
@@ -56,7 +58,10 @@ var errorChecks = []Check{
 func unknownID(op, area, path string, beta bool) Check {
 	return Check{ID: "errors.unknown-id." + op, Area: AreaErrors, Requires: []string{area}, Spec: specNotFound,
 		run: func(t *T) {
-			t.expectStatus(t.do(request{method: http.MethodGet, path: path, beta: beta}), http.StatusNotFound)
+			ex := t.do(request{method: http.MethodGet, path: path, beta: beta})
+			if t.expectStatus(ex, http.StatusNotFound) {
+				t.expectInvalidRequest(ex)
+			}
 		}}
 }
 

@@ -60,7 +60,7 @@ var fileChecks = []Check{
 		}},
 	{ID: "files.upload-rules", Area: AreaFiles, Spec: specFiles + " Both parts are required.",
 		run: func(t *T) {
-			t.expectRefused(t.uploadRaw("no-purpose.txt", "", []byte("x")))
-			t.expectRefused(t.uploadRaw("bad-purpose.txt", "conformance-no-such-purpose", []byte("x")))
+			t.expectParam(t.uploadRaw("no-purpose.txt", "", []byte("x")), "purpose")
+			t.expectParam(t.uploadRaw("bad-purpose.txt", "conformance-no-such-purpose", []byte("x")), "purpose")
 		}},
 }

@@ -61,10 +61,10 @@ var metadataTargets = []metadataTarget{
 }
 
 // boundary holds one limit row: inside accepted with 200, outside refused
-// with a 4xx (and, where refused is given, nothing created).
-func (t *T) boundary(inside, outside *exchange, refused func(*T, *exchange)) {
+// with a 400 naming field (and, where refused is given, nothing created).
+func (t *T) boundary(inside, outside *exchange, field string, refused func(*T, *exchange)) {
 	t.expectStatus(inside, http.StatusOK)
-	if t.expectRefused(outside) && refused != nil {
+	if t.expectParam(outside, field) && refused != nil {
 		refused(t, outside)
 	}
 }
@@ -90,7 +90,7 @@ var limitChecks = func() []Check {
 		for _, row := range metadataRows {
 			checks = append(checks, Check{ID: "limits.metadata." + row.name + "." + target.op, Area: AreaLimits, Requires: []string{target.area}, Spec: specMetadata,
 				run: func(t *T) {
-					t.boundary(target.send(t, target.field, row.inside()), target.send(t, target.field, row.outside()), target.refused)
+					t.boundary(target.send(t, target.field, row.inside()), target.send(t, target.field, row.outside()), target.field, target.refused)
 				}})
 		}
 	}
@@ -112,7 +112,7 @@ var limitChecks = func() []Check {
 					t.expectStatus(send(v), http.StatusOK)
 				}
 				for _, v := range row.outside {
-					t.expectRefused(send(v))
+					t.expectParam(send(v), row.field)
 				}
 			}})
 	}
@@ -128,7 +128,25 @@ var limitChecks = func() []Check {
 					t.expectStatus(t.search(vs, map[string]any{"query": "anything", "max_num_results": n}), http.StatusOK)
 				}
 				for _, n := range []int{0, 51} {
-					t.expectRefused(t.search(vs, map[string]any{"query": "anything", "max_num_results": n}))
+					t.expectParam(t.search(vs, map[string]any{"query": "anything", "max_num_results": n}), "max_num_results")
+				}
+			}},
+		Check{ID: "limits.vector_stores.files.chunking", Area: AreaLimits, Requires: []string{AreaVectorStores}, Spec: "Public API: a static chunking strategy has max_chunk_size_tokens 100 to 4096 and chunk_overlap_tokens at most half of it.",
+			run: func(t *T) {
+				vs := t.newVectorStore()
+				static := func(size, overlap int) map[string]any {
+					return map[string]any{"chunking_strategy": map[string]any{"type": "static", "static": map[string]any{"max_chunk_size_tokens": size, "chunk_overlap_tokens": overlap}}}
+				}
+				for i, c := range [][2]int{{100, 50}, {4096, 2048}} {
+					file := t.upload(fmt.Sprintf("chunking-%d.txt", i), "assistants", []byte("A file chunked at a boundary."))
+					t.expectStatus(t.attach(vs, file, static(c[0], c[1])), http.StatusOK)
+				}
+				for i, c := range [][2]int{{99, 0}, {4097, 0}, {800, 401}} {
+					file := t.upload(fmt.Sprintf("chunking-out-%d.txt", i), "assistants", []byte("A file chunked past a boundary."))
+					ex := t.attach(vs, file, static(c[0], c[1]))
+					if t.expectParam(ex, "chunking_strategy") {
+						t.expectNotAttached(ex)
+					}
 				}
 			}},
 		Check{ID: "limits.vector_stores.files.list.limit", Area: AreaLimits, Requires: []string{AreaVectorStores}, Spec: "Limits: list vector store files `limit` 1 to 100, default 20.",
@@ -138,17 +156,17 @@ var limitChecks = func() []Check {
 					t.expectStatus(t.listAttached(vs, url.Values{"limit": {strconv.Itoa(n)}}), http.StatusOK)
 				}
 				for _, n := range []int{0, 101} {
-					t.expectRefused(t.listAttached(vs, url.Values{"limit": {strconv.Itoa(n)}}))
+					t.expectParam(t.listAttached(vs, url.Values{"limit": {strconv.Itoa(n)}}), "limit")
 				}
 			}},
 		Check{ID: "limits.batches.completion-window", Area: AreaLimits, Requires: []string{AreaBatches}, Spec: "Limits: batch completion window only `24h`.",
 			run: func(t *T) {
 				input := t.batchInput(1)
-				t.boundary(t.createBatch(input, "/v1/chat/completions", "24h", nil), t.createBatch(t.batchInput(1), "/v1/chat/completions", "48h", nil), (*T).expectNoBatch)
+				t.boundary(t.createBatch(input, "/v1/chat/completions", "24h", nil), t.createBatch(t.batchInput(1), "/v1/chat/completions", "48h", nil), "completion_window", (*T).expectNoBatch)
 			}},
 		Check{ID: "limits.batches.endpoint", Area: AreaLimits, Requires: []string{AreaBatches}, Spec: "Create batch: `endpoint` is one of /v1/responses, /v1/chat/completions, /v1/embeddings, /v1/completions, /v1/moderations, /v1/images/generations, /v1/images/edits.",
 			run: func(t *T) {
-				t.boundary(t.createBatch(t.batchInput(1), "/v1/chat/completions", "24h", nil), t.createBatch(t.batchInput(1), "/v1/threads", "24h", nil), (*T).expectNoBatch)
+				t.boundary(t.createBatch(t.batchInput(1), "/v1/chat/completions", "24h", nil), t.createBatch(t.batchInput(1), "/v1/threads", "24h", nil), "endpoint", (*T).expectNoBatch)
 			}},
 		Check{ID: "limits.batches.embedding-inputs", Area: AreaLimits, Requires: []string{AreaBatches}, Spec: "Limits: batch with endpoint /v1/embeddings, at most 50,000 embedding inputs.",
 			run: func(t *T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelgate/modelgate/conformance"
 	"github.com/modelgate/modelgate/internal/testgateway"
@@ -12,11 +13,25 @@ import (
 // devKey is the quick start's development key.
 const devKey = testgateway.QuickstartDevKey
 
+// streamInterval paces the reference engine's streams (pacedEngine), so
+// the suite can tell a stream held back from a fast one.
+const streamInterval = 20 * time.Millisecond
+
+// pacedEngine routes chat completions to a reference engine spacing its
+// stream events streamInterval apart.
+const pacedEngine = "\t\tupstream paced reference {\n\t\t\tstream_interval 20ms\n\t\t}\n\t\troute chat.completions.create to paced\n"
+
+// secondKey is a key of another owner, for the isolation checks.
+const secondKey = "sk-conformance-second-owner"
+
+// secondOwner declares secondKey in the quick start's modelgate block.
+const secondOwner = "\t\tkey " + secondKey + " {\n\t\t\tname second\n\t\t\towner conformance-second\n\t\t}\n"
+
 // implementedAreas are the areas modelgate's main branch serves.
 var implementedAreas = []string{conformance.AreaAuth, conformance.AreaErrors, conformance.AreaLimits, conformance.AreaChat, conformance.AreaFiles, conformance.AreaThreads, conformance.AreaBatches, conformance.AreaVectorStores}
 
 func TestSuitePassesAgainstModelgate(t *testing.T) {
-	base := testgateway.Quickstart(t, "")
+	base := testgateway.Quickstart(t, secondOwner+pacedEngine)
 	for _, profile := range []string{conformance.ProfileSpec, conformance.ProfileOpenAI} {
 		t.Run(profile, func(t *testing.T) { suitePasses(t, base, profile) })
 	}
@@ -25,14 +40,14 @@ func TestSuitePassesAgainstModelgate(t *testing.T) {
 // suitePasses runs every implemented area with the profile: its beta
 // header name, and the search-response dialect modelgate picks from it.
 func suitePasses(t *testing.T, base, profile string) {
-	report, err := conformance.Run(context.Background(), conformance.Config{BaseURL: base, APIKey: devKey, Areas: implementedAreas, Profile: profile})
+	report, err := conformance.Run(context.Background(), conformance.Config{BaseURL: base, APIKey: devKey, SecondAPIKey: secondKey, ExpectStreamInterval: streamInterval, Areas: implementedAreas, Profile: profile})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var text strings.Builder
 	report.WriteText(&text)
 	t.Logf("suite against modelgate (%s profile): %d checks in %d ms", profile, len(report.Results), report.ElapsedMS)
-	if report.Count(conformance.Fail) > 0 || report.Count(conformance.Pass) == 0 {
+	if report.Count(conformance.Fail) > 0 || report.Count(conformance.Pass) == 0 || len(report.Results) < 100 {
 		t.Fatalf("the suite does not pass against modelgate:\n%s", text.String())
 	}
 	for _, res := range report.Results {

@@ -48,6 +48,7 @@ type streamChunk struct {
 			ToolCalls []struct {
 				Index    *int64 `json:"index"`
 				ID       string `json:"id"`
+				Type     string `json:"type"`
 				Function struct {
 					Name      string `json:"name"`
 					Arguments string `json:"arguments"`
@@ -61,7 +62,8 @@ type streamChunk struct {
 // stream checker (chunk schema, one id, one finish_reason per choice,
 // [DONE]) and the invariants only a whole stream shows: the role comes
 // once per choice, in its first delta; nothing follows a choice's
-// finish_reason; every tool call starts with its id and name and its
+// finish_reason; every tool call starts with its id, type "function" and
+// name and its
 // arguments add up to JSON; a usage chunk, when asked for, comes once,
 // last, with no choices and a total that adds up, while every other chunk
 // carries none.
@@ -133,6 +135,9 @@ func readChatStream(raw []byte, wantUsage bool) *chatStream {
 					if tc.ID == "" || tc.Function.Name == "" {
 						add(n, "the first delta of tool call %d of choice %d lacks its id or function name", *tc.Index, c.Index)
 					}
+					if tc.Type != "function" {
+						add(n, "the first delta of tool call %d of choice %d has type %q, not \"function\"", *tc.Index, c.Index, tc.Type)
+					}
 					call = &streamToolCall{id: tc.ID, name: tc.Function.Name}
 					ch.toolCalls[*tc.Index] = call
 				}
@@ -155,6 +160,19 @@ func readChatStream(raw []byte, wantUsage bool) *chatStream {
 		add(cs.chunks, "stream_options.include_usage was set but no chunk carried usage")
 	}
 	return cs
+}
+
+// streamData returns the data of each event of a stream but [DONE].
+func streamData(raw []byte) [][]byte {
+	var out [][]byte
+	var split sse.Splitter
+	split.OnEvent = func(ev sse.Event) {
+		if data := bytes.TrimSpace(ev.Data); len(data) > 0 && string(data) != "[DONE]" {
+			out = append(out, bytes.Clone(data))
+		}
+	}
+	split.Write(raw)
+	return out
 }
 
 // streamEvents turns recorded `data:` payloads back into stream bytes.

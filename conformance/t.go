@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/modelgate/modelgate/schemas"
 )
@@ -92,6 +93,7 @@ type request struct {
 	beta        bool              // send the configured beta header
 	header      map[string]string // extra headers; an empty value removes one
 	noAuth      bool              // send no Authorization header
+	key         string            // the API key to send; empty: Config.APIKey
 	stream      bool              // the reply is an event stream: not schema-checked here
 }
 
@@ -102,6 +104,16 @@ type exchange struct {
 	status int
 	header http.Header
 	body   []byte
+	// reads are, for a stream, when each piece of the body arrived:
+	// the body's length after the read and the time since the request
+	// was sent.
+	reads []read
+}
+
+// read is one piece of a streamed body.
+type read struct {
+	end int
+	at  time.Duration
 }
 
 // maxExcerpt bounds the bodies kept in evidence.
@@ -170,7 +182,11 @@ func (t *T) send(ex *exchange) error {
 		req.Header.Set("Content-Type", contentType)
 	}
 	if !r.noAuth {
-		req.Header.Set("Authorization", "Bearer "+t.cfg.APIKey)
+		key := r.key
+		if key == "" {
+			key = t.cfg.APIKey
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
 	}
 	if r.beta {
 		req.Header.Set(t.cfg.BetaHeader, "assistants=v2")
@@ -182,16 +198,33 @@ func (t *T) send(ex *exchange) error {
 			req.Header.Set(k, v)
 		}
 	}
+	start := time.Now()
 	resp, err := t.cfg.HTTPClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("sending: %w", err)
 	}
 	defer resp.Body.Close()
 	ex.status, ex.header = resp.StatusCode, resp.Header
-	if ex.body, err = io.ReadAll(resp.Body); err != nil {
-		return fmt.Errorf("reading the reply: %w", err)
+	if !r.stream {
+		if ex.body, err = io.ReadAll(resp.Body); err != nil {
+			return fmt.Errorf("reading the reply: %w", err)
+		}
+		return nil
 	}
-	return nil
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			ex.body = append(ex.body, buf[:n]...)
+			ex.reads = append(ex.reads, read{end: len(ex.body), at: time.Since(start)})
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading the reply: %w", err)
+		}
+	}
 }
 
 // validate holds every reply to the schemas: the error envelope on a
@@ -281,6 +314,26 @@ func (t *T) expectRefused(ex *exchange) bool {
 		return false
 	}
 	return true
+}
+
+// expectParam fails the check unless the reply is the 400 of an invalid
+// request naming field (or a part of it: field.x, field[0]) as `param`.
+func (t *T) expectParam(ex *exchange, field string) bool {
+	if !t.expectStatus(ex, http.StatusBadRequest) {
+		return false
+	}
+	e := ex.errorOf()
+	ok := t.expect(e.Type == "invalid_request_error", ex, "type invalid_request_error", "type %q", e.Type)
+	return t.expect(e.Param != nil && namesField(*e.Param, field), ex, "param naming "+field, "param %s", jsonText(e.Param)) && ok
+}
+
+// namesField reports whether a `param` names field or a part of it.
+func namesField(param, field string) bool {
+	if param == field {
+		return true
+	}
+	rest, ok := strings.CutPrefix(param, field)
+	return ok && (rest[0] == '.' || rest[0] == '[')
 }
 
 // expect fails the check with the exchange as evidence unless ok.

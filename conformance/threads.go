@@ -101,7 +101,7 @@ var threadChecks = []Check{
 	{ID: "threads.message-roles", Area: AreaThreads, Spec: "Message object used when creating a thread: `role` is `user` or `assistant`; `content` is required.",
 		run: func(t *T) {
 			for _, msg := range []map[string]any{{"role": "system", "content": "Hello"}, {"role": "user"}} {
-				t.expectRefused(t.createThread(map[string]any{"messages": []any{msg}}))
+				t.expectParam(t.createThread(map[string]any{"messages": []any{msg}}), "messages")
 			}
 		}},
 	{ID: "threads.beta-header", Area: AreaThreads, Spec: "Requests to the thread operations carry the header `Vendor-Beta: assistants=v2`; the thread interface is selected with it. (Public API: without it, 400 with code `invalid_beta`.)",

@@ -205,6 +205,15 @@ var vectorStoreChecks = []Check{
 				t.expect(slices.Equal(got, want), ex, "the items before the cursor: "+strings.Join(want, ","), "%v", got)
 			}
 		}},
+	{ID: "vector_stores.files.file-deleted", Area: AreaVectorStores, Spec: "Public API (Files): deleting a file also removes it from all vector stores.",
+		run: func(t *T) {
+			vs := t.newVectorStore()
+			id := t.attachAll(vs, searchDocs[:1], nil)[0]
+			ex := t.do(request{op: "files.delete", method: http.MethodDelete, path: "/v1/files/" + id})
+			t.requireStatus(ex, http.StatusOK)
+			t.expectStatus(t.vectorStoreFile(vs, id), http.StatusNotFound)
+			t.expectListed(t.pageAll("vector_stores.files.list", "/v1/vector_stores/"+vs+"/files", url.Values{"limit": {"100"}}, true), nil, id)
+		}},
 	{ID: "vector_stores.files.list.default-limit", Area: AreaVectorStores, Spec: "List vector store files: `limit` default 20.",
 		run: func(t *T) {
 			vs := t.newVectorStore()
@@ -225,7 +234,11 @@ var vectorStoreChecks = []Check{
 			vs := t.newVectorStore()
 			for _, body := range []map[string]any{{"file_id": "file-conformance-unknown"}, {}} {
 				ex := t.do(request{method: http.MethodPost, path: "/v1/vector_stores/" + vs + "/files", json: body, beta: true})
-				if t.expectRefused(ex) {
+				refused := t.expectRefused(ex)
+				if len(body) == 0 {
+					refused = t.expectParam(ex, "file_id") && refused
+				}
+				if refused {
 					t.expectNotAttached(ex)
 				}
 			}
@@ -237,6 +250,10 @@ var vectorStoreChecks = []Check{
 			ex, hits := t.searchHits(vs, map[string]any{"query": "Which river flows through London?"})
 			if t.expect(len(hits) > 0, ex, "results for a query one file answers", "none") {
 				t.expect(hits[0].FileID == ids[0], ex, "the river file ("+ids[0]+") first", "%s", hits[0].FileID)
+			}
+			ex, hits = t.searchHits(vs, map[string]any{"query": "the river Thames in London, under Tower Bridge, near a mountain summit and a bakery"})
+			if t.expect(len(hits) >= 2, ex, "several results, ranked, for a query all files touch", "%d", len(hits)) {
+				t.expect(hits[0].FileID == ids[0], ex, "the river file ("+ids[0]+"), most relevant, first", "%s", hits[0].FileID)
 			}
 			ex, hits = t.searchHits(vs, map[string]any{"query": "river mountain bread", "max_num_results": 1})
 			t.expect(len(hits) == 1, ex, "exactly 1 result with max_num_results 1", "%d", len(hits))

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite over every package, with the services the tests
 # need (PostgreSQL, PostgreSQL with pgvector on PGlite, Redis) started on loopback for the run and stopped
-# after it, and the pinned openai-node SDKs installed (scripts/services/node-sdk.sh). Extra arguments go
+# after it, the pinned openai-node SDKs installed (scripts/services/node-sdk.sh) and Debian's chromium for the
+# tests that drive a browser (scripts/services/chromium.sh). Extra arguments go
 # to go test, e.g. `bash scripts/test.sh -race`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +11,7 @@ eval "$(bash scripts/services/postgres.sh)"
 eval "$(bash scripts/services/pglite.sh)"
 eval "$(bash scripts/services/redis.sh)"
 eval "$(bash scripts/services/node-sdk.sh)"
+eval "$(bash scripts/services/chromium.sh)"
 # A test that needs a service and finds none fails instead of skipping.
 export MODELGATE_REQUIRE_SERVICES=1
 go test "$@" ./...

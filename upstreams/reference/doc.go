@@ -34,6 +34,9 @@
 //   - Streaming renders the same tokens as chunks: the role first,
 //     content and tool-call deltas (with index), one finish_reason per
 //     choice, a usage chunk when stream_options.include_usage, [DONE].
+//   - stream_interval (Engine.StreamInterval, default 0) pauses that
+//     long before each event after the first, so a stream arrives over
+//     time as a model's does.
 //   - usage counts the prompt with the gateway's tokenizer (package
 //     tokens) and the completion as the tokens generated for all choices.
 //

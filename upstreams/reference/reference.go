@@ -3,6 +3,7 @@ package reference
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -14,9 +15,14 @@ func init() {
 	caddy.RegisterModule(Engine{})
 }
 
-// Engine is the reference upstream: chat completions and embeddings. It
-// has no settings.
-type Engine struct{}
+// Engine is the reference upstream: chat completions and embeddings.
+type Engine struct {
+	// StreamInterval spaces the events of a streamed reply, the way a
+	// model delivers tokens as it makes them, so buffering, time to first
+	// byte and per-event delay can be observed offline. Default 0: every
+	// event at once. Caddyfile: `stream_interval <duration>`.
+	StreamInterval caddy.Duration `json:"stream_interval,omitempty"`
+}
 
 // CaddyModule returns the Caddy module information.
 func (Engine) CaddyModule() caddy.ModuleInfo {
@@ -36,7 +42,7 @@ func (Engine) Serves(op string) bool {
 func (Engine) Models() []string { return []string{"reference"} }
 
 // ServeCall answers a chat completion, as JSON or as a stream, or embeddings.
-func (Engine) ServeCall(w http.ResponseWriter, c *upstreams.Call) error {
+func (e Engine) ServeCall(w http.ResponseWriter, c *upstreams.Call) error {
 	if c.Operation == upstreams.OpEmbeddingsCreate {
 		return serveEmbeddings(w, c.Body)
 	}
@@ -52,20 +58,37 @@ func (Engine) ServeCall(w http.ResponseWriter, c *upstreams.Call) error {
 		return err
 	}
 	if req.Stream {
-		return writeStream(w, c.Request, &req, reply)
+		return writeStream(w, c.Request, &req, reply, time.Duration(e.StreamInterval))
 	}
 	upstreams.WriteJSON(w, http.StatusOK, reply.completion())
 	return nil
 }
 
-// UnmarshalCaddyfile reads `reference`, which takes no options.
+// UnmarshalCaddyfile reads `reference`, whose one option is
+//
+//	stream_interval <duration>   # between stream events; default 0
 func (e *Engine) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the upstream's name or type
 	if d.NextArg() {
 		return d.ArgErr()
 	}
 	for d.NextBlock(0) {
-		return d.Errf("the reference upstream takes no options, got %q", d.Val())
+		switch d.Val() {
+		case "stream_interval":
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			v, err := caddy.ParseDuration(d.Val())
+			if err != nil || v < 0 {
+				return d.Errf("stream_interval must be a duration of 0 or more, got %q", d.Val())
+			}
+			e.StreamInterval = caddy.Duration(v)
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+		default:
+			return d.Errf("unknown reference upstream option %q (want stream_interval)", d.Val())
+		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package reference
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelgate/modelgate/upstreams"
@@ -159,15 +160,19 @@ func splitN(s string, n int) []string {
 	return append(out, s)
 }
 
-// writeStream sends the reply as server-sent events, flushing each one.
-func writeStream(w http.ResponseWriter, r *http.Request, req *request, rep *reply) error {
+// writeStream sends the reply as server-sent events, flushing each one,
+// interval apart.
+func writeStream(w http.ResponseWriter, r *http.Request, req *request, rep *reply, interval time.Duration) error {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	enc := tokens.ForModel(req.Model)
-	for _, c := range rep.streamChunks(req, enc) {
+	for i, c := range rep.streamChunks(req, enc) {
+		if i > 0 && !pause(r, interval) {
+			return nil
+		}
 		if r.Context().Err() != nil {
 			return nil
 		}
@@ -180,7 +185,25 @@ func writeStream(w http.ResponseWriter, r *http.Request, req *request, rep *repl
 		}
 		rc.Flush()
 	}
+	if !pause(r, interval) {
+		return nil
+	}
 	w.Write([]byte("data: [DONE]\n\n"))
 	rc.Flush()
 	return nil
+}
+
+// pause waits interval, reporting false when the client went away first.
+func pause(r *http.Request, interval time.Duration) bool {
+	if interval <= 0 {
+		return true
+	}
+	t := time.NewTimer(interval)
+	defer t.Stop()
+	select {
+	case <-r.Context().Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

@@ -1,7 +1,7 @@
 // Command conformance runs the modelgate conformance suite against any
 // implementation of the model API, and checks or replays recorded traffic.
 //
-//	conformance run --base-url URL --api-key KEY [--profile spec|openai] [--areas a,b] [--format text|json] [--junit FILE]
+//	conformance run --base-url URL --api-key KEY [--second-api-key KEY] [--profile spec|openai] [--areas a,b] [--format text|json] [--junit FILE]
 //	conformance list
 //	conformance check FILE.jsonl...           (also: check-records)
 //	conformance replay --base-url URL --api-key KEY [--areas a,b] FILE.jsonl...
@@ -114,6 +114,8 @@ func runSuite(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&cfg.Parallel, "parallel", 0, "checks run at once (default 4)")
 	fs.DurationVar(&cfg.WaitTimeout, "wait", 0, "bound of waiting for batches and ingestion (default 3m)")
 	fs.BoolVar(&cfg.Heavy, "heavy", false, "include the limit probes that upload large inputs")
+	fs.StringVar(&cfg.SecondAPIKey, "second-api-key", os.Getenv("CONFORMANCE_SECOND_API_KEY"), "a valid key of another owner, for the isolation checks (default $CONFORMANCE_SECOND_API_KEY; without it they are skipped)")
+	fs.DurationVar(&cfg.ExpectStreamInterval, "expect-stream-interval", 0, "pacing the target declares between stream events (e.g. the reference engine's stream_interval); a stream delivered in one burst then fails")
 	format := fs.String("format", "text", "report format on stdout: text or json")
 	junit := fs.String("junit", "", "also write a JUnit XML report to this file")
 	if err := fs.Parse(args); err != nil {
