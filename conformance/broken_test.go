@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -28,8 +29,13 @@ type fault struct {
 	// holdBack buffers a stream whole (without it, and without mutate,
 	// streams pass through event by event).
 	paced, holdBack bool
-	intercept       func(f *faultState, r *http.Request, body []byte) (status int, reply string, ok bool)
-	mutate          func(f *faultState, r *http.Request, body []byte, status int, reply []byte) []byte
+	// cases bounds the generated cases per check (default 6: the faults
+	// of other checks need few).
+	cases     int
+	intercept func(f *faultState, r *http.Request, body []byte) (status int, reply string, ok bool)
+	// rewrite changes a request's body before it is forwarded.
+	rewrite func(r *http.Request, body []byte) []byte
+	mutate  func(f *faultState, r *http.Request, body []byte, status int, reply []byte) []byte
 }
 
 // faultState is what a fault remembers between requests.
@@ -44,6 +50,9 @@ func brokenTarget(t *testing.T, base string, f fault) string {
 	state := &faultState{threads: map[string][]byte{}, deleted: map[string]bool{}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		if f.rewrite != nil {
+			body = f.rewrite(r, body)
+		}
 		if f.intercept != nil {
 			if status, reply, ok := f.intercept(state, r, body); ok {
 				w.Header().Set("Content-Type", "application/json")
@@ -119,7 +128,7 @@ var notImplementedAreas = []string{conformance.AreaBatches, conformance.AreaVect
 var faults = []fault{
 	{name: "conforming proxy", want: nil, paced: true},
 	{name: "stream held back", areas: []string{conformance.AreaChat}, paced: true, holdBack: true, want: []string{"chat.stream.paced"}},
-	{name: "list without has_more", areas: filesArea, want: []string{"files.list.paging", "files.list.order", "files.round-trip", "files.isolation"},
+	{name: "list without has_more", areas: filesArea, want: []string{"files.list.paging", "files.list.order", "files.round-trip", "files.isolation", "generated.files.list.valid"},
 		mutate: func(_ *faultState, r *http.Request, _ []byte, status int, reply []byte) []byte {
 			if r.Method == http.MethodGet && r.URL.Path == "/v1/files" && status == http.StatusOK {
 				return rewriteJSON(reply, func(d map[string]any) { delete(d, "has_more") })
@@ -133,7 +142,7 @@ var faults = []fault{
 			}
 			return reply
 		}},
-	{name: "metadata limit not enforced", areas: []string{conformance.AreaLimits, conformance.AreaThreads}, want: []string{"limits.metadata.pairs.threads.create"},
+	{name: "metadata limit not enforced", areas: []string{conformance.AreaLimits, conformance.AreaThreads}, want: []string{"limits.metadata.pairs.threads.create", "generated.threads.create.invalid"},
 		intercept: func(_ *faultState, r *http.Request, body []byte) (int, string, bool) {
 			var req struct {
 				Metadata map[string]any `json:"metadata"`
@@ -222,7 +231,7 @@ func TestSuiteCatchesBrokenTargets(t *testing.T) {
 			if areas == nil {
 				areas = implementedAreas
 			}
-			cfg := conformance.Config{BaseURL: brokenTarget(t, base, f), APIKey: devKey, SecondAPIKey: secondKey, Areas: areas}
+			cfg := conformance.Config{BaseURL: brokenTarget(t, base, f), APIKey: devKey, SecondAPIKey: secondKey, Areas: areas, MaxCases: cmp.Or(f.cases, 6)}
 			if f.paced {
 				cfg.ExpectStreamInterval = streamInterval
 			}

@@ -1,8 +1,11 @@
 package conformance
 
 import (
+	"fmt"
+	"io"
 	"path"
 	"slices"
+	"strings"
 )
 
 // The catalogue: each observable promise of the spec
@@ -167,6 +170,17 @@ func covers(pattern, id string) bool {
 	return ok || pattern == id
 }
 
+// ChecksMatching returns the IDs of the checks a catalogue pattern names.
+func ChecksMatching(pattern string) []string {
+	var out []string
+	for _, ch := range Checks() {
+		if covers(pattern, ch.ID) {
+			out = append(out, ch.ID)
+		}
+	}
+	return out
+}
+
 // SentencesOf returns the IDs of the sentences a check covers.
 func SentencesOf(checkID string) []string {
 	var out []string
@@ -179,4 +193,30 @@ func SentencesOf(checkID string) []string {
 		}
 	}
 	return out
+}
+
+// WriteCatalogue writes `conformance list`: every check with the
+// sentences it covers and its spec text, then every sentence with the
+// checks covering it, then the sentences no check can see, and why.
+func WriteCatalogue(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("# checks: id, area, sentences covered, spec\n")
+	for _, ch := range Checks() {
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", ch.ID, ch.Area, strings.Join(SentencesOf(ch.ID), ","), ch.Spec)
+	}
+	b.WriteString("\n# sentences covered: id, source, text, checks\n")
+	var unseen []Sentence
+	for _, s := range sentences {
+		if s.NotObservable != "" {
+			unseen = append(unseen, s)
+			continue
+		}
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", s.ID, s.Source, s.Text, strings.Join(s.Checks, ","))
+	}
+	b.WriteString("\n# sentences not observable: id, source, text, why\n")
+	for _, s := range unseen {
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", s.ID, s.Source, s.Text, s.NotObservable)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

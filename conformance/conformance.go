@@ -70,6 +70,12 @@ type Config struct {
 	// WaitTimeout bounds waiting for asynchronous work (a batch to end, a
 	// vector store file to be ingested). Default: 3m.
 	WaitTimeout time.Duration
+	// Seed makes the generated cases; the same seed, the same cases.
+	// Default 1.
+	Seed uint64
+	// MaxCases bounds the generated cases of each generated check (valid
+	// or invalid requests of one operation). Default 40.
+	MaxCases int
 	// Heavy includes the limit probes that upload large inputs (a 50,001
 	// line batch file, a 200 MB file); without it they are skipped.
 	Heavy bool
@@ -90,6 +96,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.Model == "" {
 		c.Model = "reference"
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	if c.MaxCases < 1 {
+		c.MaxCases = 40
 	}
 	if c.Parallel < 1 {
 		c.Parallel = 4
@@ -176,6 +188,8 @@ type Result struct {
 	Area   string `json:"area"`
 	Spec   string `json:"spec"`
 	Status Status `json:"status"`
+	// Cases is how many generated requests a generated check sent.
+	Cases int `json:"cases,omitempty"`
 	// Reason says why a check was skipped.
 	Reason   string     `json:"reason,omitempty"`
 	Evidence []Evidence `json:"evidence,omitempty"`
@@ -217,7 +231,7 @@ type Check struct {
 // Checks returns every check of the suite, in report order.
 func Checks() []Check {
 	var all []Check
-	for _, group := range [][]Check{authChecks, errorChecks, limitChecks, chatChecks, streamChecks, fileChecks, threadChecks, batchChecks, vectorStoreChecks, roundTripChecks, orderChecks, timestampChecks, isolationChecks, pacingChecks} {
+	for _, group := range [][]Check{authChecks, errorChecks, limitChecks, chatChecks, streamChecks, fileChecks, threadChecks, batchChecks, vectorStoreChecks, roundTripChecks, orderChecks, timestampChecks, isolationChecks, pacingChecks, generatedChecks} {
 		all = append(all, group...)
 	}
 	return all

@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"slices"
@@ -70,10 +71,41 @@ var (
 	vectorAreas = []string{conformance.AreaVectorStores}
 	threadArea  = []string{conformance.AreaThreads}
 	batchArea   = []string{conformance.AreaBatches}
+	allAreas    = conformance.AllAreas
 	isolationOf = []string{conformance.AreaFiles, conformance.AreaThreads, conformance.AreaVectorStores, conformance.AreaBatches}
 )
 
+// clampTopP forwards chat requests with top_p above 1 as 1: the range
+// not enforced.
+func clampTopP(r *http.Request, body []byte) []byte {
+	var req map[string]any
+	if r.URL.Path != "/v1/chat/completions" || json.Unmarshal(body, &req) != nil {
+		return body
+	}
+	if p, ok := req["top_p"].(float64); ok && p > 1 {
+		req["top_p"] = 1
+		body, _ = json.Marshal(req)
+	}
+	return body
+}
+
 var promiseFaults = []fault{
+	{name: "top_p range not enforced", areas: chatArea, cases: 40, want: []string{"generated.chat.completions.create.invalid"}, rewrite: clampTopP},
+	{name: "unicode metadata refused", areas: []string{conformance.AreaThreads, conformance.AreaFiles, conformance.AreaVectorStores}, cases: 40, want: []string{"generated.threads.create.valid", "threads.round-trip"},
+		intercept: func(_ *faultState, r *http.Request, body []byte) (int, string, bool) {
+			if r.Method == http.MethodPost && r.URL.Path == "/v1/threads" && bytes.ContainsFunc(body, func(c rune) bool { return c > 127 }) {
+				return http.StatusBadRequest, `{"error":{"message":"metadata must be ASCII","type":"invalid_request_error","param":"metadata","code":null}}`, true
+			}
+			return 0, "", false
+		}},
+	{name: "files.list limit above the maximum accepted", areas: filesArea, cases: 40, want: []string{"generated.files.list.invalid"},
+		intercept: func(_ *faultState, r *http.Request, _ []byte) (int, string, bool) {
+			if q := r.URL.Query(); r.Method == http.MethodGet && r.URL.Path == "/v1/files" && q.Get("limit") == "10001" {
+				q.Set("limit", "10000")
+				r.URL.RawQuery = q.Encode()
+			}
+			return 0, "", false
+		}},
 	{name: "filename spaces rewritten", areas: filesArea, want: []string{"files.round-trip"},
 		mutate: onReplies(pathHas("", "/v1/files", ""), eachObject(func(d map[string]any) {
 			if name, ok := d["filename"].(string); ok {
@@ -113,8 +145,8 @@ var promiseFaults = []fault{
 			return 0, "", false
 		}},
 	{name: "param null on 400", areas: []string{conformance.AreaErrors, conformance.AreaLimits, conformance.AreaChat, conformance.AreaFiles, conformance.AreaThreads, conformance.AreaBatches, conformance.AreaVectorStores},
-		want: append(slices.DeleteFunc(checksWithPrefix([]string{conformance.AreaLimits}, "limits.metadata.", "limits.chat.", "limits.vector_stores.", "limits.batches.completion-window", "limits.batches.endpoint"),
-			func(id string) bool { return id == "limits.chat.store-images" }),
+		want: append(slices.DeleteFunc(checksWithPrefix(allAreas, "limits.metadata.", "limits.chat.", "limits.vector_stores.", "limits.batches.completion-window", "limits.batches.endpoint", "generated."),
+			func(id string) bool { return id == "limits.chat.store-images" || strings.HasSuffix(id, ".valid") }),
 			"errors.missing-required", "files.upload-rules", "threads.message-roles", "vector_stores.files.create-rules"),
 		mutate: func(_ *faultState, _ *http.Request, _ []byte, status int, reply []byte) []byte {
 			if status != http.StatusBadRequest {

@@ -113,7 +113,7 @@ func TestRecordedTrafficRoundTrip(t *testing.T) {
 }
 
 func faultNamed(t *testing.T, name string) fault {
-	for _, f := range faults {
+	for _, f := range append(slices.Clone(faults), promiseFaults...) {
 		if f.name == name {
 			return f
 		}

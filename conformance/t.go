@@ -129,6 +129,11 @@ func excerpt(b []byte) string {
 
 // evidence describes an exchange, with what was expected and seen.
 func (ex *exchange) evidence(expected, seen string) Evidence {
+	return Evidence{Request: ex.requestLine(excerpt), Status: ex.status, Response: excerpt(ex.body), Expected: expected, Seen: seen}
+}
+
+// requestLine is the method, path, query and body (through cut).
+func (ex *exchange) requestLine(cut func([]byte) string) string {
 	line := ex.req.method + " " + ex.req.path
 	if len(ex.req.query) > 0 {
 		line += "?" + ex.req.query.Encode()
@@ -137,10 +142,10 @@ func (ex *exchange) evidence(expected, seen string) Evidence {
 		if ex.req.contentType != "" && !strings.HasPrefix(ex.req.contentType, "application/json") {
 			line += fmt.Sprintf(" [%s body, %d bytes]", ex.req.contentType, len(ex.sent))
 		} else {
-			line += " " + excerpt(ex.sent)
+			line += " " + cut(ex.sent)
 		}
 	}
-	return Evidence{Request: line, Status: ex.status, Response: excerpt(ex.body), Expected: expected, Seen: seen}
+	return line
 }
 
 // do sends a request and checks what every reply must be: an error

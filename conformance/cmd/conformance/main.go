@@ -55,10 +55,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	case "run":
 		return runSuite(ctx, args[1:], out)
 	case "list":
-		for _, ch := range conformance.Checks() {
-			fmt.Fprintf(out, "%s\t%s\n", ch.ID, ch.Spec)
-		}
-		return nil
+		return conformance.WriteCatalogue(out)
 	case "check-records", "check":
 		return checkRecords(args[1:], out)
 	case "replay":
@@ -113,6 +110,8 @@ func runSuite(ctx context.Context, args []string, out io.Writer) error {
 	areasFlag(fs, &cfg)
 	fs.IntVar(&cfg.Parallel, "parallel", 0, "checks run at once (default 4)")
 	fs.DurationVar(&cfg.WaitTimeout, "wait", 0, "bound of waiting for batches and ingestion (default 3m)")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the generated cases (the same seed, the same requests)")
+	fs.IntVar(&cfg.MaxCases, "max-cases", 40, "generated cases per generated check at most")
 	fs.BoolVar(&cfg.Heavy, "heavy", false, "include the limit probes that upload large inputs")
 	fs.StringVar(&cfg.SecondAPIKey, "second-api-key", os.Getenv("CONFORMANCE_SECOND_API_KEY"), "a valid key of another owner, for the isolation checks (default $CONFORMANCE_SECOND_API_KEY; without it they are skipped)")
 	fs.DurationVar(&cfg.ExpectStreamInterval, "expect-stream-interval", 0, "pacing the target declares between stream events (e.g. the reference engine's stream_interval); a stream delivered in one burst then fails")
