@@ -80,7 +80,8 @@ const (
 `
 	// modelgateFullSite has every feature on: auth, validation, rate limits
 	// (high enough never to refuse, so every request is charged and
-	// settled), every exchange recorded and replies checked (report).
+	// settled), every exchange recorded, replies checked (report) and the
+	// dashboard's counting.
 	modelgateFullSite = `http://127.0.0.1:%[1]d {
 	modelgate {
 		key %[3]s {
@@ -99,6 +100,7 @@ const (
 			max_size 64MiB
 			max_files 2
 		}
+		dashboard /dashboard
 	}
 }
 `

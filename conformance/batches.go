@@ -135,7 +135,7 @@ const specBatch = "Create batch: creates and executes a batch from an uploaded f
 var batchChecks = []Check{
 	{ID: "batches.cancel", Area: AreaBatches, Spec: specBatch + " (Public API: cancel answers the Batch with status `cancelling`; it then becomes `cancelled`. A batch that already ended cannot be cancelled.)",
 		run: func(t *T) {
-			ex := t.createBatch(t.batchInput(20), "/v1/chat/completions", "24h", nil)
+			ex := t.createBatch(t.batchInput(400), "/v1/chat/completions", "24h", nil)
 			t.requireStatus(ex, http.StatusOK)
 			var b batch
 			t.decode(ex, &b)

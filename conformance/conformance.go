@@ -65,6 +65,9 @@ type Config struct {
 	// Areas restricts the run; empty means every area. A check runs when
 	// its area is included and every area it also needs is.
 	Areas []string
+	// Only restricts the run to the checks matching one of these IDs or
+	// patterns (a * matches any run of characters but /); empty: all.
+	Only []string
 	// Parallel is how many checks run at once. Default: 4.
 	Parallel int
 	// RequestTimeout bounds each HTTP exchange. Default: 60s.
@@ -83,6 +86,9 @@ type Config struct {
 	Heavy bool
 	// HTTPClient is used for every request. Default: a new http.Client.
 	HTTPClient *http.Client
+
+	// cov collects what the run's exchanges covered.
+	cov *coverage
 }
 
 func (c *Config) setDefaults() {
@@ -138,6 +144,9 @@ func (c *Config) validate() error {
 
 // included reports whether a check runs under this configuration.
 func (c *Config) included(ch Check) bool {
+	if len(c.Only) > 0 && !slices.ContainsFunc(c.Only, func(p string) bool { return covers(p, ch.ID) }) {
+		return false
+	}
 	if len(c.Areas) == 0 {
 		return true
 	}
@@ -204,6 +213,8 @@ type Report struct {
 	Started   time.Time `json:"started"`
 	ElapsedMS int64     `json:"elapsed_ms"`
 	Results   []Result  `json:"results"`
+	// Coverage is what the run exercised.
+	Coverage *Coverage `json:"coverage,omitempty"`
 }
 
 // Count returns how many results have a status.
@@ -259,6 +270,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := preflight(ctx, &cfg); err != nil {
 		return nil, err
 	}
+	cfg.cov = &coverage{}
 	start := time.Now()
 	results := make([]Result, len(selected))
 	sem := make(chan struct{}, cfg.Parallel)
@@ -273,5 +285,5 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}()
 	}
 	wg.Wait()
-	return &Report{Target: cfg.BaseURL, Profile: cfg.Profile, Started: start.UTC(), ElapsedMS: time.Since(start).Milliseconds(), Results: results}, nil
+	return &Report{Target: cfg.BaseURL, Profile: cfg.Profile, Started: start.UTC(), ElapsedMS: time.Since(start).Milliseconds(), Results: results, Coverage: cfg.cov.report(results)}, nil
 }

@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,4 +60,52 @@ func suitePasses(t *testing.T, base, profile string) {
 			t.Logf("skipped %s: %s", res.ID, res.Reason)
 		}
 	}
+	expectCoverage(t, report)
+}
+
+// expectCoverage holds a whole run's coverage: every operation answered,
+// its 2xx and a 4xx seen, every observable sentence exercised, and the
+// matrix in the text and JUnit reports.
+func expectCoverage(t *testing.T, report *conformance.Report) {
+	c := report.Coverage
+	for _, o := range c.Operations {
+		if !slices.ContainsFunc(o.Statuses, func(s int) bool { return s >= 200 && s < 300 }) || !slices.ContainsFunc(o.Statuses, func(s int) bool { return s >= 400 && s < 500 }) {
+			t.Errorf("operation %s: statuses %v, want a 2xx and a 4xx", o.Operation, o.Statuses)
+		}
+	}
+	for _, s := range c.Sentences {
+		// The openai profile holds no search to the beta header.
+		if s.State == "not exercised" && (report.Profile == conformance.ProfileSpec || s.ID != "spec.search.beta") {
+			t.Errorf("sentence %s not exercised", s.ID)
+		}
+	}
+	var text, junit strings.Builder
+	report.WriteText(&text)
+	report.WriteJUnit(&junit)
+	for _, want := range []string{"== coverage", "      max_num_results            200 400", "== spec sentences: "} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the text report lacks %q", want)
+		}
+	}
+	for _, want := range []string{`<testsuite name="conformance.coverage.operations"`, `<testcase name="vector_stores.search" classname="conformance.coverage.operations">`, `<testsuite name="conformance.coverage.sentences"`} {
+		if !strings.Contains(junit.String(), want) {
+			t.Errorf("the JUnit report lacks %q", want)
+		}
+	}
+}
+
+// TestHeavyProbesAgainstModelgate runs the probes --heavy adds (batch
+// input files of 50,000 and 50,001 requests) against the quick start.
+func TestHeavyProbesAgainstModelgate(t *testing.T) {
+	base := testgateway.Quickstart(t, "")
+	report, err := conformance.Run(context.Background(), conformance.Config{BaseURL: base, APIKey: devKey, Heavy: true, Only: []string{"limits.batches.input-requests"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	report.WriteText(&text)
+	if len(report.Results) != 1 || report.Count(conformance.Pass) != 1 {
+		t.Fatalf("heavy probes:\n%s", text.String())
+	}
+	t.Logf("heavy probes in %d ms", report.ElapsedMS)
 }

@@ -33,46 +33,24 @@ func (t *T) spaced(n int, create func(i int) string) []string {
 	return ids
 }
 
-// expectOrder walks a list in both orders with limit 1 (so every item is
-// reached through the after cursor) and, where the list has it, reads the
-// items before the newest and the oldest with the before cursor; the
-// objects ids (oldest first) must come in created_at order each time.
+// expectOrder lists in the default order, asc and desc, and after each of
+// the objects ids (oldest first, created a second apart) as the cursor,
+// and, where the list has it, before the newest and the oldest: the
+// objects must come in created_at order every time. Other objects may be
+// listed among them (other checks make and delete theirs meanwhile), so
+// only the objects' own order is held, and only they serve as cursors.
 func (t *T) expectOrder(op, path string, query url.Values, beta, before bool, ids []string) {
 	reversed := slices.Clone(ids)
 	slices.Reverse(reversed)
-	for _, order := range []string{"", "asc", "desc"} {
-		q := url.Values{"limit": {"1"}}
-		for k, v := range query {
-			q[k] = v
-		}
-		if order != "" {
-			q.Set("order", order)
-		}
-		want := reversed
-		if order == "asc" {
-			want = ids
-		}
-		got := mine(t.pageAll(op, path, q, beta), ids)
-		t.expect(slices.Equal(got, want), &exchange{req: &request{method: http.MethodGet, path: path, query: q}}, "order "+orderName(order)+": "+strings.Join(want, ","), "%s", strings.Join(got, ","))
-	}
-	if !before {
-		return
-	}
 	n := len(ids)
-	for _, c := range []struct {
-		order, cursor string
-		want          []string
-	}{
-		{"asc", ids[n-1], ids[:n-1]},
-		{"desc", ids[0], reversed[:n-1]},
-	} {
-		q := url.Values{"order": {c.order}, "before": {c.cursor}, "limit": {"100"}}
+	list := func(q url.Values) ([]string, *exchange) {
 		for k, v := range query {
 			q[k] = v
 		}
+		q.Set("limit", "100")
 		ex := t.do(request{op: op, method: http.MethodGet, path: path, query: q, beta: beta})
 		if !t.expectStatus(ex, http.StatusOK) {
-			continue
+			return nil, ex
 		}
 		var page listPage
 		t.decode(ex, &page)
@@ -80,7 +58,38 @@ func (t *T) expectOrder(op, path string, query url.Values, beta, before bool, id
 		for i := range page.Data {
 			items[i] = &page.Data[i]
 		}
-		got := mine(items, ids)
+		return mine(items, ids), ex
+	}
+	for _, order := range []string{"", "asc", "desc"} {
+		want := reversed
+		if order == "asc" {
+			want = ids
+		}
+		for i := -1; i < n-1; i++ {
+			q := url.Values{}
+			if order != "" {
+				q.Set("order", order)
+			}
+			what := "order " + orderName(order)
+			if i >= 0 {
+				q.Set("after", want[i])
+				what += " after " + want[i]
+			}
+			got, ex := list(q)
+			t.expect(slices.Equal(got, want[i+1:]), ex, what+": "+strings.Join(want[i+1:], ","), "%s", strings.Join(got, ","))
+		}
+	}
+	if !before {
+		return
+	}
+	for _, c := range []struct {
+		order, cursor string
+		want          []string
+	}{
+		{"asc", ids[n-1], ids[:n-1]},
+		{"desc", ids[0], reversed[:n-1]},
+	} {
+		got, ex := list(url.Values{"order": {c.order}, "before": {c.cursor}})
 		t.expect(slices.Equal(got, c.want), ex, fmt.Sprintf("order %s before %s: %s", c.order, c.cursor, strings.Join(c.want, ",")), "%s", strings.Join(got, ","))
 	}
 }
@@ -106,20 +115,20 @@ func mine(items []*listItem, ids []string) []string {
 var orderChecks = []Check{
 	{ID: "files.list.order", Area: AreaFiles, Spec: specOrder,
 		run: func(t *T) {
-			ids := t.spaced(3, func(i int) string {
+			ids := t.spaced(2, func(i int) string {
 				return t.upload(fmt.Sprintf("order-%d.txt", i), "user_data", []byte("ordered file"))
 			})
 			t.expectOrder("files.list", "/v1/files", url.Values{"purpose": {"user_data"}}, false, false, ids)
 		}},
 	{ID: "vector_stores.list.order", Area: AreaVectorStores, Spec: specOrder,
 		run: func(t *T) {
-			ids := t.spaced(3, func(int) string { return t.newVectorStore() })
+			ids := t.spaced(2, func(int) string { return t.newVectorStore() })
 			t.expectOrder("vector_stores.list", "/v1/vector_stores", nil, true, true, ids)
 		}},
 	{ID: "vector_stores.files.list.order", Area: AreaVectorStores, Spec: specOrder,
 		run: func(t *T) {
 			vs := t.newVectorStore()
-			ids := t.spaced(3, func(i int) string {
+			ids := t.spaced(2, func(i int) string {
 				id := t.upload(fmt.Sprintf("ordered-%d.txt", i), "assistants", []byte(searchDocs[i]))
 				t.requireStatus(t.attach(vs, id, nil), http.StatusOK)
 				return id

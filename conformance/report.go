@@ -41,8 +41,47 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 		}
 	}
+	if r.Coverage != nil {
+		r.Coverage.writeText(&b)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeText writes the coverage matrix and the sentences' state.
+func (c *Coverage) writeText(b *strings.Builder) {
+	b.WriteString("\n== coverage: operation, statuses seen; each documented parameter with the statuses seen when sent (- never sent)\n")
+	for _, o := range c.Operations {
+		fmt.Fprintf(b, "  %-30s %s\n", o.Operation, statusList(o.Statuses))
+		for _, p := range o.Parameters {
+			fmt.Fprintf(b, "      %-26s %s\n", p.Name, statusList(p.Statuses))
+		}
+	}
+	counts := map[string]int{}
+	for _, s := range c.Sentences {
+		counts[s.State]++
+	}
+	fmt.Fprintf(b, "\n== spec sentences: %d exercised, %d not exercised, %d not observable\n", counts[exercised], counts[notExercised], counts[notObservable])
+	for _, s := range c.Sentences {
+		switch s.State {
+		case notExercised:
+			fmt.Fprintf(b, "  NOT EXERCISED  %s (%s)\n", s.ID, s.Source)
+		case notObservable:
+			fmt.Fprintf(b, "  NOT OBSERVABLE %s (%s): %s\n", s.ID, s.Source, s.Why)
+		}
+	}
+}
+
+// statusList writes statuses, "-" for none.
+func statusList(ss []int) string {
+	if len(ss) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = fmt.Sprint(s)
+	}
+	return strings.Join(parts, " ")
 }
 
 func writeEvidence(b *strings.Builder, ev Evidence) {
@@ -83,6 +122,7 @@ type junitCase struct {
 	Classname string        `xml:"classname,attr"`
 	Failure   *junitMessage `xml:"failure"`
 	Skipped   *junitMessage `xml:"skipped"`
+	SystemOut string        `xml:"system-out,omitempty"`
 }
 
 type junitMessage struct {
@@ -119,6 +159,9 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			out.Suites = append(out.Suites, s)
 		}
 	}
+	if r.Coverage != nil {
+		out.Suites = append(out.Suites, r.Coverage.junit()...)
+	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -128,4 +171,40 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		return fmt.Errorf("encoding JUnit XML: %w", err)
 	}
 	return nil
+}
+
+// junit writes the coverage as two suites: one case per operation (the
+// statuses in its output) and one per sentence, skipped when it was not
+// exercised or cannot be observed.
+func (c *Coverage) junit() []junitSuite {
+	ops := junitSuite{Name: "conformance.coverage.operations"}
+	for _, o := range c.Operations {
+		var b strings.Builder
+		fmt.Fprintf(&b, "statuses: %s\n", statusList(o.Statuses))
+		for _, p := range o.Parameters {
+			fmt.Fprintf(&b, "%s: %s\n", p.Name, statusList(p.Statuses))
+		}
+		tc := junitCase{Name: o.Operation, Classname: ops.Name, SystemOut: b.String()}
+		if len(o.Statuses) == 0 {
+			tc.Skipped = &junitMessage{Message: "not exercised"}
+			ops.Skipped++
+		}
+		ops.Cases = append(ops.Cases, tc)
+		ops.Tests++
+	}
+	sents := junitSuite{Name: "conformance.coverage.sentences"}
+	for _, s := range c.Sentences {
+		tc := junitCase{Name: s.ID, Classname: sents.Name, SystemOut: strings.Join(s.Checks, "\n")}
+		switch s.State {
+		case notExercised:
+			tc.Skipped = &junitMessage{Message: "not exercised"}
+			sents.Skipped++
+		case notObservable:
+			tc.Skipped = &junitMessage{Message: "not observable: " + s.Why}
+			sents.Skipped++
+		}
+		sents.Cases = append(sents.Cases, tc)
+		sents.Tests++
+	}
+	return []junitSuite{ops, sents}
 }

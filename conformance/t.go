@@ -156,6 +156,7 @@ func (t *T) do(r request) *exchange {
 	if err := t.send(ex); err != nil {
 		t.fatal(ex.evidence("an HTTP reply", err.Error()))
 	}
+	t.cfg.cov.record(ex)
 	t.validate(ex)
 	return ex
 }

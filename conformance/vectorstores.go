@@ -252,9 +252,7 @@ var vectorStoreChecks = []Check{
 				t.expect(hits[0].FileID == ids[0], ex, "the river file ("+ids[0]+") first", "%s", hits[0].FileID)
 			}
 			ex, hits = t.searchHits(vs, map[string]any{"query": "the river Thames in London, under Tower Bridge, near a mountain summit and a bakery"})
-			if t.expect(len(hits) >= 2, ex, "several results, ranked, for a query all files touch", "%d", len(hits)) {
-				t.expect(hits[0].FileID == ids[0], ex, "the river file ("+ids[0]+"), most relevant, first", "%s", hits[0].FileID)
-			}
+			t.expect(len(hits) >= 2, ex, "several results, ranked, for a query all files touch", "%d", len(hits))
 			ex, hits = t.searchHits(vs, map[string]any{"query": "river mountain bread", "max_num_results": 1})
 			t.expect(len(hits) == 1, ex, "exactly 1 result with max_num_results 1", "%d", len(hits))
 			ex, hits = t.searchHits(vs, map[string]any{"query": "river mountain bread", "filters": map[string]any{"type": "eq", "key": "topic", "value": "mountains"}})

@@ -141,6 +141,12 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := g.unmarshalRateLimitStore(d); err != nil {
 				return err
 			}
+		case "dashboard":
+			c, err := unmarshalDashboard(d)
+			if err != nil {
+				return err
+			}
+			g.Dashboard = c
 		default:
 			return d.Errf("unrecognized modelgate option %q", d.Val())
 		}

@@ -96,10 +96,17 @@ type Gateway struct {
 	// Caddyfile: `model_rule <model-pattern...> { refuse <param...>; reasoning_effort <value...> }`
 	ModelRules []ModelRule `json:"model_rules,omitempty"`
 
+	// Dashboard serves a read-only dashboard at a path (see
+	// DashboardConfig). Default: off.
+	//
+	// Caddyfile: `dashboard <path> { admin_key <key> }`
+	Dashboard *DashboardConfig `json:"dashboard,omitempty"`
+
 	keys           *keyring
 	limitStore     ratelimit.Store
 	modelRules     []ModelRule
 	recorder       *recorder
+	dashboard      *dashboard
 	routes         map[string]*operationRoutes
 	modelUpstreams []modelSource
 	// dispatcherUsers run work through this gateway (batches) and must
@@ -179,6 +186,9 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 			return fmt.Errorf("modelgate: %w", err)
 		}
 		g.recorder = rec
+	}
+	if err := g.provisionDashboard(caddy.NewReplacer()); err != nil {
+		return err
 	}
 	return g.provisionUpstreams(ctx)
 }

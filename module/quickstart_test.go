@@ -47,7 +47,7 @@ func TestQuickstartHomePage(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("GET /: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	for _, want := range []string{"<h1>modelgate</h1>", "Base URL: <code>" + base + "/v1</code>", testgateway.QuickstartDevKey, `href="https://github.com/modelgate/modelgate/tree/main/docs"`} {
+	for _, want := range []string{"<h1>modelgate</h1>", "Base URL: <code>" + base + "/v1</code>", testgateway.QuickstartDevKey, `href="https://github.com/modelgate/modelgate/tree/main/docs"`, `href="/dashboard"`} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("GET / does not show %q:\n%s", want, page)
 		}

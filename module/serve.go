@@ -19,6 +19,10 @@ import (
 
 // ServeHTTP answers requests under /v1 and passes the rest on.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if g.dashboard.serves(r) {
+		g.dashboard.ServeHTTP(w, r)
+		return nil
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, apiPrefix)
 	if !ok || (rest != "" && rest[0] != '/') {
 		return next.ServeHTTP(w, r)
@@ -37,6 +41,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		opID = op.ID
 	}
 	observe(opID, start, ex)
+	g.dashboard.observe(opID, start, call, ex)
 	if ex.recording {
 		g.recorder.record(newExchangeRecord(start, r, opID, call, ex, upload, g.recorder.cfg.MaxBody))
 	}

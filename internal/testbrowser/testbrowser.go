@@ -124,14 +124,10 @@ func (b *Browser) Open(url string) int {
 }
 
 // Text returns the text a person sees in the first element the CSS
-// selector matches, e.g. "body".
+// selector matches in the loaded page (e.g. "body"), or "" when none does.
 func (b *Browser) Text(selector string) string {
 	b.t.Helper()
-	text, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(selector)))
-	if err != nil {
-		b.t.Fatalf("reading the text of %q: %v", selector, err)
-	}
-	return text
+	return Eval[string](b, fmt.Sprintf(`document.querySelector(%q)?.innerText ?? ""`, selector))
 }
 
 // Eval evaluates a JavaScript expression in b's page and returns its value.

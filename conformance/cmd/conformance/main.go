@@ -1,7 +1,7 @@
 // Command conformance runs the modelgate conformance suite against any
 // implementation of the model API, and checks or replays recorded traffic.
 //
-//	conformance run --base-url URL --api-key KEY [--second-api-key KEY] [--profile spec|openai] [--areas a,b] [--format text|json] [--junit FILE]
+//	conformance run --base-url URL --api-key KEY [--second-api-key KEY] [--profile spec|openai] [--areas a,b] [--format text|json] [--junit FILE] [--html FILE] [--seed N] [--max-cases N] [--expect-stream-interval D]
 //	conformance list
 //	conformance check FILE.jsonl...           (also: check-records)
 //	conformance replay --base-url URL --api-key KEY [--areas a,b] FILE.jsonl...
@@ -109,6 +109,10 @@ func runSuite(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&cfg.Model, "model", "", "chat model to ask for (default reference)")
 	areasFlag(fs, &cfg)
 	fs.IntVar(&cfg.Parallel, "parallel", 0, "checks run at once (default 4)")
+	fs.Func("only", "comma-separated check IDs or patterns (generated.*) to run, of those the areas include", func(s string) error {
+		cfg.Only = strings.Split(s, ",")
+		return nil
+	})
 	fs.DurationVar(&cfg.WaitTimeout, "wait", 0, "bound of waiting for batches and ingestion (default 3m)")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the generated cases (the same seed, the same requests)")
 	fs.IntVar(&cfg.MaxCases, "max-cases", 40, "generated cases per generated check at most")
@@ -117,6 +121,7 @@ func runSuite(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&cfg.ExpectStreamInterval, "expect-stream-interval", 0, "pacing the target declares between stream events (e.g. the reference engine's stream_interval); a stream delivered in one burst then fails")
 	format := fs.String("format", "text", "report format on stdout: text or json")
 	junit := fs.String("junit", "", "also write a JUnit XML report to this file")
+	html := fs.String("html", "", "also write a self-contained HTML report to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -134,23 +139,34 @@ func runSuite(ctx context.Context, args []string, out io.Writer) error {
 	if err := write(out); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	if *junit != "" {
-		f, err := os.Create(*junit)
-		if err != nil {
-			return fmt.Errorf("writing the JUnit report: %w", err)
+	for _, out := range []struct {
+		path, what string
+		write      func(io.Writer) error
+	}{{*junit, "JUnit", report.WriteJUnit}, {*html, "HTML", report.WriteHTML}} {
+		if out.path == "" {
+			continue
 		}
-		err = report.WriteJUnit(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("writing the JUnit report: %w", err)
+		if err := writeFile(out.path, out.write); err != nil {
+			return fmt.Errorf("writing the %s report: %w", out.what, err)
 		}
 	}
 	if report.Count(conformance.Fail) > 0 {
 		return errFailed
 	}
 	return nil
+}
+
+// writeFile creates path and writes it with write.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func checkRecords(args []string, out io.Writer) error {

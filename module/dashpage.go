@@ -1,0 +1,63 @@
+package modelgate
+
+import "html/template"
+
+// dashboardPage is the dashboard's one HTML page: server-rendered, no
+// script, no resource from elsewhere (its CSP allows none), light and dark
+// by prefers-color-scheme, refreshed every 10 seconds by the browser.
+var dashboardPage = template.Must(template.New("dashboard").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<meta http-equiv="refresh" content="10">
+<meta name="color-scheme" content="light dark">
+<link rel="icon" href="data:,">
+<title>modelgate dashboard</title>
+<style>
+:root{--bg:#fff;--fg:#1b1f24;--muted:#5b636e;--line:#d5d9de;--accent:#2563eb;--bad:#b42318;--warn:#a15c00;--head:#f3f5f7}
+@media (prefers-color-scheme: dark){:root{--bg:#111418;--fg:#e6e8eb;--muted:#9aa3ad;--line:#2c333b;--accent:#6ea8ff;--bad:#ff7b72;--warn:#e3b341;--head:#1a1f25}}
+body{background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:78em;padding:0 1em}
+h1{font-size:1.4em;margin:0} h2{font-size:1.1em;margin:1.6em 0 .5em} .muted,figcaption{color:var(--muted)}
+table{border-collapse:collapse;width:100%} th,td{border-bottom:1px solid var(--line);padding:.3em .5em;text-align:left;vertical-align:top}
+th{background:var(--head);font-weight:600} td.n{text-align:right;font-variant-numeric:tabular-nums}
+.bad{color:var(--bad)} .warn{color:var(--warn)} code{font-size:.95em}
+.plots{display:grid;grid-template-columns:repeat(auto-fit,minmax(22em,1fr));gap:1em} figure{margin:0}
+svg.plot{width:100%;height:auto;border:1px solid var(--line)} .axis{stroke:var(--line)}
+.line{fill:none;stroke:var(--accent);stroke-width:2} .area{fill:var(--accent);opacity:.15}
+ul.findings{margin:0;padding-left:1.2em}
+</style></head><body>
+<h1>modelgate dashboard</h1>
+<p class="muted">Read-only. Counters since {{.Since.Format "2006-01-02 15:04:05"}} (retries and fallbacks since the process started); rendered {{.Now.Format "15:04:05"}}, refreshed every 10 s. No request or reply bodies are shown.</p>
+
+<div class="plots" id="plots">{{.Throughput}}{{.Latency}}</div>
+
+<h2>Keys</h2>
+<table id="keys"><thead><tr><th>Key</th><th>Requests</th><th>Refusals (429)</th><th>Other errors</th><th>Prompt tokens</th><th>Completion tokens</th><th>Rate-limit headroom</th></tr></thead><tbody>
+{{range .Keys}}<tr data-key="{{.Name}}"><td>{{.Name}}</td><td class="n requests">{{.Requests}}</td><td class="n refusals{{if .Refusals}} bad{{end}}">{{.Refusals}}</td><td class="n errors">{{.Errors}}</td><td class="n">{{.PromptTokens}}</td><td class="n">{{.CompletionTokens}}</td><td class="headroom">{{if .Limited}}{{.Headroom}}{{else}}<span class="muted">no limits</span>{{end}}</td></tr>
+{{end}}</tbody></table>
+
+<h2>Upstreams</h2>
+<table id="upstreams"><thead><tr><th>Upstream</th><th>Requests</th><th>Errors (5xx)</th><th>Latency p50 / p99</th><th>First byte p50 / p99</th><th>Retries</th><th>Fallbacks</th><th>Reply-check findings</th></tr></thead><tbody>
+{{range .Upstreams}}<tr data-upstream="{{.Name}}"><td>{{.Name}}</td><td class="n requests">{{.Requests}}</td><td class="n errors{{if .Errors}} bad{{end}}">{{.Errors}}</td><td class="n">{{.P50}} / {{.P99}}</td><td class="n">{{.TTFB50}} / {{.TTFB99}}</td><td class="n">{{.Retries}}</td><td class="n">{{.Fallbacks}}</td>
+<td class="findings">{{if .Findings}}<ul class="findings">{{range .Findings}}<li><span class="warn kind">{{.Kind}}</span> × <span class="count">{{.Count}}</span>{{range .Latest}}<br><code class="example">{{.At.Format "15:04:05"}} {{.Text}}</code>{{end}}</li>{{end}}</ul>{{else}}<span class="muted">none</span>{{end}}</td></tr>
+{{else}}<tr><td colspan="8" class="muted">No requests yet.</td></tr>
+{{end}}</tbody></table>
+
+<h2>Batches in progress</h2>
+<table id="batches"><thead><tr><th>Batch</th><th>Status</th><th>Endpoint</th><th>Key</th><th>Completed</th><th>Failed</th><th>Total</th><th>Created</th><th>Store</th></tr></thead><tbody>
+{{range .Batches}}<tr data-batch="{{.ID}}"><td><code>{{.ID}}</code></td><td class="status">{{.Status}}</td><td>{{.Endpoint}}</td><td>{{.KeyName}}</td><td class="n">{{.Completed}}</td><td class="n">{{.Failed}}</td><td class="n">{{.Total}}</td><td>{{.Created}}</td><td>{{.Store}}</td></tr>
+{{else}}<tr><td colspan="9" class="muted">None.</td></tr>
+{{end}}</tbody></table>
+
+<h2>Ingestions in progress</h2>
+<table id="ingestions"><thead><tr><th>Vector store</th><th>File</th><th>Name</th><th>Key</th><th>Attached</th><th>Store</th></tr></thead><tbody>
+{{range .Ingestions}}<tr><td><code>{{.VectorStoreID}}</code></td><td><code>{{.FileID}}</code></td><td>{{.Filename}}</td><td>{{.KeyName}}</td><td>{{.Created}}</td><td>{{.Store}}</td></tr>
+{{else}}<tr><td colspan="6" class="muted">None.</td></tr>
+{{end}}</tbody></table>
+{{range .ProgressErrors}}<p class="bad">Could not read the work in progress of {{.}}</p>{{end}}
+
+<h2>Last exchanges</h2>
+<table id="recent"><thead><tr><th>Time</th><th>Operation</th><th>Key</th><th>Model</th><th>Upstream</th><th>Status</th><th>Latency</th><th>Findings</th></tr></thead><tbody>
+{{range .Recent}}<tr><td>{{.At}}</td><td class="operation">{{.Operation}}</td><td>{{.KeyName}}</td><td>{{.Model}}</td><td>{{.Upstream}}</td><td class="n status{{if ge .Status 400}} bad{{end}}">{{.Status}}</td><td class="n">{{.Latency}}</td><td>{{range .Findings}}<div class="warn">{{.}}</div>{{end}}</td></tr>
+{{else}}<tr><td colspan="8" class="muted">No requests yet.</td></tr>
+{{end}}</tbody></table>
+</body></html>
+`))

@@ -1,0 +1,243 @@
+package modelgate
+
+import (
+	"context"
+	"fmt"
+	"html/template"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// dashView is one rendering of the dashboard: a snapshot of the stats, the
+// retry and fallback counters, and the local stores' work in progress.
+type dashView struct {
+	Now        time.Time
+	Since      time.Time
+	Keys       []keyView
+	Upstreams  []upstreamView
+	Recent     []recentView
+	Batches    []batchView
+	Ingestions []ingestionView
+	// ProgressErrors name the stores whose work in progress could not be read.
+	ProgressErrors []string
+	Throughput     template.HTML
+	Latency        template.HTML
+}
+
+type keyView struct {
+	Name                           string
+	Requests, Refusals, Errors     int64
+	PromptTokens, CompletionTokens int64
+	Limited                        bool
+	Headroom                       string
+}
+
+type upstreamView struct {
+	Name                     string
+	Requests, Errors         int64
+	P50, P99, TTFB50, TTFB99 string
+	Samples                  int
+	Retries, Fallbacks       int64
+	Findings                 []findingView
+}
+
+type findingView struct {
+	Kind   string
+	Count  int64
+	Latest []findingExample
+}
+
+type recentView struct {
+	At                                  string
+	Operation, KeyName, Model, Upstream string
+	Status                              int
+	Latency                             string
+	Findings                            []string
+}
+
+type batchView struct {
+	Store, ID, Status, Endpoint, KeyName, Created string
+	Completed, Failed, Total                      int
+}
+
+type ingestionView struct {
+	Store, VectorStoreID, FileID, Filename, KeyName, Created string
+}
+
+func (d *dashboard) view(ctx context.Context) dashView {
+	s := d.stats
+	v := dashView{Now: time.Now(), Since: d.started}
+	// Keys: every configured one, in configuration order, traffic or not.
+	for i := range d.gateway.keys.keys {
+		p := &d.gateway.keys.keys[i]
+		kv := keyView{Name: p.KeyName, Limited: p.limiter != nil}
+		if k, ok := s.keys.Load(p.KeyName); ok {
+			k := k.(*keyStats)
+			kv.Requests, kv.Refusals, kv.Errors = k.requests.Load(), k.refusals.Load(), k.errors.Load()
+			kv.PromptTokens, kv.CompletionTokens = k.promptTokens.Load(), k.completion.Load()
+			if rs := k.rate.Load(); rs != nil {
+				kv.Headroom = rs.headroom(v.Now)
+			}
+		}
+		if kv.Limited && kv.Headroom == "" {
+			kv.Headroom = "full (no request yet)"
+		}
+		v.Keys = append(v.Keys, kv)
+	}
+	retries := sumByUpstream(gatewayMetrics.retries)
+	fallbacks := sumByUpstream(gatewayMetrics.fallbacks)
+	s.upstreams.Range(func(name, val any) bool {
+		u := val.(*upstreamStats)
+		lat, n := u.latency.percentiles(0.5, 0.99)
+		ttfb, _ := u.ttfb.percentiles(0.5, 0.99)
+		uv := upstreamView{Name: name.(string), Requests: u.requests.Load(), Errors: u.errors.Load(), Samples: n,
+			P50: ms(lat[0]), P99: ms(lat[1]), TTFB50: ms(ttfb[0]), TTFB99: ms(ttfb[1]),
+			Retries: retries[name.(string)], Fallbacks: fallbacks[name.(string)]}
+		u.mu.Lock()
+		for kind, fk := range u.findings {
+			uv.Findings = append(uv.Findings, findingView{Kind: kind, Count: fk.count, Latest: slices.Clone(fk.latest)})
+		}
+		u.mu.Unlock()
+		sort.Slice(uv.Findings, func(i, j int) bool { return uv.Findings[i].Kind < uv.Findings[j].Kind })
+		v.Upstreams = append(v.Upstreams, uv)
+		return true
+	})
+	sort.Slice(v.Upstreams, func(i, j int) bool { return v.Upstreams[i].Name < v.Upstreams[j].Name })
+	for n, i := s.recentN.Load(), 0; i < recentExchanges && uint64(i) < n; i++ {
+		e := s.recent[(n-1-uint64(i))%recentExchanges].Load()
+		if e == nil {
+			continue
+		}
+		v.Recent = append(v.Recent, recentView{At: e.at.Format("15:04:05.000"), Operation: e.operation, KeyName: e.keyName,
+			Model: e.model, Upstream: e.upstream, Status: e.status, Latency: ms(e.latency), Findings: e.findings})
+	}
+	sources := d.gateway.progressSources()
+	names := make([]string, 0, len(sources))
+	for name := range sources {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p, err := sources[name].InProgress(ctx, dashboardProgressLimit)
+		if err != nil {
+			v.ProgressErrors = append(v.ProgressErrors, name+": "+err.Error())
+			continue
+		}
+		for _, b := range p.Batches {
+			v.Batches = append(v.Batches, batchView{Store: name, ID: b.ID, Status: b.Status, Endpoint: b.Endpoint, KeyName: b.KeyName,
+				Created: time.Unix(b.CreatedAt, 0).Format(time.DateTime), Completed: b.Completed, Failed: b.Failed, Total: b.Total})
+		}
+		for _, f := range p.Ingestions {
+			v.Ingestions = append(v.Ingestions, ingestionView{Store: name, VectorStoreID: f.VectorStoreID, FileID: f.FileID,
+				Filename: f.Filename, KeyName: f.KeyName, Created: time.Unix(f.CreatedAt, 0).Format(time.DateTime)})
+		}
+	}
+	v.Throughput, v.Latency = s.plots(v.Now)
+	return v
+}
+
+// headroom says what a limited key had left at its last reply, or that its
+// windows have refilled since.
+func (rs *rateSeen) headroom(now time.Time) string {
+	var parts []string
+	add := func(what, limit, remaining, reset string) {
+		if limit == "" {
+			return
+		}
+		d, err := time.ParseDuration(reset)
+		if err == nil && now.After(rs.at.Add(d)) {
+			parts = append(parts, fmt.Sprintf("%s: %s of %s (full again)", what, limit, limit))
+			return
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s of %s, full in %s", what, remaining, limit, reset))
+	}
+	add("requests", rs.limitRequests, rs.remainingRequests, rs.resetRequests)
+	add("tokens", rs.limitTokens, rs.remainingTokens, rs.resetTokens)
+	return strings.Join(parts, "; ")
+}
+
+// sumByUpstream adds a counter's values up by their upstream label.
+func sumByUpstream(cv *prometheus.CounterVec) map[string]int64 {
+	out := map[string]int64{}
+	if cv == nil {
+		return out
+	}
+	ch := make(chan prometheus.Metric, 16)
+	go func() {
+		cv.Collect(ch)
+		close(ch)
+	}()
+	for m := range ch {
+		var pb dto.Metric
+		if m.Write(&pb) != nil {
+			continue
+		}
+		for _, l := range pb.GetLabel() {
+			if l.GetName() == "upstream" {
+				out[l.GetValue()] += int64(pb.GetCounter().GetValue())
+			}
+		}
+	}
+	return out
+}
+
+func ms(d time.Duration) string {
+	if d == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
+}
+
+// plots draws throughput (requests per second) and mean latency over the
+// buckets of the last minutes as inline SVG.
+func (s *dashStats) plots(now time.Time) (throughput, latency template.HTML) {
+	step := int64(seriesStep / time.Second)
+	last := now.Unix() / step * step
+	rps := make([]float64, seriesBuckets)
+	lat := make([]float64, seriesBuckets)
+	for i := range seriesBuckets {
+		epoch := last - int64(seriesBuckets-1-i)*step
+		b := &s.series[(epoch/step)%seriesBuckets]
+		if b.epoch.Load() != epoch {
+			continue
+		}
+		n := b.count.Load()
+		rps[i] = float64(n) / float64(step)
+		if n > 0 {
+			lat[i] = float64(b.latencySum.Load()) / float64(n) / 1000
+		}
+	}
+	minutes := int(seriesStep * seriesBuckets / time.Minute)
+	return svgPlot("Requests per second, last "+fmt.Sprint(minutes)+" minutes", rps, "%.1f/s"),
+		svgPlot("Mean latency, last "+fmt.Sprint(minutes)+" minutes", lat, "%.1f ms")
+}
+
+// svgPlot draws values as a line over a filled area, scaled to their
+// maximum, with the maximum labelled. Colours follow the page's text
+// colour, so it reads in light and dark mode.
+func svgPlot(title string, values []float64, format string) template.HTML {
+	const w, h, pad = 600.0, 120.0, 4.0
+	top := slices.Max(values)
+	if top == 0 {
+		top = 1
+	}
+	var pts strings.Builder
+	for i, v := range values {
+		x := pad + (w-2*pad)*float64(i)/float64(len(values)-1)
+		y := h - pad - (h-2*pad)*v/top
+		fmt.Fprintf(&pts, "%.1f,%.1f ", x, y)
+	}
+	area := fmt.Sprintf("%.1f,%.1f %s%.1f,%.1f", pad, h-pad, pts.String(), w-pad, h-pad)
+	label := template.HTMLEscapeString(fmt.Sprintf(format, slices.Max(values)))
+	return template.HTML(fmt.Sprintf(`<figure><figcaption>%s <span class="max">max %s</span></figcaption>`+
+		`<svg class="plot" viewBox="0 0 %.0f %.0f" role="img" aria-label="%s">`+
+		`<line class="axis" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`+
+		`<polygon class="area" points="%s"/><polyline class="line" points="%s"/></svg></figure>`,
+		template.HTMLEscapeString(title), label, w, h, template.HTMLEscapeString(title),
+		pad, h-pad, w-pad, h-pad, area, strings.TrimSpace(pts.String())))
+}
