@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
+	"iter"
 	"net"
 	"net/http"
 	"slices"
@@ -156,16 +157,28 @@ type progressSource interface {
 // tell their work in progress, by name.
 func (g *Gateway) progressSources() map[string]progressSource {
 	out := map[string]progressSource{}
-	for _, or := range g.routes {
-		for _, r := range or.routes {
-			for _, t := range slices.Concat(r.primaries, r.fallbacks) {
-				if p, ok := t.upstream.(progressSource); ok {
-					out[t.name] = p
+	for t := range g.routeTargets() {
+		if p, ok := t.upstream.(progressSource); ok {
+			out[t.name] = p
+		}
+	}
+	return out
+}
+
+// routeTargets yields every upstream of every route (primaries and
+// fallbacks), once per route that names it.
+func (g *Gateway) routeTargets() iter.Seq[target] {
+	return func(yield func(target) bool) {
+		for _, or := range g.routes {
+			for _, r := range or.routes {
+				for _, t := range slices.Concat(r.primaries, r.fallbacks) {
+					if !yield(t) {
+						return
+					}
 				}
 			}
 		}
 	}
-	return out
 }
 
 func unmarshalDashboard(d *caddyfile.Dispenser) (*DashboardConfig, error) {

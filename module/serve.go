@@ -41,7 +41,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		opID = op.ID
 	}
 	observe(opID, start, ex)
-	g.dashboard.observe(opID, start, call, ex)
+	g.observed(r, opID, start, call, ex)
 	if ex.recording {
 		g.recorder.record(newExchangeRecord(start, r, opID, call, ex, upload, g.recorder.cfg.MaxBody))
 	}

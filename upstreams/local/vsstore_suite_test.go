@@ -36,6 +36,7 @@ func testVectorStoreStore(t *testing.T, open func(t *testing.T) vectorStoreStore
 	t.Run("Embeddings", func(t *testing.T) { testVSEmbeddings(t, s) })
 	t.Run("NearestChunks", func(t *testing.T) { testVSNearestChunks(t, s) })
 	t.Run("Detach", func(t *testing.T) { testVSDetach(t, s) })
+	t.Run("IngestionsInProgress", func(t *testing.T) { testVSIngestionsInProgress(t, s) })
 	t.Run("Leases", func(t *testing.T) { testVSLeases(t, s, open(t)) })
 	t.Run("TwoIngesters", func(t *testing.T) { testVSTwoIngesters(t, s, open(t)) })
 }

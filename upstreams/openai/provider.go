@@ -121,7 +121,7 @@ func (p *Provider) Provision(ctx caddy.Context) error {
 	if !ok {
 		return fmt.Errorf("openai upstream: transport %T is not an http.RoundTripper", mod)
 	}
-	p.transport = rt
+	p.transport = tracedTransport{next: rt}
 	return nil
 }
 
