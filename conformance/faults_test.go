@@ -91,7 +91,7 @@ func clampTopP(r *http.Request, body []byte) []byte {
 
 var promiseFaults = []fault{
 	{name: "top_p range not enforced", areas: chatArea, cases: 40, want: []string{"generated.chat.completions.create.invalid"}, rewrite: clampTopP},
-	{name: "unicode metadata refused", areas: []string{conformance.AreaThreads, conformance.AreaFiles, conformance.AreaVectorStores}, cases: 40, want: []string{"generated.threads.create.valid", "threads.round-trip"},
+	{name: "unicode metadata refused", areas: []string{conformance.AreaThreads, conformance.AreaFiles, conformance.AreaVectorStores}, cases: 40, want: []string{"generated.threads.create.valid", "generated.threads.create.invalid", "threads.round-trip"},
 		intercept: func(_ *faultState, r *http.Request, body []byte) (int, string, bool) {
 			if r.Method == http.MethodPost && r.URL.Path == "/v1/threads" && bytes.ContainsFunc(body, func(c rune) bool { return c > 127 }) {
 				return http.StatusBadRequest, `{"error":{"message":"metadata must be ASCII","type":"invalid_request_error","param":"metadata","code":null}}`, true

@@ -40,6 +40,10 @@ func (t *T) spaced(n int, create func(i int) string) []string {
 // listed among them (other checks make and delete theirs meanwhile), so
 // only the objects' own order is held, and only they serve as cursors.
 func (t *T) expectOrder(op, path string, query url.Values, beta, before bool, ids []string) {
+	limit := "100"
+	if op == "files.list" {
+		limit = "10000" // every file of the owner, on one page
+	}
 	reversed := slices.Clone(ids)
 	slices.Reverse(reversed)
 	n := len(ids)
@@ -47,7 +51,7 @@ func (t *T) expectOrder(op, path string, query url.Values, beta, before bool, id
 		for k, v := range query {
 			q[k] = v
 		}
-		q.Set("limit", "100")
+		q.Set("limit", limit)
 		ex := t.do(request{op: op, method: http.MethodGet, path: path, query: q, beta: beta})
 		if !t.expectStatus(ex, http.StatusOK) {
 			return nil, ex
@@ -116,9 +120,9 @@ var orderChecks = []Check{
 	{ID: "files.list.order", Area: AreaFiles, Spec: specOrder,
 		run: func(t *T) {
 			ids := t.spaced(2, func(i int) string {
-				return t.upload(fmt.Sprintf("order-%d.txt", i), "user_data", []byte("ordered file"))
+				return t.upload(fmt.Sprintf("order-%d.txt", i), "assistants", []byte("ordered file"))
 			})
-			t.expectOrder("files.list", "/v1/files", url.Values{"purpose": {"user_data"}}, false, false, ids)
+			t.expectOrder("files.list", "/v1/files", url.Values{"purpose": {"assistants"}}, false, false, ids)
 		}},
 	{ID: "vector_stores.list.order", Area: AreaVectorStores, Spec: specOrder,
 		run: func(t *T) {

@@ -1,111 +1,31 @@
 package conformance
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"os"
 	"strings"
-	"time"
 
+	"github.com/modelgate/modelgate/record"
 	"github.com/modelgate/modelgate/schemas"
 )
 
-// Record is one exchange of a modelgate recording (the `record` option of
-// the modelgate directive writes them, one JSON object a line).
-type Record struct {
-	Time      time.Time `json:"time"`
-	Operation string    `json:"operation"`
-	// KeyName names the key the request authenticated with; empty when
-	// it did not.
-	KeyName  string           `json:"key_name"`
-	Request  RecordedRequest  `json:"request"`
-	Status   int              `json:"status"`
-	Response RecordedResponse `json:"response"`
-
-	// File and Line locate the record; they are not part of it.
-	File string `json:"-"`
-	Line int    `json:"-"`
-}
+// Record is one exchange of a modelgate recording; the format is the
+// record package's, which the gateway's recorder writes.
+type Record = record.Record
 
 // RecordedRequest is a recorded request; secrets are redacted.
-type RecordedRequest struct {
-	Method string      `json:"method"`
-	Path   string      `json:"path"`
-	Query  string      `json:"query"`
-	Header http.Header `json:"header"`
-	RecordedBody
-}
+type RecordedRequest = record.Request
 
-// RecordedResponse is a recorded reply: a body, or a stream's `data:`
-// payloads in order ([DONE] included).
-type RecordedResponse struct {
-	Header http.Header `json:"header"`
-	RecordedBody
-	Events []string `json:"events"`
-}
+// RecordedResponse is a recorded reply.
+type RecordedResponse = record.Response
 
-// RecordedBody is a body as JSON when it was JSON and whole, else as text,
-// or as base64 when it was not UTF-8; Truncated marks one cut at the
-// recorder's size cap.
-type RecordedBody struct {
-	Body       json.RawMessage `json:"body"`
-	BodyText   string          `json:"body_text"`
-	BodyBase64 string          `json:"body_base64"`
-	Truncated  bool            `json:"truncated"`
-}
-
-// Bytes returns the body as it was sent, whichever way it was recorded.
-func (b RecordedBody) Bytes() []byte {
-	switch {
-	case len(b.Body) > 0:
-		return b.Body
-	case b.BodyBase64 != "":
-		raw, err := base64.StdEncoding.DecodeString(b.BodyBase64)
-		if err == nil {
-			return raw
-		}
-	}
-	return []byte(b.BodyText)
-}
+// RecordedBody is a recorded body (JSON, text or base64).
+type RecordedBody = record.Content
 
 // ReadRecords reads a JSONL recording.
-func ReadRecords(path string) ([]Record, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading records: %w", err)
-	}
-	defer f.Close()
-	return decodeRecords(path, f)
-}
-
-func decodeRecords(name string, r io.Reader) ([]Record, error) {
-	var out []Record
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 64<<20)
-	for n := 1; sc.Scan(); n++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var rec Record
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			return nil, fmt.Errorf("%s:%d: not a record: %w", name, n, err)
-		}
-		rec.File, rec.Line = name, n
-		out = append(out, rec)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", name, err)
-	}
-	return out, nil
-}
-
-// stream reports whether the reply was an event stream.
-func (r *Record) stream() bool { return len(r.Response.Events) > 0 }
+func ReadRecords(path string) ([]Record, error) { return record.Read(path) }
 
 // wantsUsage reports whether a chat request asked for a usage chunk.
 func wantsUsage(body []byte) bool {
@@ -145,7 +65,7 @@ func CheckRecord(rec Record) RecordFindings {
 	switch {
 	case resp.Truncated:
 		out.Unchecked = "the reply was cut at the recorder's max_body"
-	case rec.stream():
+	case rec.Stream():
 		for _, f := range readChatStream(streamEvents(resp.Events), wantsUsage(rec.Request.Body)).findings {
 			add("stream: %s", f)
 		}

@@ -21,7 +21,16 @@ import (
 func TestRecordedTrafficRoundTrip(t *testing.T) {
 	recording := filepath.Join(t.TempDir(), "traffic.jsonl")
 	first := testgateway.Quickstart(t, "\t\trecord "+recording+"\n")
-	report, err := conformance.Run(context.Background(), conformance.Config{BaseURL: first, APIKey: devKey, Areas: implementedAreas})
+	// A file deleted right after its ingestion ends: replayed, the same
+	// polls may end before ingestion does, and the flow is a race with it
+	// (as a batch's is with its run), so that check is not recorded.
+	var only []string
+	for _, ch := range conformance.Checks() {
+		if ch.ID != "vector_stores.files.file-deleted" {
+			only = append(only, ch.ID)
+		}
+	}
+	report, err := conformance.Run(context.Background(), conformance.Config{BaseURL: first, APIKey: devKey, Areas: implementedAreas, Only: only})
 	if err != nil || report.Count(conformance.Fail) > 0 {
 		t.Fatalf("recording run: %v, %d failures", err, report.Count(conformance.Fail))
 	}

@@ -20,9 +20,11 @@ const specRoundTrip = "A field a client sets is what the object carries afterwar
 var roundTripChecks = []Check{
 	{ID: "files.round-trip", Area: AreaFiles, Spec: specRoundTrip + " " + specFiles,
 		run: func(t *T) {
+			// Only assistants files: files.list.paging walks the user_data
+			// ones, and a file deleted mid-walk would take its cursor away.
 			sent := map[string]file{}
 			for i, name := range roundTripNames {
-				purpose := []string{"assistants", "user_data"}[i%2]
+				purpose := "assistants"
 				content := []byte(fmt.Sprintf("round trip %d\n", i))
 				ex := t.uploadRaw(name, purpose, content)
 				t.requireStatus(ex, http.StatusOK)

@@ -2,6 +2,7 @@ package modelgate
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -10,18 +11,115 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/modelgate/modelgate/module/ratelimit"
+	"github.com/modelgate/modelgate/schemas"
 	"github.com/modelgate/modelgate/upstreams"
 	"github.com/modelgate/modelgate/upstreams/tokens"
 )
 
-// admitRate charges the request to its key's limits and returns its
-// ticket, or nil once it has answered. Refused, it answers 429 with the
-// limits' headers; admitted, it sets the x-ratelimit-* headers and, for a
-// stream whose tokens must be settled, asks the upstream for the usage
-// chunk (hidden again from a client that did not ask for it). When the
-// store cannot be asked, the store's failure mode admits the request
-// unchecked or answers 503.
-func (g *Gateway) admitRate(ex *exchange, call *upstreams.Call, p *principal, doc map[string]any) *ratelimit.Ticket {
+// admit decides whether a request may run, in this order: its key, the
+// operations the key may call, the beta header where the operation
+// requires it, the content type and the body (size, schema, query), the
+// model rules, the key's rate limits. It is the only such decision: client
+// requests and dispatched work both pass here, and differ only in where
+// the key comes from (the Authorization header, or the principal the work
+// was submitted by, looked up among the configured keys). Dispatched work
+// carries no beta header, so an operation that requires one is refused
+// to it as to a client that sent none; none of the dispatchable operations
+// (batch endpoints, embeddings) requires it.
+//
+// Refused, it returns the error to answer (req keeps what was learnt, for
+// the record); admitted, req carries its key, call, document and ticket,
+// and ex the headers the admission sets (deprecations, rate limits).
+func (g *Gateway) admit(ex *exchange, req *request) *upstreams.Error {
+	op := req.op
+	key, apiErr := g.keyOf(req)
+	if apiErr != nil {
+		return apiErr
+	}
+	req.key = key
+	if !key.allows(op.ID) {
+		return &upstreams.Error{
+			Status:  http.StatusForbidden,
+			Type:    upstreams.TypeInvalidRequest,
+			Code:    "permission_denied",
+			Message: fmt.Sprintf("The API key %q is not allowed to call %s.", key.KeyName, op.ID),
+		}
+	}
+	r := req.http
+	betaName, betaOK := findBeta(r.Header, g.betaHdr)
+	if op.Beta == BetaRequire && !betaOK {
+		return betaError(betaName, g.betaHdr)
+	}
+	req.call = &upstreams.Call{
+		Operation:  op.ID,
+		Params:     req.params,
+		Principal:  key.Principal,
+		Request:    r,
+		BetaHeader: betaName,
+	}
+	body, apiErr := g.readBody(r, op)
+	if apiErr != nil {
+		return apiErr
+	}
+	req.call.Body = body
+	if op.Body == BodyJSON || (op.Body == BodyJSONOrMultipart && body != nil) {
+		doc, v := schemas.ValidateRequest(op.ID, body)
+		if v != nil {
+			return upstreams.InvalidRequest(v.Param, "%s", v.Message)
+		}
+		req.doc = doc
+		req.call.Model, _ = doc["model"].(string)
+	}
+	if op.Method == http.MethodGet && r.URL.RawQuery != "" {
+		if v := schemas.ValidateQuery(op.ID, r.URL.Query()); v != nil {
+			return upstreams.InvalidRequest(v.Param, "%s", v.Message)
+		}
+	}
+	deprecations := deprecationsFor(op.ID, req.doc)
+	setDeprecationHeaders(ex.Header(), deprecations)
+	for _, d := range deprecations {
+		req.findings = append(req.findings, "deprecated: "+d.feature)
+	}
+	if op.ID == upstreams.OpChatCompletionsCreate {
+		ruleErr, findings := checkModelRules(g.modelRules, req.call.Model, req.doc)
+		if ruleErr != nil {
+			return ruleErr
+		}
+		req.findings = append(req.findings, findings...)
+	}
+	if key.limiter != nil {
+		return g.admitRate(ex, req)
+	}
+	return nil
+}
+
+// keyOf is the configured key a request acts for: the one its
+// Authorization header presents or, for dispatched work, the one it was
+// submitted with, which must still be configured.
+func (g *Gateway) keyOf(req *request) (*principal, *upstreams.Error) {
+	if req.dispatchedFor == nil {
+		return g.keys.authenticate(req.http)
+	}
+	if key := g.keys.lookup(*req.dispatchedFor); key != nil {
+		return key, nil
+	}
+	return nil, &upstreams.Error{
+		Status:  http.StatusUnauthorized,
+		Type:    upstreams.TypeInvalidRequest,
+		Code:    "invalid_api_key",
+		Message: fmt.Sprintf("The API key %q this work was submitted with is no longer configured.", req.dispatchedFor.KeyName),
+	}
+}
+
+// admitRate charges the request to its key's limits and keeps its ticket
+// on req. Refused, it returns the 429 (the limits' headers set on ex);
+// admitted, it sets the x-ratelimit-* headers and, for a stream whose
+// tokens must be settled, asks the upstream for the usage chunk (hidden
+// again from a client that did not ask for it). When the store cannot be
+// asked, the store's failure mode admits the request unchecked or
+// answers 503.
+func (g *Gateway) admitRate(ex *exchange, req *request) *upstreams.Error {
+	call, p, doc := req.call, req.key, req.doc
 	limits := p.limits
 	var estimate int64
 	if limits.TokensPerMinute > 0 {
@@ -33,35 +131,34 @@ func (g *Gateway) admitRate(ex *exchange, call *upstreams.Call, p *principal, do
 		g.storeFailed("admit", err, zap.String("key_name", p.KeyName), zap.Bool("admitted_unchecked", failsOpen))
 		if !failsOpen {
 			ex.Header().Set("Retry-After", "1")
-			upstreams.WriteError(ex, &upstreams.Error{
+			return &upstreams.Error{
 				Status:  http.StatusServiceUnavailable,
 				Type:    upstreams.TypeServer,
 				Code:    "rate_limit_store_unavailable",
 				Message: "Rate limits cannot be checked right now. Please try again shortly.",
-			})
-			return nil
+			}
 		}
 		ticket = ratelimit.Unlimited()
 	}
 	if refusal != nil {
 		refusal.SetHeaders(ex.Header())
 		gatewayMetrics.refusals.WithLabelValues(call.Operation, refusal.Kind).Inc()
-		upstreams.WriteError(ex, &upstreams.Error{
+		return &upstreams.Error{
 			Status:  http.StatusTooManyRequests,
 			Type:    refusal.Kind,
 			Code:    "rate_limit_exceeded",
 			Message: refusal.Message(),
-		})
-		return nil
+		}
 	}
 	ticket.SetHeaders(ex.Header())
+	req.ticket = ticket
 	if limits.TokensPerMinute > 0 && call.Operation == upstreams.OpChatCompletionsCreate && doc["stream"] == true && !clientWantsUsage(doc) {
 		if body, err := sjson.SetBytes(call.Body, "stream_options.include_usage", true); err == nil {
 			call.Body = body
-			ex.dropUsageChunk = true
+			req.hideUsage = true
 		}
 	}
-	return ticket
+	return nil
 }
 
 func clientWantsUsage(doc map[string]any) bool {
@@ -69,11 +166,11 @@ func clientWantsUsage(doc map[string]any) bool {
 	return opts["include_usage"] == true
 }
 
-// finish settles the tokens the reply reports (a reply without usage keeps
+// settle settles the tokens the reply reports (a reply without usage keeps
 // the estimate) and frees the request's concurrency slot.
-func (g *Gateway) finish(ctx context.Context, t *ratelimit.Ticket, ex *exchange) {
-	if ex.usage != nil {
-		if err := t.Settle(ctx, ex.usage.total); err != nil {
+func (g *Gateway) settle(ctx context.Context, t *ratelimit.Ticket, u *usage) {
+	if u != nil {
+		if err := t.Settle(ctx, u.total); err != nil {
 			g.storeFailed("settle", err)
 		}
 	}

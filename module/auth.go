@@ -121,6 +121,9 @@ func newKeyring(inline []KeyConfig, file string, repl *caddy.Replacer) (*keyring
 	}
 	ring := &keyring{}
 	seen := make(map[[sha256.Size]byte]bool, len(configs))
+	// Work dispatched on a key's behalf names it by name and owner, so no
+	// two keys may share both.
+	named := make(map[upstreams.Principal]bool, len(configs))
 	for i, k := range configs {
 		p, err := newPrincipal(k)
 		if err != nil {
@@ -129,7 +132,11 @@ func newKeyring(inline []KeyConfig, file string, repl *caddy.Replacer) (*keyring
 		if seen[p.digest] {
 			return nil, fmt.Errorf("key %d (%s): the same key is configured twice", i, p.KeyName)
 		}
+		if named[p.Principal] {
+			return nil, fmt.Errorf("key %d: another key of owner %q is named %q; give each key its own name", i, p.Owner, p.KeyName)
+		}
 		seen[p.digest] = true
+		named[p.Principal] = true
 		ring.keys = append(ring.keys, p)
 	}
 	return ring, nil
@@ -224,13 +231,14 @@ func maskKey(key string) string {
 	return key[:3] + strings.Repeat("*", len(key)-7) + key[len(key)-4:]
 }
 
-// principalFor is the configured key a dispatched call acts for, found by
-// name; a key removed from the config since leaves its owner without limits.
-func (kr *keyring) principalFor(who upstreams.Principal) *principal {
+// lookup is the configured key dispatched work acts for, found by the
+// name and owner it was submitted with; nil when that key is no longer
+// configured.
+func (kr *keyring) lookup(who upstreams.Principal) *principal {
 	for i := range kr.keys {
 		if kr.keys[i].KeyName == who.KeyName && kr.keys[i].Owner == who.Owner {
 			return &kr.keys[i]
 		}
 	}
-	return &principal{Principal: who}
+	return nil
 }

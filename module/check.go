@@ -33,7 +33,8 @@ func validCheckMode(mode string) bool {
 const maxStrictBody = 64 << 20
 
 // relayChecked relays a provider's 2xx JSON reply only once it conforms.
-func relayChecked(w *exchange, op string, resp *http.Response) error {
+func relayChecked(w *exchange, req *request, resp *http.Response) error {
+	op := req.op.ID
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStrictBody+1))
 	if err != nil {
 		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: "upstream_error",
@@ -44,7 +45,7 @@ func relayChecked(w *exchange, op string, resp *http.Response) error {
 		findings = append(findings, schemas.Finding{Message: "reply too large to check"})
 	}
 	if len(findings) > 0 {
-		w.noteFindings(op, "response", findings)
+		w.noteFindings(op, req.upstream, findings)
 		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: "upstream_nonconforming",
 			Message: fmt.Sprintf("The upstream reply does not conform to the API: %s.", findings[0])}
 	}
@@ -54,7 +55,8 @@ func relayChecked(w *exchange, op string, resp *http.Response) error {
 }
 
 // checkReply reports how a reply that was sent departs from the schemas.
-func (e *exchange) checkReply(op string, logger *zap.Logger) {
+func (g *Gateway) checkReply(req *request, e *exchange) {
+	op := req.op.ID
 	var findings []schemas.Finding
 	switch {
 	case e.checker != nil:
@@ -67,15 +69,16 @@ func (e *exchange) checkReply(op string, logger *zap.Logger) {
 	if len(findings) == 0 {
 		return
 	}
-	e.noteFindings(op, "response", findings)
-	if c := logger.Check(zap.WarnLevel, "upstream reply departs from the API"); c != nil {
-		c.Write(zap.String("operation", op), zap.String("upstream", e.upstream), zap.String("finding", findings[0].String()), zap.Int("findings", len(findings)))
+	e.noteFindings(op, req.upstream, findings)
+	if c := g.logger.Check(zap.WarnLevel, "upstream reply departs from the API"); c != nil {
+		c.Write(zap.String("operation", op), zap.String("upstream", req.upstream), zap.String("finding", findings[0].String()), zap.Int("findings", len(findings)))
 	}
 }
 
-func (e *exchange) noteFindings(op, where string, findings []schemas.Finding) {
-	gatewayMetrics.findings.WithLabelValues(op, e.upstream).Add(float64(len(findings)))
+// noteFindings keeps the reply's findings for the record and counts them.
+func (e *exchange) noteFindings(op, upstream string, findings []schemas.Finding) {
+	gatewayMetrics.findings.WithLabelValues(op, upstream).Add(float64(len(findings)))
 	for _, f := range findings {
-		e.findings = append(e.findings, where+": "+f.String())
+		e.findings = append(e.findings, "response: "+f.String())
 	}
 }

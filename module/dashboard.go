@@ -77,9 +77,9 @@ func (g *Gateway) provisionDashboard(repl *caddy.Replacer) error {
 
 // observe counts an answered request for the dashboard; without one it
 // does nothing.
-func (d *dashboard) observe(op string, start time.Time, call *upstreams.Call, ex *exchange) {
+func (d *dashboard) observe(req *request, start time.Time, ex *exchange) {
 	if d != nil {
-		d.stats.observe(op, start, call, ex)
+		d.stats.observe(req, start, ex)
 	}
 }
 

@@ -54,16 +54,18 @@ func BenchmarkDashboardObserve(b *testing.B) {
 	s := &dashStats{}
 	call := &upstreams.Call{Model: "gpt-4o-mini"}
 	call.Principal.KeyName = "bench"
+	op, _ := operationByID(upstreams.OpChatCompletionsCreate)
+	req := &request{op: op, call: call, upstream: "provider"}
 	start := time.Now()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		ex := newExchange(httptest.NewRecorder(), false)
-		ex.upstream, ex.status, ex.firstByte = "provider", http.StatusOK, start.Add(time.Millisecond)
+		ex.status, ex.firstByte = http.StatusOK, start.Add(time.Millisecond)
 		ex.usage = &usage{prompt: 12, completion: 30, total: 42}
 		ex.Header().Set("X-Ratelimit-Limit-Requests", "600")
 		ex.Header().Set("X-Ratelimit-Remaining-Requests", "599")
 		for pb.Next() {
-			s.observe(upstreams.OpChatCompletionsCreate, start, call, ex)
+			s.observe(req, start, ex)
 		}
 	})
 }

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/modelgate/modelgate/upstreams"
 )
 
 // dashStats collects what the dashboard shows. It sits on the request path
@@ -144,17 +142,19 @@ type exchangeSummary struct {
 
 // observe counts one answered request. A nil dashStats (no dashboard)
 // costs nothing.
-func (s *dashStats) observe(op string, start time.Time, call *upstreams.Call, ex *exchange) {
+func (s *dashStats) observe(req *request, start time.Time, ex *exchange) {
 	if s == nil {
 		return
 	}
+	op, call, upstream := req.opID(), req.call, req.upstream
 	now := time.Now()
 	latency := now.Sub(start)
 	status := ex.status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	sum := &exchangeSummary{at: start, operation: op, upstream: ex.upstream, status: status, latency: latency, findings: ex.findings}
+	sum := &exchangeSummary{at: start, operation: op, upstream: upstream, status: status, latency: latency,
+		findings: req.findingsWith(ex)}
 	if call != nil {
 		sum.keyName, sum.model = call.Principal.KeyName, call.Model
 		k := loadOrNew[keyStats](&s.keys, sum.keyName)
@@ -175,8 +175,8 @@ func (s *dashStats) observe(op string, start time.Time, call *upstreams.Call, ex
 				limitTokens: h.Get("X-Ratelimit-Limit-Tokens"), remainingTokens: h.Get("X-Ratelimit-Remaining-Tokens"), resetTokens: h.Get("X-Ratelimit-Reset-Tokens")})
 		}
 	}
-	if ex.upstream != "" {
-		u := loadOrNew[upstreamStats](&s.upstreams, ex.upstream)
+	if upstream != "" {
+		u := loadOrNew[upstreamStats](&s.upstreams, upstream)
 		u.requests.Add(1)
 		if status >= 500 {
 			u.errors.Add(1)

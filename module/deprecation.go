@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/modelgate/modelgate/upstreams"
 )
 
@@ -41,17 +39,18 @@ var (
 	}
 )
 
-// deprecationsFor lists what a request uses that is deprecated.
-func deprecationsFor(op string, body []byte) []deprecation {
+// deprecationsFor lists what a request (its decoded body) uses that is
+// deprecated.
+func deprecationsFor(op string, doc map[string]any) []deprecation {
 	if strings.HasPrefix(op, "threads.") {
 		return []deprecation{threadsDeprecation}
 	}
-	if op != upstreams.OpChatCompletionsCreate || body == nil {
+	if op != upstreams.OpChatCompletionsCreate || doc == nil {
 		return nil
 	}
 	var out []deprecation
 	for _, d := range parameterDeprecations {
-		if gjson.GetBytes(body, d.feature).Exists() {
+		if _, ok := doc[d.feature]; ok {
 			out = append(out, d)
 		}
 	}

@@ -8,14 +8,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelgate/modelgate/schemas"
 	"github.com/modelgate/modelgate/upstreams"
 )
 
-// Dispatch runs an operation for work an upstream does on a caller's
-// behalf (a batch's requests): the body is validated, the caller's key's
-// limits apply (a refusal is a 429 reply, for the caller to wait on) and
-// the operation's routes answer, exactly as for a client request.
+// Dispatch is the pipeline's entrance for work done on a caller's behalf
+// (a batch's lines, an ingestion's embeddings): the request goes through
+// the same admission as a client's (see admit), with the key the work was
+// submitted with instead of an Authorization header, so that what the key
+// may not do is refused (a 403 reply, its limits a 429 for the caller to
+// wait on) and what it may do is routed exactly as for a client request.
 func (g *Gateway) Dispatch(ctx context.Context, opID string, who upstreams.Principal, body []byte) (*upstreams.Reply, error) {
 	op, ok := operationByID(opID)
 	if !ok || strings.Contains(op.Path, "{") || op.Body == BodyMultipart {
@@ -29,16 +30,9 @@ func (g *Gateway) Dispatch(ctx context.Context, opID string, who upstreams.Princ
 	reply := &bufferedReply{header: http.Header{}}
 	ex := newExchange(reply, false)
 	start := time.Now()
-	call := &upstreams.Call{Operation: op.ID, Principal: who, Request: r, Body: body}
-	doc, v := schemas.ValidateRequest(op.ID, body)
-	if v != nil {
-		upstreams.WriteError(ex, upstreams.InvalidRequest(v.Param, "%s", v.Message))
-	} else {
-		call.Model, _ = doc["model"].(string)
-		g.serveCall(ex, op, call, g.keys.principalFor(who), doc)
-	}
-	ex.finish()
-	observe(op.ID, start, ex)
+	req := &request{op: op, http: r, dispatchedFor: &who}
+	g.serve(ex, req)
+	observe(req, start, ex)
 	if err := ctx.Err(); err != nil && reply.status == 0 {
 		return nil, err
 	}

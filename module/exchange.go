@@ -27,10 +27,10 @@ type usage struct {
 // when its first byte left, its size and its token usage. For a stream
 // whose usage chunk the gateway asked for on the client's behalf, it also
 // removes that chunk, writing every other event through as it completes.
+// It decides nothing about the request (see request): what it is to watch
+// for is set once, by observe, before the reply starts.
 type exchange struct {
 	caddyhttp.ResponseWriterWrapper
-	// upstream is the name of the upstream that answered (or was last tried).
-	upstream  string
 	status    int
 	firstByte time.Time
 	written   int64
@@ -43,11 +43,9 @@ type exchange struct {
 	capture        *bytes.Buffer
 	usage          *usage
 	writeErr       error
-	finished       bool
 
-	// findings are departures from the spec seen in the request or the
-	// reply (deprecated features, discouraged combinations, nonconforming
-	// upstream replies); they go to the record.
+	// findings are the reply's departures from the response schemas; they
+	// go to the record after the request's.
 	findings []string
 
 	// checkStream checks a 2xx event stream of operation with the schemas
@@ -69,6 +67,12 @@ const maxEventBytes = maxCapture
 
 func newExchange(w http.ResponseWriter, recording bool) *exchange {
 	return &exchange{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, recording: recording}
+}
+
+// observe says what to watch a relayed reply for: a usage chunk to hide
+// from the client, and whether a stream is checked against the schemas.
+func (e *exchange) observe(hideUsage, checkStream bool) {
+	e.dropUsageChunk, e.checkStream = hideUsage, checkStream
 }
 
 func (e *exchange) WriteHeader(status int) {
@@ -186,11 +190,8 @@ func readUsage(u gjson.Result) *usage {
 
 // finish sends what a filtered stream still holds (a last event without its
 // blank line) and reads the usage of a JSON reply once it has been sent.
+// The pipeline calls it once, after the reply.
 func (e *exchange) finish() {
-	if e.finished {
-		return
-	}
-	e.finished = true
 	if e.stream && e.dropUsageChunk && len(e.splitter.Pending()) > 0 && e.writeErr == nil {
 		n, _ := e.ResponseWriterWrapper.Write(e.splitter.Pending())
 		e.written += int64(n)

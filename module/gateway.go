@@ -109,11 +109,8 @@ type Gateway struct {
 	dashboard      *dashboard
 	routes         map[string]*operationRoutes
 	modelUpstreams []modelSource
-	// dispatcherUsers run work through this gateway (batches) and must
-	// stop before it goes.
-	dispatcherUsers []upstreams.DispatcherUser
-	logger          *zap.Logger
-	betaHdr         []string
+	logger         *zap.Logger
+	betaHdr        []string
 }
 
 // CaddyModule returns the Caddy module information.
@@ -149,6 +146,10 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("modelgate: %w", err)
 	}
 	g.keys = keys
+	app, err := appOf(ctx)
+	if err != nil {
+		return err
+	}
 	if g.limitStore, err = g.RateLimitStore.Open(caddy.NewReplacer()); err != nil {
 		return fmt.Errorf("modelgate: %w", err)
 	}
@@ -160,6 +161,8 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 		if p.limiter, err = g.limitStore.Acquire(p.limiterID(), p.limits); err != nil {
 			return fmt.Errorf("modelgate: limits of key %s: %w", p.KeyName, err)
 		}
+		// A running config's limits change only once this one has loaded.
+		app.onStart("the limits of key "+p.KeyName, p.limiter.Apply)
 	}
 	if err := validateRoutes(g.Routes); err != nil {
 		return fmt.Errorf("modelgate: %w", err)
@@ -190,12 +193,12 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if err := g.provisionDashboard(caddy.NewReplacer()); err != nil {
 		return err
 	}
-	return g.provisionUpstreams(ctx)
+	return g.provisionUpstreams(ctx, app)
 }
 
 // provisionUpstreams loads the configured upstreams, adds the built-in ones
 // routes need, and resolves the routes of every operation.
-func (g *Gateway) provisionUpstreams(ctx caddy.Context) error {
+func (g *Gateway) provisionUpstreams(ctx caddy.Context, app *App) error {
 	loaded := map[string]upstreams.Upstream{}
 	var providers []string
 	if g.UpstreamsRaw != nil {
@@ -281,10 +284,12 @@ func (g *Gateway) provisionUpstreams(ctx caddy.Context) error {
 		}}
 	}
 	g.modelUpstreams = modelListers(g.routes[upstreams.OpChatCompletionsCreate])
-	for _, u := range loaded {
+	for name, u := range loaded {
 		if du, ok := u.(upstreams.DispatcherUser); ok {
 			du.UseDispatcher(g)
-			g.dispatcherUsers = append(g.dispatcherUsers, du)
+		}
+		if w, ok := u.(upstreams.Worker); ok {
+			app.startWorker(name, w)
 		}
 	}
 	return nil
@@ -301,15 +306,12 @@ func (g *Gateway) Validate() error {
 	return nil
 }
 
-// Cleanup stops the work upstreams send through the gateway, then
-// releases the keys' admission state, the rate limit store and the
-// recorder (each ends when no config uses it any more). Upstreams are Caddy
-// modules loaded through the config context, which cleans them up.
+// Cleanup releases the keys' admission state, the rate limit store and
+// the recorder (each ends when no config uses it any more). The work
+// upstreams send through the gateway was stopped before, by the modelgate
+// app; upstreams are Caddy modules loaded through the config context,
+// which cleans them up.
 func (g *Gateway) Cleanup() error {
-	for _, du := range g.dispatcherUsers {
-		du.UseDispatcher(nil)
-	}
-	g.dispatcherUsers = nil
 	var errs []error
 	if g.keys != nil {
 		for i := range g.keys.keys {

@@ -102,8 +102,10 @@ func BenchmarkAdmit(b *testing.B) {
 	body := benchBody(0)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
+	w := httptest.NewRecorder()
 	for b.Loop() {
-		if _, _, _, err := g.admit(benchRequest(body), op, nil); err != nil {
+		req := &request{op: op, http: benchRequest(body)}
+		if err := g.admit(newExchange(w, false), req); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -129,28 +131,30 @@ func BenchmarkAdmitRate(b *testing.B) {
 		b.StartTimer()
 		ex := newExchange(w, false)
 		call := &upstreams.Call{Operation: upstreams.OpChatCompletionsCreate, Model: "gpt-4o-mini", Body: body, Request: benchRequest(body)}
-		ticket := g.admitRate(ex, call, p, doc)
-		if ticket == nil {
-			b.Fatal("refused")
+		req := &request{key: p, call: call, doc: doc}
+		if err := g.admitRate(ex, req); err != nil {
+			b.Fatal(err)
 		}
-		ex.usage = &usage{total: 340}
-		g.finish(context.Background(), ticket, ex)
+		g.settle(context.Background(), req.ticket, &usage{total: 340})
 	}
 }
 
 // BenchmarkObserveReply is the exchange's work on a JSON reply: the copy
 // kept for usage and the record, the usage read, the response check.
 func BenchmarkObserveReply(b *testing.B) {
+	g := &Gateway{logger: zap.NewNop()}
+	op, _ := operationByID(upstreams.OpChatCompletionsCreate)
+	req := &request{op: op}
 	b.SetBytes(int64(len(benchCompletion)))
 	b.ReportAllocs()
 	for b.Loop() {
 		ex := newExchange(httptest.NewRecorder(), true)
-		ex.checkStream = true
+		ex.observe(false, true)
 		ex.Header().Set("Content-Type", "application/json")
 		ex.WriteHeader(http.StatusOK)
 		ex.Write(benchCompletion)
 		ex.finish()
-		ex.checkReply(upstreams.OpChatCompletionsCreate, zap.NewNop())
+		g.checkReply(req, ex)
 		if ex.usage == nil || len(ex.findings) > 0 {
 			b.Fatalf("usage %v, findings %v", ex.usage, ex.findings)
 		}
@@ -177,11 +181,13 @@ func BenchmarkRecord(b *testing.B) {
 	ex.WriteHeader(http.StatusOK)
 	ex.Write(benchCompletion)
 	ex.finish()
-	call := &upstreams.Call{Operation: upstreams.OpChatCompletionsCreate, Principal: upstreams.Principal{KeyName: "bench"}, Body: body}
+	op, _ := operationByID(upstreams.OpChatCompletionsCreate)
+	req := &request{op: op, http: r, key: &principal{Principal: upstreams.Principal{KeyName: "bench"}},
+		call: &upstreams.Call{Operation: upstreams.OpChatCompletionsCreate, Body: body}}
 	start := time.Now()
 	b.SetBytes(int64(len(body) + len(benchCompletion)))
 	b.ReportAllocs()
 	for b.Loop() {
-		w.write(newExchangeRecord(start, r, upstreams.OpChatCompletionsCreate, call, ex, nil, cfg.MaxBody))
+		w.write(newExchangeRecord(start, req, ex, nil, cfg.MaxBody))
 	}
 }

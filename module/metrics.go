@@ -68,19 +68,20 @@ func registerMetrics(reg prometheus.Registerer) error {
 }
 
 // observe records one answered request.
-func observe(op string, start time.Time, ex *exchange) {
+func observe(req *request, start time.Time, ex *exchange) {
 	m := &gatewayMetrics
+	op, upstream := req.opID(), req.upstream
 	status := ex.status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	m.requests.WithLabelValues(op, ex.upstream, strconv.Itoa(status)).Inc()
-	m.duration.WithLabelValues(op, ex.upstream).Observe(time.Since(start).Seconds())
+	m.requests.WithLabelValues(op, upstream, strconv.Itoa(status)).Inc()
+	m.duration.WithLabelValues(op, upstream).Observe(time.Since(start).Seconds())
 	if !ex.firstByte.IsZero() {
-		m.firstByte.WithLabelValues(op, ex.upstream).Observe(ex.firstByte.Sub(start).Seconds())
+		m.firstByte.WithLabelValues(op, upstream).Observe(ex.firstByte.Sub(start).Seconds())
 	}
 	if ex.usage != nil {
-		m.tokens.WithLabelValues(op, ex.upstream, "prompt").Add(float64(ex.usage.prompt))
-		m.tokens.WithLabelValues(op, ex.upstream, "completion").Add(float64(ex.usage.completion))
+		m.tokens.WithLabelValues(op, upstream, "prompt").Add(float64(ex.usage.prompt))
+		m.tokens.WithLabelValues(op, upstream, "completion").Add(float64(ex.usage.completion))
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/modelgate/modelgate/upstreams"
 )
 
@@ -57,10 +55,10 @@ func (r *ModelRule) matches(model string) bool {
 	return false
 }
 
-// checkModelRules applies the rules to a chat request: a refused parameter
+// checkModelRules applies the rules to a chat request (its decoded body): a refused parameter
 // or an unsupported reasoning_effort is a 400 naming it. Setting both
 // temperature and top_p is allowed but returned as a finding.
-func checkModelRules(rules []ModelRule, model string, body []byte) (*upstreams.Error, []string) {
+func checkModelRules(rules []ModelRule, model string, doc map[string]any) (*upstreams.Error, []string) {
 	var refuse, efforts []string
 	refuseSet, effortsSet := false, false
 	for i := range rules {
@@ -76,7 +74,7 @@ func checkModelRules(rules []ModelRule, model string, body []byte) (*upstreams.E
 		}
 	}
 	for _, param := range refuse {
-		if gjson.GetBytes(body, param).Exists() {
+		if _, ok := doc[param]; ok {
 			msg := fmt.Sprintf("Unsupported parameter: '%s' is not supported with the model %s.", param, model)
 			if param == "max_tokens" {
 				msg += " Use 'max_completion_tokens' instead."
@@ -85,22 +83,17 @@ func checkModelRules(rules []ModelRule, model string, body []byte) (*upstreams.E
 		}
 	}
 	if effortsSet { // else the body is not searched for reasoning_effort
-		if effort := gjson.GetBytes(body, "reasoning_effort"); effort.Type == gjson.String && !slices.Contains(efforts, effort.Str) {
+		if effort, ok := doc["reasoning_effort"].(string); ok && !slices.Contains(efforts, effort) {
 			return &upstreams.Error{
 				Status: http.StatusBadRequest, Type: upstreams.TypeInvalidRequest, Param: "reasoning_effort", Code: "unsupported_value",
 				Message: fmt.Sprintf("Unsupported value: 'reasoning_effort' does not support '%s' with the model %s. Supported values are: '%s'.",
-					effort.Str, model, strings.Join(efforts, "', '")),
+					effort, model, strings.Join(efforts, "', '")),
 			}, nil
 		}
 	}
 	var findings []string
-	if isSet(body, "temperature") && isSet(body, "top_p") {
+	if doc["temperature"] != nil && doc["top_p"] != nil {
 		findings = append(findings, "temperature and top_p are both set; the spec recommends altering one, not both")
 	}
 	return nil, findings
-}
-
-func isSet(body []byte, field string) bool {
-	v := gjson.GetBytes(body, field)
-	return v.Exists() && v.Type != gjson.Null
 }

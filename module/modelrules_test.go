@@ -1,6 +1,7 @@
 package modelgate
 
 import (
+	"encoding/json"
 	"testing"
 )
 
@@ -35,7 +36,7 @@ func TestBuiltinModelRules(t *testing.T) {
 		{"gpt-4o", `{"reasoning_effort":"xhigh"}`, "", ""}, // no rule: the schema's enum decides
 	}
 	for _, tc := range tests {
-		err, _ := checkModelRules(rules, tc.model, []byte(tc.body))
+		err, _ := checkModelRules(rules, tc.model, decoded(t, tc.body))
 		if tc.param == "" {
 			if err != nil {
 				t.Errorf("%s %s: refused (%v), want accepted", tc.model, tc.body, err)
@@ -53,25 +54,35 @@ func TestConfiguredRulesComeFirst(t *testing.T) {
 		{Models: []string{"my-reasoner*"}, Refuse: []string{"stop"}},
 		{Models: []string{"gpt-5"}, ReasoningEfforts: []string{"low"}},
 	}, builtinModelRules...)
-	if err, _ := checkModelRules(rules, "my-reasoner-2", []byte(`{"stop":"x"}`)); err == nil || err.Param != "stop" {
+	if err, _ := checkModelRules(rules, "my-reasoner-2", decoded(t, `{"stop":"x"}`)); err == nil || err.Param != "stop" {
 		t.Fatalf("configured rule not applied: %v", err)
 	}
-	if err, _ := checkModelRules(rules, "gpt-5", []byte(`{"reasoning_effort":"medium"}`)); err == nil {
+	if err, _ := checkModelRules(rules, "gpt-5", decoded(t, `{"reasoning_effort":"medium"}`)); err == nil {
 		t.Fatal("configured reasoning efforts should override the built-in ones")
 	}
 	// The configured gpt-5 rule sets no refusals, so the built-in ones still apply.
-	if err, _ := checkModelRules(rules, "gpt-5", []byte(`{"stop":"x"}`)); err == nil || err.Param != "stop" {
+	if err, _ := checkModelRules(rules, "gpt-5", decoded(t, `{"stop":"x"}`)); err == nil || err.Param != "stop" {
 		t.Fatalf("built-in refusal lost: %v", err)
 	}
 }
 
 func TestTemperatureAndTopPIsAFinding(t *testing.T) {
-	_, findings := checkModelRules(builtinModelRules, "gpt-4o", []byte(`{"temperature":0.5,"top_p":0.9}`))
+	_, findings := checkModelRules(builtinModelRules, "gpt-4o", decoded(t, `{"temperature":0.5,"top_p":0.9}`))
 	if len(findings) != 1 {
 		t.Fatalf("findings %v", findings)
 	}
-	_, findings = checkModelRules(builtinModelRules, "gpt-4o", []byte(`{"temperature":0.5,"top_p":null}`))
+	_, findings = checkModelRules(builtinModelRules, "gpt-4o", decoded(t, `{"temperature":0.5,"top_p":null}`))
 	if len(findings) != 0 {
 		t.Fatalf("null top_p should not count: %v", findings)
 	}
+}
+
+// decoded is a request body as the admission hands it to the rules.
+func decoded(t *testing.T, body string) map[string]any {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
 }

@@ -2,64 +2,13 @@ package modelgate
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"time"
 
-	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/record"
 )
-
-// exchangeRecord is one line of a recording: what `conformance check`
-// validates and `conformance replay` sends again.
-type exchangeRecord struct {
-	Time        time.Time        `json:"time"`
-	Operation   string           `json:"operation"`
-	KeyName     string           `json:"key_name,omitempty"`
-	Upstream    string           `json:"upstream,omitempty"`
-	Request     recordedRequest  `json:"request"`
-	Status      int              `json:"status"`
-	Response    recordedResponse `json:"response"`
-	LatencyMS   float64          `json:"latency_ms"`
-	FirstByteMS float64          `json:"first_byte_ms,omitempty"`
-	Findings    []string         `json:"findings,omitempty"`
-}
-
-type recordedRequest struct {
-	Method string      `json:"method"`
-	Path   string      `json:"path"`
-	Query  string      `json:"query,omitempty"`
-	Header http.Header `json:"header"`
-	recordedBody
-}
-
-type recordedResponse struct {
-	Header http.Header `json:"header"`
-	recordedBody
-	// Events are a stream's `data:` payloads in order, [DONE] included.
-	Events []string `json:"events,omitempty"`
-}
-
-// recordedBody holds a body as JSON when it is JSON and whole, else as
-// text, or as base64 when it is not UTF-8 (an uploaded image, say) and
-// JSON text would mangle it; Truncated marks a body cut at the
-// recorder's max_body.
-type recordedBody struct {
-	Body       json.RawMessage `json:"body,omitempty"`
-	BodyText   string          `json:"body_text,omitempty"`
-	BodyBase64 string          `json:"body_base64,omitempty"`
-	Truncated  bool            `json:"truncated,omitempty"`
-}
-
-// newRecordedBody takes a whole body as JSON; encoding the record checks
-// that it is (see appendBody), so the request's goroutine does not.
-func newRecordedBody(b []byte, limit int) recordedBody {
-	if len(b) > limit {
-		return recordedBody{BodyText: string(b[:limit]), Truncated: true}
-	}
-	return recordedBody{Body: json.RawMessage(b)}
-}
 
 // bodyCapture keeps the first bytes of a request body that streams past
 // the gateway unbuffered (a multipart upload), so that a small upload is
@@ -86,11 +35,11 @@ func (c *bodyCapture) Read(p []byte) (int, error) {
 
 // recorded is the body read through c: whole when it was read to its end
 // within the limit, else marked truncated.
-func (c *bodyCapture) recorded(limit int) recordedBody {
+func (c *bodyCapture) recorded(limit int) record.Content {
 	if !c.eof || c.read > int64(c.kept.Len()) {
-		return recordedBody{BodyText: c.kept.String(), Truncated: true}
+		return record.Content{BodyText: c.kept.String(), Truncated: true}
 	}
-	return newRecordedBody(c.kept.Bytes(), limit)
+	return record.NewContent(c.kept.Bytes(), limit)
 }
 
 // secretHeaders never reach a record in clear.
@@ -109,33 +58,33 @@ func redacted(h http.Header) http.Header {
 	return out
 }
 
-func newExchangeRecord(start time.Time, r *http.Request, op string, call *upstreams.Call, ex *exchange, upload *bodyCapture, maxBody int) *exchangeRecord {
-	rec := &exchangeRecord{
+// newExchangeRecord is the record of an answered request.
+func newExchangeRecord(start time.Time, req *request, ex *exchange, upload *bodyCapture, maxBody int) *record.Record {
+	r := req.http
+	rec := &record.Record{
 		Time:      start.UTC(),
-		Operation: op,
-		Upstream:  ex.upstream,
+		Operation: req.opID(),
+		KeyName:   req.keyName(),
+		Upstream:  req.upstream,
 		Status:    ex.status,
 		LatencyMS: float64(time.Since(start).Microseconds()) / 1000,
-		Request: recordedRequest{
+		Request: record.Request{
 			Method: r.Method,
 			Path:   r.URL.Path,
 			Query:  r.URL.RawQuery,
 			Header: redacted(r.Header),
 		},
-		Response: recordedResponse{Header: redacted(ex.Header())},
-		Findings: ex.findings,
+		Response: record.Response{Header: redacted(ex.Header())},
+		Findings: req.findingsWith(ex),
 	}
 	if !ex.firstByte.IsZero() {
 		rec.FirstByteMS = float64(ex.firstByte.Sub(start).Microseconds()) / 1000
 	}
-	if call != nil {
-		rec.KeyName = call.Principal.KeyName
-		if call.Body != nil {
-			rec.Request.recordedBody = newRecordedBody(call.Body, maxBody)
-		}
+	if req.call != nil && req.call.Body != nil {
+		rec.Request.Content = record.NewContent(req.call.Body, maxBody)
 	}
 	if upload != nil && upload.read > 0 {
-		rec.Request.recordedBody = upload.recorded(maxBody)
+		rec.Request.Content = upload.recorded(maxBody)
 	}
 	switch {
 	case ex.stream:
@@ -143,9 +92,9 @@ func newExchangeRecord(start time.Time, r *http.Request, op string, call *upstre
 		rec.Response.Truncated = ex.eventsDropped
 	case ex.capture != nil:
 		body := ex.capture.Bytes()
-		rb := newRecordedBody(body, maxBody)
+		rb := record.NewContent(body, maxBody)
 		rb.Truncated = rb.Truncated || ex.written > int64(len(body))
-		rec.Response.recordedBody = rb
+		rec.Response.Content = rb
 	}
 	return rec
 }

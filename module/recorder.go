@@ -12,6 +12,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+
+	"github.com/modelgate/modelgate/record"
 )
 
 // RecorderConfig records exchanges to JSONL files for the conformance
@@ -93,7 +95,7 @@ var recorderDropped = prometheus.NewCounter(prometheus.CounterOpts{
 type recorder struct {
 	cfg    RecorderConfig
 	logger *zap.Logger
-	queue  chan *exchangeRecord
+	queue  chan *record.Record
 	mu     sync.RWMutex // guards closed against sends on a closed queue
 	closed bool
 	done   chan struct{}
@@ -103,7 +105,7 @@ type recorder struct {
 
 func loadRecorder(cfg RecorderConfig, logger *zap.Logger) (*recorder, error) {
 	val, _, err := recorders.LoadOrNew(cfg.Path, func() (caddy.Destructor, error) {
-		return &recorder{cfg: cfg, logger: logger, queue: make(chan *exchangeRecord, cfg.Queue), done: make(chan struct{})}, nil
+		return &recorder{cfg: cfg, logger: logger, queue: make(chan *record.Record, cfg.Queue), done: make(chan struct{})}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -113,7 +115,7 @@ func loadRecorder(cfg RecorderConfig, logger *zap.Logger) (*recorder, error) {
 
 // record queues one record; it never blocks. The record is encoded by the
 // writer, off the request's goroutine, so it must not change once queued.
-func (rec *recorder) record(v *exchangeRecord) {
+func (rec *recorder) record(v *record.Record) {
 	rec.start.Do(func() { go rec.run() })
 	rec.mu.RLock()
 	defer rec.mu.RUnlock()
@@ -149,7 +151,7 @@ type recordWriter struct {
 	f    *os.File
 	w    *bufio.Writer
 	line []byte
-	enc  recordEncoder
+	enc  record.Encoder
 }
 
 func newRecordWriter(rec *recorder) *recordWriter {
@@ -158,9 +160,9 @@ func newRecordWriter(rec *recorder) *recordWriter {
 
 // write encodes one record as a JSON line into the buffer, rotating the
 // file first when the line would take it past max_size.
-func (rw *recordWriter) write(v *exchangeRecord) {
+func (rw *recordWriter) write(v *record.Record) {
 	rec := rw.rec
-	rw.line = rw.enc.appendRecord(rw.line[:0], v)
+	rw.line = rw.enc.Append(rw.line[:0], v)
 	var err error
 	if rw.f == nil || rec.size.Load()+int64(len(rw.line)) > rec.cfg.MaxSize {
 		if rw.f != nil {

@@ -1,7 +1,9 @@
 package modelgate
 
 import (
+	"bytes"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +11,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap"
+
+	"github.com/modelgate/modelgate/record"
 )
 
 func newTestRecorder(t *testing.T, cfg RecorderConfig) *recorder {
@@ -27,7 +31,7 @@ func newTestRecorder(t *testing.T, cfg RecorderConfig) *recorder {
 func TestRecorderRotatesBySize(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rec", "traffic.jsonl")
 	rec := newTestRecorder(t, RecorderConfig{Path: path, MaxSize: 1024, MaxFiles: 2})
-	line := &exchangeRecord{Operation: strings.Repeat("x", 170)} // ~312 bytes a line
+	line := &record.Record{Operation: strings.Repeat("x", 170)} // ~312 bytes a line
 	for i := 0; i < 12; i++ {
 		rec.record(line)
 	}
@@ -56,9 +60,9 @@ func TestRecorderNeverBlocks(t *testing.T) {
 	rec := newTestRecorder(t, RecorderConfig{Path: path, Queue: 1})
 	rec.start.Do(func() {}) // the writer is "busy": nothing drains the queue
 	before := droppedCount(t)
-	first := &exchangeRecord{Operation: "first"}
+	first := &record.Record{Operation: "first"}
 	rec.record(first)
-	rec.record(&exchangeRecord{Operation: "second"}) // queue full: dropped, not waited for
+	rec.record(&record.Record{Operation: "second"}) // queue full: dropped, not waited for
 	if got := droppedCount(t) - before; got != 1 {
 		t.Fatalf("dropped %v records, want 1", got)
 	}
@@ -67,8 +71,8 @@ func TestRecorderNeverBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(path)
-	var enc recordEncoder
-	if want := enc.appendRecord(nil, first); string(data) != string(want) {
+	var enc record.Encoder
+	if want := enc.Append(nil, first); string(data) != string(want) {
 		t.Fatalf("file holds %q, want the one queued record", data)
 	}
 }
@@ -103,10 +107,10 @@ func droppedCount(t *testing.T) float64 {
 func TestRecorderKeepsBodiesThatAreNotJSONAsText(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "text.jsonl")
 	rec := newTestRecorder(t, RecorderConfig{Path: path})
-	rec.record(&exchangeRecord{
+	rec.record(&record.Record{
 		Operation: "files.create",
-		Request:   recordedRequest{Method: "POST", recordedBody: newRecordedBody([]byte("--boundary\r\nnot json"), 1024)},
-		Response:  recordedResponse{recordedBody: newRecordedBody([]byte(`{"id": "file-1"}`), 1024)},
+		Request:   record.Request{Method: "POST", Content: record.NewContent([]byte("--boundary\r\nnot json"), 1024)},
+		Response:  record.Response{Content: record.NewContent([]byte(`{"id": "file-1"}`), 1024)},
 	})
 	if _, err := recorders.Delete(path); err != nil {
 		t.Fatal(err)
@@ -132,5 +136,29 @@ func TestRecorderKeepsBodiesThatAreNotJSONAsText(t *testing.T) {
 	if got.Operation != "files.create" || got.Request.Body != nil || got.Request.BodyText != "--boundary\r\nnot json" ||
 		string(got.Response.Body) != `{"id":"file-1"}` || got.Response.BodyText != "" {
 		t.Fatalf("record %s", data)
+	}
+}
+
+// TestRedactedHidesSecrets: secret headers reach a record as [redacted],
+// the request's own header untouched.
+func TestRedactedHidesSecrets(t *testing.T) {
+	h := http.Header{}
+	h.Set("Authorization", "Bearer sk-secret")
+	h.Add("Cookie", "a=1")
+	h.Add("Cookie", "b=2")
+	h.Set("X-Api-Key", "sk-other")
+	h.Set("Content-Type", "application/json")
+	out := redacted(h)
+	for _, name := range []string{"Authorization", "Cookie", "X-Api-Key"} {
+		if got := out.Values(name); len(got) != 1 || got[0] != "[redacted]" {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+	if out.Get("Content-Type") != "application/json" || out.Get("Api-Key") != "" || h.Get("Authorization") != "Bearer sk-secret" || len(h.Values("Cookie")) != 2 {
+		t.Errorf("redacted %v from %v", out, h)
+	}
+	var enc record.Encoder
+	if line := enc.Append(nil, &record.Record{Request: record.Request{Header: out}}); bytes.Contains(line, []byte("sk-")) {
+		t.Errorf("secret in record: %s", line)
 	}
 }

@@ -9,15 +9,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
-	"github.com/modelgate/modelgate/schemas"
 	"github.com/modelgate/modelgate/upstreams"
 )
 
-// ServeHTTP answers requests under /v1 and passes the rest on.
+// ServeHTTP answers requests under /v1 and passes the rest on. It is the
+// client's entrance to the pipeline (see request); Dispatch is the entrance
+// of work done on a key's behalf.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	if g.dashboard.serves(r) {
 		g.dashboard.ServeHTTP(w, r)
@@ -34,163 +34,58 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		upload = &bodyCapture{ReadCloser: r.Body, limit: g.recorder.cfg.MaxBody}
 		r.Body = upload
 	}
-	op, call := g.serve(ex, r, rest)
-	ex.finish()
-	opID := "unmatched"
-	if op != nil {
-		opID = op.ID
+	req := &request{http: r}
+	req.op, req.params = matchOperation(r.Method, rest)
+	if req.op == nil && !g.routes[upstreams.OpUnknown].unrouted {
+		req.op = &unknownOperation
 	}
-	observe(opID, start, ex)
-	g.observed(r, opID, start, call, ex)
-	if ex.recording {
-		g.recorder.record(newExchangeRecord(start, r, opID, call, ex, upload, g.recorder.cfg.MaxBody))
-	}
-	return nil
-}
-
-// serve answers one /v1 request through ex: match, admit, route. It returns
-// what it learnt of the request, for metrics and the record.
-func (g *Gateway) serve(ex *exchange, r *http.Request, path string) (op *Operation, call *upstreams.Call) {
-	defer g.recoverPanic(ex, r)
-	op, params := matchOperation(r.Method, path)
-	if op == nil && !g.routes[upstreams.OpUnknown].unrouted {
-		op = &unknownOperation
-	}
-	if op == nil {
+	if req.op == nil {
 		upstreams.WriteError(ex, &upstreams.Error{
 			Status:  http.StatusNotFound,
 			Type:    upstreams.TypeInvalidRequest,
 			Message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path),
 		})
-		return nil, nil
+		ex.finish()
+	} else {
+		g.serve(ex, req)
 	}
-	call, p, doc, apiErr := g.admit(r, op, params)
-	if apiErr != nil {
-		upstreams.WriteError(ex, apiErr)
-		return op, call
+	observe(req, start, ex)
+	g.observed(req, start, ex)
+	if ex.recording {
+		g.recorder.record(newExchangeRecord(start, req, ex, upload, g.recorder.cfg.MaxBody))
 	}
-	g.serveCall(ex, op, call, p, doc)
-	return op, call
+	return nil
 }
 
-// serveCall answers an admitted call: model rules, rate limits, routing.
-// Client requests and dispatched work (batches) both end here.
-func (g *Gateway) serveCall(ex *exchange, op *Operation, call *upstreams.Call, p *principal, doc map[string]any) {
-	r := call.Request
-	deprecations := deprecationsFor(op.ID, call.Body)
-	setDeprecationHeaders(ex.Header(), deprecations)
-	for _, d := range deprecations {
-		ex.findings = append(ex.findings, "deprecated: "+d.feature)
-	}
-	if op.ID == upstreams.OpChatCompletionsCreate {
-		ruleErr, findings := checkModelRules(g.modelRules, call.Model, call.Body)
-		if ruleErr != nil {
-			upstreams.WriteError(ex, ruleErr)
-			return
-		}
-		ex.findings = append(ex.findings, findings...)
-	}
-	if p.limiter != nil {
-		ticket := g.admitRate(ex, call, p, doc)
-		if ticket == nil {
-			return
-		}
-		defer func() { g.finish(r.Context(), ticket, ex) }()
-	}
-	opRoutes := g.routes[op.ID]
-	if opRoutes.unrouted {
-		upstreams.WriteError(ex, &upstreams.Error{
-			Status:  http.StatusNotImplemented,
-			Type:    upstreams.TypeNotImplemented,
-			Message: fmt.Sprintf("No upstream serves %s: configure an openai upstream or a route for it.", op.ID),
-		})
-		return
-	}
-	if opRoutes.byGateway {
-		ex.upstream = "gateway"
-		g.serveModels(ex)
-		return
-	}
-	route := opRoutes.pick(call.Model)
-	if route == nil {
-		upstreams.WriteError(ex, &upstreams.Error{
-			Status:  http.StatusNotFound,
-			Type:    upstreams.TypeInvalidRequest,
-			Param:   "model",
-			Code:    "model_not_found",
-			Message: fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", call.Model),
-		})
-		return
-	}
-	ex.upstream = route.primaries[0].name
-	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
-		repl.Set("http.modelgate.operation", op.ID)
-		repl.Set("http.modelgate.key_name", call.Principal.KeyName)
-		repl.Set("http.modelgate.upstream", ex.upstream)
-	}
-	if !route.implemented {
-		upstreams.WriteError(ex, &upstreams.Error{
-			Status:  http.StatusNotImplemented,
-			Type:    upstreams.TypeNotImplemented,
-			Message: fmt.Sprintf("The operation %s is not implemented by the upstream %q yet; route it to an upstream that serves it.", op.ID, ex.upstream),
-		})
-		return
-	}
-	ex.checkStream, ex.operation = route.check != checkOff, op.ID
-	if err := g.dispatch(ex, call, route); err != nil {
-		g.writeUpstreamError(ex, r, op, ex.upstream, err)
-	}
+// serve runs a matched request through the pipeline (admit, route, relay)
+// and answers it through ex; then the reply is finished, its tokens
+// settled and its conformance checked, once, whatever happened before.
+func (g *Gateway) serve(ex *exchange, req *request) {
+	g.answer(ex, req)
 	ex.finish()
-	ex.checkReply(op.ID, g.logger)
+	if req.ticket != nil {
+		g.settle(req.http.Context(), req.ticket, ex.usage)
+	}
+	if req.route != nil {
+		g.checkReply(req, ex)
+	}
 }
 
-// admit runs every check that comes before routing: auth, permissions, the
-// beta header, the content type and the body. It returns the Call to route.
-func (g *Gateway) admit(r *http.Request, op *Operation, params map[string]string) (*upstreams.Call, *principal, map[string]any, *upstreams.Error) {
-	p, apiErr := g.keys.authenticate(r)
-	if apiErr != nil {
-		return nil, nil, nil, apiErr
+// answer writes the reply: a refusal, the gateway's own answer or the
+// upstream's. A panic below becomes a 500 envelope.
+func (g *Gateway) answer(ex *exchange, req *request) {
+	defer g.recoverPanic(ex, req.http)
+	if apiErr := g.admit(ex, req); apiErr != nil {
+		upstreams.WriteError(ex, apiErr)
+		return
 	}
-	if !p.allows(op.ID) {
-		return nil, p, nil, &upstreams.Error{
-			Status:  http.StatusForbidden,
-			Type:    upstreams.TypeInvalidRequest,
-			Code:    "permission_denied",
-			Message: fmt.Sprintf("The API key %q is not allowed to call %s.", p.KeyName, op.ID),
-		}
+	if apiErr := g.route(req); apiErr != nil {
+		upstreams.WriteError(ex, apiErr)
+		return
 	}
-	betaName, betaOK := findBeta(r.Header, g.betaHdr)
-	if op.Beta == BetaRequire && !betaOK {
-		return nil, p, nil, betaError(betaName, g.betaHdr)
+	if err := g.relay(ex, req); err != nil {
+		g.writeUpstreamError(ex, req, err)
 	}
-	call := &upstreams.Call{
-		Operation:  op.ID,
-		Params:     params,
-		Principal:  p.Principal,
-		Request:    r,
-		BetaHeader: betaName,
-	}
-	body, apiErr := g.readBody(r, op)
-	if apiErr != nil {
-		return nil, p, nil, apiErr
-	}
-	call.Body = body
-	var doc map[string]any
-	if op.Body == BodyJSON || (op.Body == BodyJSONOrMultipart && body != nil) {
-		var v *schemas.Violation
-		doc, v = schemas.ValidateRequest(op.ID, body)
-		if v != nil {
-			// The call goes back with the refusal so the record keeps the body.
-			return call, p, nil, upstreams.InvalidRequest(v.Param, "%s", v.Message)
-		}
-		call.Model, _ = doc["model"].(string)
-	}
-	if op.Method == http.MethodGet && r.URL.RawQuery != "" {
-		if v := schemas.ValidateQuery(op.ID, r.URL.Query()); v != nil {
-			return call, p, nil, upstreams.InvalidRequest(v.Param, "%s", v.Message)
-		}
-	}
-	return call, p, doc, nil
 }
 
 // readBody checks the content type and reads a JSON body once, within the
@@ -253,18 +148,18 @@ func mediaType(r *http.Request) string {
 
 // writeUpstreamError answers an error an upstream returned instead of a
 // response. Anything but an *upstreams.Error is logged and hidden.
-func (g *Gateway) writeUpstreamError(w http.ResponseWriter, r *http.Request, op *Operation, upstream string, err error) {
+func (g *Gateway) writeUpstreamError(w http.ResponseWriter, req *request, err error) {
 	var apiErr *upstreams.Error
 	if errors.As(err, &apiErr) {
 		upstreams.WriteError(w, apiErr)
 		return
 	}
-	if r.Context().Err() != nil {
+	if req.http.Context().Err() != nil {
 		return // the client went away; nobody is left to answer
 	}
 	g.logger.Error("upstream failed",
-		zap.String("operation", op.ID),
-		zap.String("upstream", upstream),
+		zap.String("operation", req.opID()),
+		zap.String("upstream", req.upstream),
 		zap.Error(err))
 	upstreams.WriteError(w, upstreams.ServerError("The server had an error while processing your request."))
 }

@@ -2,7 +2,6 @@ package modelgate
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"time"
 
@@ -39,18 +38,19 @@ var genAIProviders = map[string]string{
 // request's span, following the OpenTelemetry GenAI semantic conventions,
 // when the request is traced (Caddy's `tracing` directive) and recorded.
 // Untraced, it costs one context lookup.
-func (g *Gateway) annotateSpan(ctx context.Context, op string, call *upstreams.Call, ex *exchange) {
+func (g *Gateway) annotateSpan(ctx context.Context, req *request, ex *exchange) {
 	span := trace.SpanFromContext(ctx)
 	if !span.IsRecording() {
 		return
 	}
+	op, call, upstream := req.opID(), req.call, req.upstream
 	attrs := []attribute.KeyValue{attribute.String("modelgate.operation", op)}
 	if name, ok := genAIOperations[op]; ok {
 		attrs = append(attrs, attribute.String("gen_ai.operation.name", name))
 	}
-	if ex.upstream != "" {
-		attrs = append(attrs, attribute.String("modelgate.upstream", ex.upstream))
-		if p := g.providerName(ex.upstream); p != "" {
+	if upstream != "" {
+		attrs = append(attrs, attribute.String("modelgate.upstream", upstream))
+		if p := g.providerName(upstream); p != "" {
 			attrs = append(attrs, attribute.String("gen_ai.provider.name", p), attribute.String("gen_ai.system", p))
 		}
 	}
@@ -80,8 +80,8 @@ func (g *Gateway) annotateSpan(ctx context.Context, op string, call *upstreams.C
 			attrs = append(attrs, attribute.StringSlice("gen_ai.response.finish_reasons", reasons))
 		}
 	}
-	if len(ex.findings) > 0 {
-		attrs = append(attrs, attribute.StringSlice("modelgate.findings", ex.findings))
+	if findings := req.findingsWith(ex); len(findings) > 0 {
+		attrs = append(attrs, attribute.StringSlice("modelgate.findings", findings))
 	}
 	span.SetAttributes(attrs...)
 }
@@ -104,7 +104,7 @@ func (g *Gateway) providerName(upstream string) string {
 // observed is what happens after a /v1 request is answered, besides the
 // metrics: the dashboard counts it and the trace's span gets its
 // attributes.
-func (g *Gateway) observed(r *http.Request, op string, start time.Time, call *upstreams.Call, ex *exchange) {
-	g.dashboard.observe(op, start, call, ex)
-	g.annotateSpan(r.Context(), op, call, ex)
+func (g *Gateway) observed(req *request, start time.Time, ex *exchange) {
+	g.dashboard.observe(req, start, ex)
+	g.annotateSpan(req.http.Context(), req, ex)
 }

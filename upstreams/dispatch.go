@@ -27,7 +27,24 @@ type Reply struct {
 }
 
 // DispatcherUser is an upstream that sends work through the gateway; the
-// gateway hands it its Dispatcher once every upstream is provisioned.
+// gateway hands it its Dispatcher once every upstream is provisioned, for
+// work done within a request (a search embedding its query). It starts no
+// background work there: see Worker.
 type DispatcherUser interface {
 	UseDispatcher(Dispatcher)
+}
+
+// Worker is an upstream that works in the background on callers' behalf
+// (a batch's lines, ingestion) through its Dispatcher. The config that
+// holds it starts that work only once the whole config has loaded, and
+// stops it when the config is unloaded, before its modules are cleaned
+// up: a config that fails to load starts nothing, and nothing dispatched
+// reaches a config that is gone.
+type Worker interface {
+	DispatcherUser
+	// StartWork begins the background work.
+	StartWork() error
+	// StopWork ends it and waits for it; work in flight is abandoned, to
+	// be taken up again by whoever works on the store next.
+	StopWork()
 }

@@ -25,19 +25,30 @@ type processStore struct{}
 // Process is the in-process store, the default.
 var Process Store = processStore{}
 
-// Acquire returns the state of key id with the given limits, creating it
-// or, when a reload changed the limits, updating it in place.
+// Acquire returns the state of key id with the given limits: a new state
+// has them at once; an existing one (a reload) keeps those in force until
+// Apply.
 func (processStore) Acquire(id string, lim Limits) (Limiter, error) {
 	val, _, err := keys.LoadOrNew(id, func() (caddy.Destructor, error) {
-		return &Key{}, nil
+		k := &Key{}
+		k.setLimits(lim, clock())
+		return k, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	k := val.(*Key)
-	k.setLimits(lim, clock())
-	return k, nil
+	return &processLimiter{Key: val.(*Key), limits: lim}, nil
 }
+
+// processLimiter is one config's hold on a key's in-process state.
+type processLimiter struct {
+	*Key
+	limits Limits
+}
+
+// Apply satisfies Limiter: the config's limits replace those in force,
+// keeping what was spent.
+func (l *processLimiter) Apply() { l.setLimits(l.limits, clock()) }
 
 func (processStore) Release(id string) error {
 	_, err := keys.Delete(id)

@@ -34,13 +34,18 @@ type Limiter interface {
 	// without charging anything. An error means the store could not be
 	// asked; the caller's failure policy decides what happens then.
 	Admit(ctx context.Context, tokens int64) (*Ticket, *Refusal, error)
+	// Apply puts in force the limits the limiter was acquired with, for
+	// every config sharing the key's state. A config calls it once it has
+	// loaded, so that one failing to load changes no running limit.
+	Apply()
 }
 
 // Store keeps the admission state of keys.
 type Store interface {
 	// Acquire returns the limiter of key id (the key's digest, never the
-	// key) with the given limits, updating them when a reload changed
-	// them; each Acquire is paired with a Release.
+	// key) with the given limits: in force at once for a key no config
+	// holds yet, from Apply on for one that a running config holds. Each
+	// Acquire is paired with a Release.
 	Acquire(id string, lim Limits) (Limiter, error)
 	// Release drops one reference to key id's state.
 	Release(id string) error

@@ -24,7 +24,7 @@ func acquire(t *testing.T, id string, lim Limits) *Key {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { Process.Release(id) })
-	return k.(*Key)
+	return k.(*processLimiter).Key
 }
 
 func TestRequestsPerMinuteBurstAndHeaders(t *testing.T) {
@@ -149,7 +149,12 @@ func TestStateSurvivesReload(t *testing.T) {
 	if _, ref, _ := reloaded.Admit(ctx, 0); ref == nil {
 		t.Fatal("the reload reset the limit")
 	}
-	acquire(t, id, Limits{RequestsPerMinute: 120}) // a reload raising the limit
+	raised, _ := Process.Acquire(id, Limits{RequestsPerMinute: 120}) // a reload raising the limit
+	t.Cleanup(func() { Process.Release(id) })
+	if _, ref, _ := reloaded.Admit(ctx, 0); ref == nil {
+		t.Fatal("a reload's limits took effect before its config loaded")
+	}
+	raised.Apply()
 	now = t0.Add(time.Second)
 	if _, ref, _ := reloaded.Admit(ctx, 0); ref != nil {
 		t.Fatalf("raised limit not applied: %s", ref.Message())

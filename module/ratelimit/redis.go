@@ -188,6 +188,10 @@ type redisLimiter struct {
 	keys   []string // requests bucket, tokens bucket, leases
 }
 
+// Apply satisfies Limiter: each config's limiter carries its own limits,
+// in force from the start; the state in Redis does not hold them.
+func (l *redisLimiter) Apply() {}
+
 func (l *redisLimiter) Admit(ctx context.Context, tokens int64) (*Ticket, *Refusal, error) {
 	s := l.store
 	var lease string

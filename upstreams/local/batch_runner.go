@@ -54,7 +54,8 @@ func (r *batchRunner) start() {
 }
 
 // Stop ends the runner and waits for it: requests in flight are abandoned
-// (their lines stay pending) and leases are given back.
+// (their lines stay pending) and leases are given back. A nil runner (one
+// not started) has nothing to stop.
 func (r *batchRunner) Stop() {
 	if r == nil {
 		return

@@ -123,7 +123,7 @@ func (l *Local) createBatch(w http.ResponseWriter, c *upstreams.Call) error {
 	if err := l.store.CreateBatch(ctx, b); err != nil {
 		return err
 	}
-	l.batches.wake()
+	l.batches.Load().wake()
 	upstreams.WriteJSON(w, http.StatusOK, toBatchObject(b))
 	return nil
 }
@@ -182,7 +182,7 @@ func (l *Local) cancelBatch(w http.ResponseWriter, c *upstreams.Call) error {
 		if err != nil {
 			return err
 		}
-		l.batches.cancel(id)
+		l.batches.Load().cancel(id)
 		upstreams.WriteJSON(w, http.StatusOK, toBatchObject(b))
 		return nil
 	}

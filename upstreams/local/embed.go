@@ -70,10 +70,26 @@ func embedOnce(ctx context.Context, d upstreams.Dispatcher, who upstreams.Princi
 			continue
 		}
 		if reply.Status != http.StatusOK {
-			return nil, &fileError{code: codeServerError, message: "The embeddings route answered with status " + strconv.Itoa(reply.Status) + "."}
+			return nil, &fileError{code: codeServerError, message: refusal(reply)}
 		}
 		return decodeEmbeddings(reply.Body, len(texts))
 	}
+}
+
+// refusal says why the embeddings route did not answer 200: its status and,
+// when the reply is an error envelope (a refusal by the gateway, say), its
+// message.
+func refusal(reply *upstreams.Reply) string {
+	msg := "The embeddings route answered with status " + strconv.Itoa(reply.Status)
+	var env struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(reply.Body, &env) == nil && env.Error.Message != "" {
+		return msg + ": " + env.Error.Message
+	}
+	return msg + "."
 }
 
 // decodeEmbeddings reads an embeddings response: one vector per input,

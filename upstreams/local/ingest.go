@@ -32,9 +32,10 @@ const ingestLease = 30 * time.Second
 
 // ingester indexes attached files in the background: extract, chunk,
 // embed, index. Its queue is the attachments still in_progress in the
-// store, which it leases one at a time, so that instances sharing a
-// store never ingest one file at once, and work cut short by a stop or a
-// crash is taken up again from the start. There is one per store.
+// store, which it leases one at a time, so that instances (and configs)
+// sharing a store never ingest one file at once, and work cut short by a
+// stop or a crash is taken up again from the start. There is one per
+// config's local upstream, started and stopped with the config.
 type ingester struct {
 	vs     VectorStoreStore
 	files  FileStore
@@ -46,7 +47,6 @@ type ingester struct {
 
 	dispatcher atomic.Pointer[upstreams.Dispatcher]
 	kick       chan struct{}
-	startOnce  sync.Once
 	ctx        context.Context
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
@@ -71,14 +71,16 @@ func (in *ingester) currentDispatcher() upstreams.Dispatcher {
 	return nil
 }
 
-// use routes embeddings through d from now on and starts the work on
-// first use: a store's pending jobs wait until a gateway can route them.
+// use routes embeddings (ingestion's and search's) through d.
 func (in *ingester) use(d upstreams.Dispatcher) {
 	in.dispatcher.Store(&d)
-	in.startOnce.Do(func() {
-		in.wg.Add(1)
-		go in.loop()
-	})
+}
+
+// start begins the work: the store's pending jobs, and those to come. An
+// ingester starts once and stops once, with the config it belongs to.
+func (in *ingester) start() {
+	in.wg.Add(1)
+	go in.loop()
 }
 
 // notify wakes the loop: a job was queued or a worker is free.
@@ -90,7 +92,8 @@ func (in *ingester) notify() {
 }
 
 // stop ends the work in flight, gives its leases back (its jobs stay
-// in_progress, for any instance to take up) and waits.
+// in_progress, for any instance to take up) and waits. It is safe to call
+// more than once, and before start.
 func (in *ingester) stop() {
 	in.cancel()
 	in.wg.Wait()

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -77,13 +78,15 @@ type Local struct {
 	// Caddyfile: `search_dialect spec|openai|auto`
 	SearchDialect string `json:"search_dialect,omitempty"`
 
-	store   Store
-	batches *batchRunner
-	// dispatcher is the gateway, through whose chat route responses are made.
+	store Store
+	// dispatcher routes this config's work through its gateway.
 	dispatcher upstreams.Dispatcher
-	vectors    *vectorState
-	storeKey   string
-	logger     *zap.Logger
+	// batches holds the runner between StartWork and StopWork; requests
+	// read it to wake or cancel it.
+	batches  *atomic.Pointer[batchRunner]
+	vectors  *vectorState
+	storeKey string
+	logger   *zap.Logger
 }
 
 // CaddyModule returns the Caddy module information.
@@ -98,23 +101,21 @@ func (Local) CaddyModule() caddy.ModuleInfo {
 // closes the database under in-flight requests of the previous config.
 var stores = caddy.NewUsagePool()
 
-// pooledStore closes its store when the last config using it is gone,
-// after stopping its ingestion.
+// pooledStore closes its store when the last config using it is gone.
+// The embeddings cached for search are shared with it; the work on the
+// store (batches, ingestion) belongs to each config.
 type pooledStore struct {
 	Store
-	vectors *vectorState // nil when the store keeps no vector stores
+	vectors VectorStoreStore // nil when the store keeps no vector stores
+	cache   *vectorCache
 }
 
-func (p pooledStore) Destruct() error {
-	if p.vectors != nil {
-		p.vectors.ingest.stop()
-	}
-	return p.Close()
-}
+func (p pooledStore) Destruct() error { return p.Close() }
 
 // Provision opens (or shares) the store.
 func (l *Local) Provision(ctx caddy.Context) error {
 	l.logger = ctx.Logger()
+	l.batches = new(atomic.Pointer[batchRunner])
 	if l.BatchConcurrency == 0 {
 		l.BatchConcurrency = 8
 	}
@@ -177,10 +178,7 @@ func (l *Local) share(key string, open func() (Store, string, error)) error {
 		if vs == nil {
 			l.logger.Warn("vector stores are off", zap.String("store", where), zap.String("reason", why))
 		} else {
-			p.vectors = &vectorState{
-				ingest: newIngester(vs, s, l.logger.Named("ingest")),
-				cache:  &vectorCache{entries: map[[2]string]*vectorMatrix{}},
-			}
+			p.vectors, p.cache = vs, &vectorCache{entries: map[[2]string]*vectorMatrix{}}
 		}
 		return p, nil
 	})
@@ -188,34 +186,54 @@ func (l *Local) share(key string, open func() (Store, string, error)) error {
 		return err
 	}
 	l.storeKey = key
-	l.store, l.vectors = val.(pooledStore).Store, val.(pooledStore).vectors
+	p := val.(pooledStore)
+	l.store = p.Store
+	if p.vectors != nil {
+		l.vectors = &vectorState{ingest: newIngester(p.vectors, p.Store, l.logger.Named("ingest")), cache: p.cache}
+	}
 	return nil
 }
 
-// UseDispatcher starts (or, given nil, stops) the batch runner, which
-// sends batches' requests through the gateway's routing, and lets
-// ingestion route embeddings through the gateway, taking up files an
-// earlier run left in_progress. Ingestion belongs to the store, shared
-// across reloads, so it keeps the last dispatcher it was given.
+// UseDispatcher has this config's batches and embeddings (ingestion's and
+// search's) routed through d, its gateway. It starts nothing.
 func (l *Local) UseDispatcher(d upstreams.Dispatcher) {
-	l.batches.Stop()
-	l.batches = nil
 	l.dispatcher = d
-	if d == nil {
-		return
-	}
 	if l.vectors != nil {
 		l.vectors.ingest.use(d)
 	}
-	l.batches = newBatchRunner(l.store, l.store, d, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency)
-	l.batches.start()
 }
 
-// Cleanup stops the batch runner and releases this config's use of the
-// store.
+// StartWork starts this config's background work on the store: the batch
+// runner and ingestion, which take up what an earlier run left open.
+// Configs sharing a store (one being replaced by the next, say) work on
+// it side by side under their leases.
+func (l *Local) StartWork() error {
+	if l.dispatcher == nil {
+		return errors.New("local upstream: no gateway to send work through")
+	}
+	r := newBatchRunner(l.store, l.store, l.dispatcher, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency)
+	r.start()
+	l.batches.Store(r)
+	if l.vectors != nil {
+		l.vectors.ingest.start()
+	}
+	return nil
+}
+
+// StopWork stops the batch runner and ingestion and waits for them.
+func (l *Local) StopWork() {
+	if l.batches != nil {
+		l.batches.Swap(nil).Stop()
+	}
+	if l.vectors != nil {
+		l.vectors.ingest.stop()
+	}
+}
+
+// Cleanup stops any work still running and releases this config's use of
+// the store.
 func (l *Local) Cleanup() error {
-	l.batches.Stop()
-	l.batches = nil
+	l.StopWork()
 	if l.storeKey == "" {
 		return nil
 	}
@@ -346,5 +364,5 @@ var (
 	_ caddyfile.Unmarshaler     = (*Local)(nil)
 	_ upstreams.Upstream        = (*Local)(nil)
 	_ upstreams.OperationServer = (*Local)(nil)
-	_ upstreams.DispatcherUser  = (*Local)(nil)
+	_ upstreams.Worker          = (*Local)(nil)
 )

@@ -54,6 +54,7 @@ func testLocal(tb testing.TB, embeddingModel string) (*Local, *sqliteStore) {
 	l := &Local{EmbeddingModel: embeddingModel, store: s, logger: zap.NewNop(),
 		vectors: &vectorState{ingest: in, cache: &vectorCache{entries: map[[2]string]*vectorMatrix{}}}}
 	in.use(embedDispatcher{})
+	in.start()
 	tb.Cleanup(func() {
 		in.stop()
 		s.Close()

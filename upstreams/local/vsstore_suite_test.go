@@ -552,7 +552,7 @@ func testVSTwoIngesters(t *testing.T, a, b vectorStoreStore) {
 		t.Cleanup(in.stop)
 	}
 	for _, in := range ingesters {
-		in.use(nil)
+		in.start()
 	}
 	waitCompleted := func(want int64) {
 		for {

@@ -1,4 +1,4 @@
-package modelgate
+package record
 
 import (
 	"encoding/base64"
@@ -12,18 +12,18 @@ import (
 	"github.com/modelgate/modelgate/internal/jsonlex"
 )
 
-// recordEncoder writes an exchangeRecord as one JSON line, byte for byte
+// Encoder writes a Record as one JSON line, byte for byte
 // as encoding/json's Encoder would (HTML characters, U+2028 and U+2029
 // escaped; header names sorted; bodies compacted), without reflection and
 // with no allocation once its buffers have grown. A body that is not JSON
 // goes as body_text, or as body_base64 when it is not UTF-8 either. It is
-// the recorder writer's, one goroutine's.
-type recordEncoder struct {
+// one goroutine's (the gateway's recorder writer's).
+type Encoder struct {
 	keys []string // a header's names, sorted
 }
 
-// appendRecord appends rec and a newline to b.
-func (e *recordEncoder) appendRecord(b []byte, rec *exchangeRecord) []byte {
+// Append appends rec and a newline to b.
+func (e *Encoder) Append(b []byte, rec *Record) []byte {
 	b = append(b, `{"time":"`...)
 	b = rec.Time.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","operation":`...)
@@ -46,12 +46,12 @@ func (e *recordEncoder) appendRecord(b []byte, rec *exchangeRecord) []byte {
 	}
 	b = append(b, `,"header":`...)
 	b = e.appendHeader(b, rec.Request.Header)
-	b = appendBody(b, &rec.Request.recordedBody)
+	b = appendBody(b, &rec.Request.Content)
 	b = append(b, `},"status":`...)
 	b = strconv.AppendInt(b, int64(rec.Status), 10)
 	b = append(b, `,"response":{"header":`...)
 	b = e.appendHeader(b, rec.Response.Header)
-	b = appendBody(b, &rec.Response.recordedBody)
+	b = appendBody(b, &rec.Response.Content)
 	if len(rec.Response.Events) > 0 {
 		b = append(b, `,"events":`...)
 		b = appendJSONStrings(b, rec.Response.Events)
@@ -71,7 +71,7 @@ func (e *recordEncoder) appendRecord(b []byte, rec *exchangeRecord) []byte {
 
 // appendHeader writes h as encoding/json writes a map: null when nil,
 // else its names in sorted order.
-func (e *recordEncoder) appendHeader(b []byte, h http.Header) []byte {
+func (e *Encoder) appendHeader(b []byte, h http.Header) []byte {
 	if h == nil {
 		return append(b, "null"...)
 	}
@@ -96,7 +96,7 @@ func (e *recordEncoder) appendHeader(b []byte, h http.Header) []byte {
 // appendBody writes a body's fields, each prefixed by a comma. A Body that
 // is not JSON replaces them all with body_text or body_base64 (and
 // truncated).
-func appendBody(b []byte, rb *recordedBody) []byte {
+func appendBody(b []byte, rb *Content) []byte {
 	if len(rb.Body) > 0 {
 		n := len(b)
 		b = append(b, `,"body":`...)

@@ -25,16 +25,24 @@ type failedReply struct {
 	body   []byte
 }
 
-// dispatch serves a call from a route: upstreams that answer over HTTP are
+// relay answers a routed request: upstreams that answer over HTTP are
 // tried in order, with retries, until one answers with neither a 429 nor a
-// 5xx; any other upstream serves the call itself.
-func (g *Gateway) dispatch(w *exchange, call *upstreams.Call, route *resolvedRoute) error {
+// 5xx; any other upstream serves the call itself. A request the gateway
+// answers itself (no route) gets the model list.
+func (g *Gateway) relay(w *exchange, req *request) error {
+	route, call := req.route, req.call
+	if route == nil {
+		g.serveModels(w)
+		return nil
+	}
+	w.operation = call.Operation
+	w.observe(req.hideUsage, route.check != checkOff)
 	// A streamed (multipart) request body can be sent only once.
 	replayable := call.Body != nil || call.Request.ContentLength == 0
 	var lastErr error
 	var lastReply *failedReply
 	for i, t := range route.candidates() {
-		w.upstream = t.name
+		req.upstream = t.name
 		f, ok := t.upstream.(upstreams.Forwarder)
 		if !ok {
 			return t.upstream.ServeCall(w, call)
@@ -62,7 +70,7 @@ func (g *Gateway) dispatch(w *exchange, call *upstreams.Call, route *resolvedRou
 			default:
 				defer resp.Body.Close()
 				if route.check == checkStrict && resp.StatusCode < 300 && !upstreams.IsEventStream(resp.Header) {
-					return relayChecked(w, call.Operation, resp)
+					return relayChecked(w, req, resp)
 				}
 				if err := upstreams.Relay(w, resp); err != nil && call.Request.Context().Err() == nil {
 					g.logger.Warn("relaying upstream response failed", zap.String("upstream", t.name), zap.Error(err))

@@ -1,4 +1,4 @@
-package modelgate
+package record
 
 import (
 	"bytes"
@@ -13,10 +13,10 @@ import (
 	"unicode/utf8"
 )
 
-// referenceRecordLine is how records were written before recordEncoder:
+// referenceRecordLine is how records were written before Encoder:
 // encoding/json, and on failure again with the bodies that are not JSON as
-// text, or base64 when not UTF-8. recordEncoder must write the same bytes.
-func referenceRecordLine(t testing.TB, rec *exchangeRecord) []byte {
+// text, or base64 when not UTF-8. Encoder must write the same bytes.
+func referenceRecordLine(t testing.TB, rec *Record) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -25,30 +25,30 @@ func referenceRecordLine(t testing.TB, rec *exchangeRecord) []byte {
 	}
 	buf.Reset()
 	text := *rec
-	text.Request.recordedBody = referenceAsText(rec.Request.recordedBody)
-	text.Response.recordedBody = referenceAsText(rec.Response.recordedBody)
+	text.Request.Content = referenceAsText(rec.Request.Content)
+	text.Response.Content = referenceAsText(rec.Response.Content)
 	if err := enc.Encode(text); err != nil {
 		t.Fatalf("reference encoding: %v", err)
 	}
 	return buf.Bytes()
 }
 
-func referenceAsText(b recordedBody) recordedBody {
+func referenceAsText(b Content) Content {
 	switch {
 	case len(b.Body) == 0 || json.Valid(b.Body):
 		return b
 	case utf8.Valid(b.Body):
-		return recordedBody{BodyText: string(b.Body), Truncated: b.Truncated}
+		return Content{BodyText: string(b.Body), Truncated: b.Truncated}
 	}
-	return recordedBody{BodyBase64: base64.StdEncoding.EncodeToString(b.Body), Truncated: b.Truncated}
+	return Content{BodyBase64: base64.StdEncoding.EncodeToString(b.Body), Truncated: b.Truncated}
 }
 
-func checkRecordLine(t testing.TB, rec *exchangeRecord) {
+func checkRecordLine(t testing.TB, rec *Record) {
 	t.Helper()
-	var enc recordEncoder
-	got := enc.appendRecord([]byte("prefix"), rec)
+	var enc Encoder
+	got := enc.Append([]byte("prefix"), rec)
 	if !bytes.HasPrefix(got, []byte("prefix")) {
-		t.Fatalf("appendRecord changed what was before it: %q", got)
+		t.Fatalf("Append changed what was before it: %q", got)
 	}
 	if want := referenceRecordLine(t, rec); !bytes.Equal(got[len("prefix"):], want) {
 		t.Fatalf("record %#v\n got %q\nwant %q", rec, got[len("prefix"):], want)
@@ -90,8 +90,8 @@ var notJSONBodies = []string{
 	"plain <text> & more \u2028", `{'a':1}`, `NaN`, `+1`, "\"\\u123\"",
 }
 
-func randomBody(r *rand.Rand) recordedBody {
-	var b recordedBody
+func randomBody(r *rand.Rand) Content {
+	var b Content
 	switch r.IntN(6) {
 	case 0:
 	case 1, 2:
@@ -153,19 +153,19 @@ func randomStrings(r *rand.Rand) []string {
 
 var oddFloats = []float64{0, 1, -1, 0.001, 12.345, 1e-6, 9.99e-7, 1e-7, 1.5e-9, 1e20, 1e21, 1.2345e22, -3e-8, math.SmallestNonzeroFloat64, math.MaxFloat64}
 
-func randomRecord(r *rand.Rand) *exchangeRecord {
+func randomRecord(r *rand.Rand) *Record {
 	zones := []*time.Location{time.UTC, time.FixedZone("", 5*3600+30*60), time.FixedZone("", -8*3600)}
-	rec := &exchangeRecord{
+	rec := &Record{
 		Time:      time.Unix(r.Int64N(4e9), r.Int64N(1e9)*int64(r.IntN(2))).In(zones[r.IntN(len(zones))]),
 		Operation: oddString(r),
 		KeyName:   oddString(r),
 		Upstream:  oddString(r),
-		Request: recordedRequest{
+		Request: Request{
 			Method: oddString(r), Path: oddString(r), Query: oddString(r),
-			Header: randomHeader(r), recordedBody: randomBody(r),
+			Header: randomHeader(r), Content: randomBody(r),
 		},
 		Status:   r.IntN(1000) - 1,
-		Response: recordedResponse{Header: randomHeader(r), recordedBody: randomBody(r), Events: randomStrings(r)},
+		Response: Response{Header: randomHeader(r), Content: randomBody(r), Events: randomStrings(r)},
 		Findings: randomStrings(r),
 	}
 	rec.LatencyMS = oddFloats[r.IntN(len(oddFloats))]
@@ -178,14 +178,14 @@ func randomRecord(r *rand.Rand) *exchangeRecord {
 	return rec
 }
 
-// TestRecordEncoderMatchesEncodingJSON compares recordEncoder with
+// TestRecordEncoderMatchesEncodingJSON compares Encoder with
 // encoding/json over many generated records.
 func TestRecordEncoderMatchesEncodingJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 20000 {
 		checkRecordLine(t, randomRecord(r))
 	}
-	checkRecordLine(t, &exchangeRecord{})
+	checkRecordLine(t, &Record{})
 }
 
 // TestCompactJSONMatchesEncodingJSON: bodies, valid or not, and nesting at
@@ -226,36 +226,12 @@ func FuzzRecordEncoder(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte, text, name string) {
 		checkCompactJSON(t, body)
-		checkRecordLine(t, &exchangeRecord{
+		checkRecordLine(t, &Record{
 			Operation: text,
-			Request: recordedRequest{Method: text, Path: name, Header: http.Header{name: {text, name}, text: nil},
-				recordedBody: recordedBody{Body: body, BodyText: text}},
-			Response: recordedResponse{recordedBody: recordedBody{Body: json.RawMessage(text), Truncated: true}, Events: []string{text, name}},
+			Request: Request{Method: text, Path: name, Header: http.Header{name: {text, name}, text: nil},
+				Content: Content{Body: body, BodyText: text}},
+			Response: Response{Content: Content{Body: json.RawMessage(text), Truncated: true}, Events: []string{text, name}},
 			Findings: []string{name},
 		})
 	})
-}
-
-// TestRedactedHidesSecrets: secret headers reach a record as [redacted],
-// the request's own header untouched.
-func TestRedactedHidesSecrets(t *testing.T) {
-	h := http.Header{}
-	h.Set("Authorization", "Bearer sk-secret")
-	h.Add("Cookie", "a=1")
-	h.Add("Cookie", "b=2")
-	h.Set("X-Api-Key", "sk-other")
-	h.Set("Content-Type", "application/json")
-	out := redacted(h)
-	for _, name := range []string{"Authorization", "Cookie", "X-Api-Key"} {
-		if got := out.Values(name); len(got) != 1 || got[0] != "[redacted]" {
-			t.Errorf("%s: %q", name, got)
-		}
-	}
-	if out.Get("Content-Type") != "application/json" || out.Get("Api-Key") != "" || h.Get("Authorization") != "Bearer sk-secret" || len(h.Values("Cookie")) != 2 {
-		t.Errorf("redacted %v from %v", out, h)
-	}
-	var enc recordEncoder
-	if line := enc.appendRecord(nil, &exchangeRecord{Request: recordedRequest{Header: out}}); bytes.Contains(line, []byte("sk-")) {
-		t.Errorf("secret in record: %s", line)
-	}
 }

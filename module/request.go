@@ -1,0 +1,76 @@
+package modelgate
+
+import (
+	"net/http"
+
+	"github.com/modelgate/modelgate/module/ratelimit"
+	"github.com/modelgate/modelgate/upstreams"
+)
+
+// request is one call on its way through the pipeline. Each step fills in
+// what it decides, in this order:
+//
+//	match  (operations.go)  op, params
+//	admit  (admission.go)   key, call, doc, ticket, findings
+//	route  (routing.go)     route, upstream
+//	relay  (relay.go)       upstream (the one that answered)
+//	record (recorder.go)    reads it all, with the exchange
+//
+// A client request and work dispatched on a key's behalf (a batch line, an
+// ingestion's embeddings) differ only in where the key comes from. The
+// response is observed by the exchange, which decides nothing.
+type request struct {
+	// op is the matched operation; nil when nothing matched (a 404).
+	op     *Operation
+	params map[string]string
+	// http is the client's request, or the one made up for dispatched work.
+	http *http.Request
+	// dispatchedFor is who dispatched work acts for; nil for a client
+	// request, whose key is in its Authorization header.
+	dispatchedFor *upstreams.Principal
+
+	// key is the configured key the request acts for, once known.
+	key *principal
+	// call is what an upstream receives; its Body is the request body,
+	// read once.
+	call *upstreams.Call
+	// doc is the body decoded once (nil for bodies that are not JSON): the
+	// schemas, model rules, deprecations and the token estimate read it.
+	doc map[string]any
+	// ticket is the request's charge to its key's rate limits, settled
+	// and released once the reply has been sent; nil without limits.
+	ticket *ratelimit.Ticket
+	// hideUsage: the gateway asked a stream for the usage chunk the client
+	// did not ask for, to settle tokens; the exchange hides it again.
+	hideUsage bool
+
+	// route serves the request; nil when the gateway answers itself.
+	route *resolvedRoute
+	// upstream names the upstream that answered (or was last tried).
+	upstream string
+	// findings are the request's departures from the spec (deprecated
+	// features, discouraged combinations); the reply's are the exchange's.
+	findings []string
+}
+
+// opID names the request's operation in metrics and records.
+func (req *request) opID() string {
+	if req.op == nil {
+		return "unmatched"
+	}
+	return req.op.ID
+}
+
+// keyName names the key the request acts for, "" before it is known.
+func (req *request) keyName() string {
+	if req.key == nil {
+		return ""
+	}
+	return req.key.KeyName
+}
+
+// findingsWith is every finding of the exchange: the request's, then the
+// reply's.
+func (req *request) findingsWith(ex *exchange) []string {
+	return append(req.findings[:len(req.findings):len(req.findings)], ex.findings...)
+}
