@@ -44,7 +44,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    keys_file <path>
 //	    beta_headers <name...>
 //	    max_body_size <size>
-//	    upstream <name> [openai|local|reference] {
+//	    upstream <name> [openai|anthropic|azure|gemini|bedrock|local|reference] {
 //	        ... options of that upstream type ...
 //	    }
 //	    model_rule <model-pattern...> {
@@ -212,7 +212,7 @@ func (g *Gateway) unmarshalKey(d *caddyfile.Dispenser) error {
 }
 
 // upstreamKinds are the upstream types a Caddyfile may name.
-var upstreamKinds = map[string]bool{"openai": true, "local": true, "reference": true}
+var upstreamKinds = map[string]bool{"openai": true, "anthropic": true, "azure": true, "gemini": true, "bedrock": true, "local": true, "reference": true}
 
 func (g *Gateway) unmarshalUpstream(d *caddyfile.Dispenser) error {
 	if !d.NextArg() {
@@ -229,7 +229,7 @@ func (g *Gateway) unmarshalUpstream(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		kind = d.Val()
 		if !upstreamKinds[kind] {
-			return d.Errf("unknown upstream type %q (want openai, local or reference)", kind)
+			return d.Errf("unknown upstream type %q (want openai, anthropic, azure, gemini, bedrock, local or reference)", kind)
 		}
 	}
 	unm, err := caddyfile.UnmarshalModule(d, upstreams.Namespace+"."+kind)

@@ -25,6 +25,7 @@ var exampleKeys = map[string]string{
 	"provider.Caddyfile":   "sk-example-key",
 	"mixed.Caddyfile":      "sk-team",
 	"postgres.Caddyfile":   "sk-team",
+	"providers.Caddyfile":  "sk-example-key",
 }
 
 // TestExampleCaddyfiles adapts every file in caddyfiles/, provisions it and
@@ -46,6 +47,10 @@ func TestExampleCaddyfiles(t *testing.T) {
 	t.Setenv("MODELGATE_KEY", "sk-example-key")
 	t.Setenv("MODELGATE_CHAT_ONLY_KEY", "sk-chat-only")
 	t.Setenv("OPENAI_API_KEY", "sk-provider")
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-provider")
+	t.Setenv("AZURE_OPENAI_ENDPOINT", "https://example.openai.azure.com")
+	t.Setenv("AZURE_OPENAI_API_KEY", "azure-provider")
+	t.Setenv("GEMINI_API_KEY", "gemini-provider")
 	hosts := []string{"localhost", "127.0.0.1"}
 	if testgateway.HasIPv6Loopback() {
 		hosts = append(hosts, "[::1]")

@@ -50,8 +50,8 @@ type Gateway struct {
 	MaxBodySize int64 `json:"max_body_size,omitempty"`
 
 	// UpstreamsRaw are the named upstreams, each a module of the
-	// modelgate.upstreams namespace selected by its "type" (openai, local,
-	// reference). The names `local` and `reference` exist without being
+	// modelgate.upstreams namespace selected by its "type" (openai, anthropic,
+	// azure, gemini, bedrock, local, reference). The names `local` and `reference` exist without being
 	// configured, with default settings.
 	//
 	// Caddyfile: `upstream <name> [<type>] { ... }` (type defaults to openai)
@@ -212,7 +212,7 @@ func (g *Gateway) provisionUpstreams(ctx caddy.Context, app *App) error {
 				return fmt.Errorf("modelgate: upstream %q: module %T is not an upstream", name, mod)
 			}
 			loaded[name] = u
-			if mod.(caddy.Module).CaddyModule().ID == upstreams.Namespace+".openai" {
+			if isProvider(mod.(caddy.Module)) {
 				providers = append(providers, name)
 			}
 		}

@@ -5,19 +5,14 @@
 package openai
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
-	"go.uber.org/zap"
 
 	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/translate"
 )
 
 func init() {
@@ -25,20 +20,15 @@ func init() {
 }
 
 // Provider is an OpenAI-compatible upstream.
+//
+// The shared fields (translate.Client): base_url is the provider's API
+// root including its version prefix, e.g. https://api.openai.com/v1, to
+// which the operation's path below /v1 is appended (required); api_key is
+// sent as `Authorization: Bearer KEY` (default: no Authorization header);
+// models, alias (the request's `model` is rewritten on the way),
+// dial_timeout and response_header_timeout.
 type Provider struct {
-	// BaseURL is the provider's API root including its version prefix,
-	// e.g. https://api.openai.com/v1; the operation's path below /v1 is
-	// appended to it. Required. Placeholders are expanded at provision.
-	//
-	// Caddyfile: `base_url <url>`
-	BaseURL string `json:"base_url"`
-
-	// APIKey is sent to the provider as `Authorization: Bearer KEY`; the
-	// client's own key is never forwarded. Default: none (no Authorization
-	// header). Placeholders such as {env.OPENAI_API_KEY} are expanded.
-	//
-	// Caddyfile: `api_key <key>`
-	APIKey string `json:"api_key,omitempty"`
+	translate.Client
 
 	// BetaHeader is the header name this provider expects the
 	// assistants=v2 beta feature under. Default: OpenAI-Beta.
@@ -47,37 +37,12 @@ type Provider struct {
 	BetaHeader string `json:"beta_header,omitempty"`
 
 	// Headers are extra headers set on every request to the provider
-	// (for example OpenAI-Organization, or api-key for Azure). Default: none.
+	// (for example OpenAI-Organization). Default: none.
 	//
 	// Caddyfile: `header <name> <value>` (repeatable)
 	Headers map[string]string `json:"headers,omitempty"`
 
-	// ModelNames are the models this provider serves, listed by the
-	// gateway's GET /v1/models. Default: none.
-	//
-	// Caddyfile: `models <name...>`
-	ModelNames []string `json:"models,omitempty"`
-
-	// ModelAliases map a client-facing model name to the name this
-	// provider knows it by; the request's `model` is rewritten on the way.
-	// Default: none.
-	//
-	// Caddyfile: `alias <client-name> <provider-name>` (repeatable)
-	ModelAliases map[string]string `json:"model_aliases,omitempty"`
-
-	// TransportRaw configures the HTTP transport, a module of Caddy's
-	// http.reverse_proxy.transport namespace (keep-alive pools, HTTP/2,
-	// TLS, timeouts). Default: Caddy's `http` transport with its defaults.
-	//
-	// Caddyfile: `dial_timeout <duration>` and `response_header_timeout
-	// <duration>` set those fields of the default transport.
-	TransportRaw json.RawMessage `json:"transport,omitempty" caddy:"namespace=http.reverse_proxy.transport inline_key=protocol"`
-
-	base      *url.URL
-	apiKey    string
-	headers   map[string]string
-	transport http.RoundTripper
-	logger    *zap.Logger
+	headers map[string]string
 }
 
 // CaddyModule returns the Caddy module information.
@@ -90,15 +55,10 @@ func (Provider) CaddyModule() caddy.ModuleInfo {
 
 // Provision expands placeholders and sets up the transport.
 func (p *Provider) Provision(ctx caddy.Context) error {
-	p.logger = ctx.Logger()
-	repl := caddy.NewReplacer()
-	raw := strings.TrimRight(repl.ReplaceAll(p.BaseURL, ""), "/")
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("openai upstream: base_url %q must be an absolute http(s) URL", p.BaseURL)
+	if err := p.ProvisionClient(ctx, "openai", ""); err != nil {
+		return err
 	}
-	p.base = u
-	p.apiKey = repl.ReplaceAll(p.APIKey, "")
+	repl := caddy.NewReplacer()
 	p.headers = make(map[string]string, len(p.Headers))
 	for k, v := range p.Headers {
 		p.headers[http.CanonicalHeaderKey(k)] = repl.ReplaceAll(v, "")
@@ -106,22 +66,8 @@ func (p *Provider) Provision(ctx caddy.Context) error {
 	if p.BetaHeader == "" {
 		p.BetaHeader = "OpenAI-Beta"
 	}
-	if p.TransportRaw == nil {
-		transport := map[string]any{"protocol": "http"}
-		if u.Scheme == "https" {
-			transport["tls"] = map[string]any{}
-		}
-		p.TransportRaw, _ = json.Marshal(transport)
-	}
-	mod, err := ctx.LoadModule(p, "TransportRaw")
-	if err != nil {
-		return fmt.Errorf("openai upstream: loading transport: %w", err)
-	}
-	rt, ok := mod.(http.RoundTripper)
-	if !ok {
-		return fmt.Errorf("openai upstream: transport %T is not an http.RoundTripper", mod)
-	}
-	p.transport = tracedTransport{next: rt}
+	// Each call to the provider gets a client span (tracing.go).
+	p.WrapTransport(func(rt http.RoundTripper) http.RoundTripper { return tracedTransport{next: rt} })
 	return nil
 }
 
@@ -146,74 +92,27 @@ func (p *Provider) Validate() error {
 //	    response_header_timeout <duration>
 //	}
 func (p *Provider) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the upstream's name or type
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	transport := transportOptions{}
-	for d.NextBlock(0) {
-		switch d.Val() {
-		case "base_url":
-			if !d.AllArgs(&p.BaseURL) {
-				return d.ArgErr()
-			}
-		case "api_key":
-			if !d.AllArgs(&p.APIKey) {
-				return d.ArgErr()
-			}
+	return p.Client.UnmarshalCaddyfile(d, "openai", func(name string) (bool, error) {
+		switch name {
 		case "beta_header":
 			if !d.AllArgs(&p.BetaHeader) {
-				return d.ArgErr()
+				return true, d.ArgErr()
 			}
 		case "header":
-			var name, value string
-			if !d.AllArgs(&name, &value) {
-				return d.ArgErr()
+			var key, value string
+			if !d.AllArgs(&key, &value) {
+				return true, d.ArgErr()
 			}
 			if p.Headers == nil {
 				p.Headers = map[string]string{}
 			}
-			p.Headers[name] = value
-		case "models":
-			p.ModelNames = d.RemainingArgs()
-			if len(p.ModelNames) == 0 {
-				return d.ArgErr()
-			}
-		case "alias":
-			var client, provider string
-			if !d.AllArgs(&client, &provider) {
-				return d.ArgErr()
-			}
-			if p.ModelAliases == nil {
-				p.ModelAliases = map[string]string{}
-			}
-			p.ModelAliases[client] = provider
-		case "dial_timeout", "response_header_timeout":
-			field := d.Val()
-			var value string
-			if !d.AllArgs(&value) {
-				return d.ArgErr()
-			}
-			dur, err := caddy.ParseDuration(value)
-			if err != nil {
-				return d.Errf("bad %s %q: %v", field, value, err)
-			}
-			transport.set(field, caddy.Duration(dur))
+			p.Headers[key] = value
 		default:
-			return d.Errf("unrecognized openai upstream option %q", d.Val())
+			return false, nil
 		}
-	}
-	if len(transport) > 0 {
-		transport["protocol"] = "http"
-		p.TransportRaw = caddyconfig.JSON(transport, nil)
-	}
-	return nil
+		return true, nil
+	})
 }
-
-// transportOptions collects Caddyfile settings of the default HTTP transport.
-type transportOptions map[string]any
-
-func (t transportOptions) set(field string, value any) { t[field] = value }
 
 // Interface guards
 var (
@@ -223,5 +122,4 @@ var (
 	_ upstreams.Upstream    = (*Provider)(nil)
 	_ upstreams.Forwarder   = (*Provider)(nil)
 	_ upstreams.ModelLister = (*Provider)(nil)
-	_ http.RoundTripper     = (*reverseproxy.HTTPTransport)(nil)
 )

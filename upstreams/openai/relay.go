@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/tidwall/sjson"
-	"go.uber.org/zap"
 
 	"github.com/modelgate/modelgate/upstreams"
 )
@@ -15,15 +14,7 @@ import (
 // ServeCall forwards the call and relays the provider's answer as it
 // arrives. The gateway prefers Forward, which lets it retry and fall back.
 func (p *Provider) ServeCall(w http.ResponseWriter, c *upstreams.Call) error {
-	resp, err := p.Forward(c)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if err := upstreams.Relay(w, resp); err != nil && c.Request.Context().Err() == nil {
-		p.logger.Warn("relaying provider response failed", zap.String("host", p.base.Host), zap.Error(err))
-	}
-	return nil
+	return p.Serve(w, p, c)
 }
 
 // Forward sends the call to the provider and returns its response unread.
@@ -33,30 +24,7 @@ func (p *Provider) Forward(c *upstreams.Call) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := p.transport.RoundTrip(req)
-	if err != nil {
-		if ctxErr := c.Request.Context().Err(); ctxErr != nil {
-			return nil, ctxErr
-		}
-		p.logger.Warn("provider unreachable", zap.String("host", p.base.Host), zap.Error(err))
-		return nil, &upstreams.Error{
-			Status:  http.StatusBadGateway,
-			Type:    upstreams.TypeServer,
-			Code:    "upstream_unavailable",
-			Message: "The upstream provider could not be reached.",
-		}
-	}
-	return resp, nil
-}
-
-// Models names the models this provider serves: its configured list and
-// the client-facing names of its aliases.
-func (p *Provider) Models() []string {
-	names := append([]string(nil), p.ModelNames...)
-	for alias := range p.ModelAliases {
-		names = append(names, alias)
-	}
-	return names
+	return p.Send(c, req)
 }
 
 // newRequest builds the provider request: the operation's path below /v1
@@ -64,8 +32,8 @@ func (p *Provider) Models() []string {
 // provider's key and headers, and the beta header under the provider's name.
 func (p *Provider) newRequest(c *upstreams.Call) (*http.Request, error) {
 	in := c.Request
-	target := *p.base
-	target.Path = p.base.Path + strings.TrimPrefix(in.URL.Path, "/v1")
+	target := *p.Base
+	target.Path = p.Base.Path + strings.TrimPrefix(in.URL.Path, "/v1")
 	target.RawPath = ""
 	target.RawQuery = in.URL.RawQuery
 
@@ -102,12 +70,9 @@ func (p *Provider) newRequest(c *upstreams.Call) (*http.Request, error) {
 	for k, v := range p.headers {
 		req.Header.Set(k, v)
 	}
-	if p.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+p.apiKey)
+	if p.Key != "" {
+		req.Header.Set("Authorization", "Bearer "+p.Key)
 	}
-	// Identity encoding keeps streams unbuffered and replies checkable;
-	// the site's own `encode` may still compress toward the client.
-	req.Header.Set("Accept-Encoding", "identity")
 	return req, nil
 }
 

@@ -1,0 +1,219 @@
+package bedrock
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelgate/modelgate/upstreams/translate"
+)
+
+// converseRequest is the body of Converse and ConverseStream.
+type converseRequest struct {
+	Messages        []message        `json:"messages"`
+	System          []block          `json:"system,omitempty"`
+	InferenceConfig *inferenceConfig `json:"inferenceConfig,omitempty"`
+	ToolConfig      *toolConfig      `json:"toolConfig,omitempty"`
+}
+
+type message struct {
+	Role    string  `json:"role"`
+	Content []block `json:"content"`
+}
+
+// block is a ContentBlock: exactly one member is set.
+type block struct {
+	Text       *string     `json:"text,omitempty"`
+	Image      *image      `json:"image,omitempty"`
+	ToolUse    *toolUse    `json:"toolUse,omitempty"`
+	ToolResult *toolResult `json:"toolResult,omitempty"`
+}
+
+type image struct {
+	Format string `json:"format"`
+	Source struct {
+		Bytes string `json:"bytes"`
+	} `json:"source"`
+}
+
+type toolUse struct {
+	ToolUseID string          `json:"toolUseId"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+}
+
+type toolResult struct {
+	ToolUseID string              `json:"toolUseId"`
+	Content   []toolResultContent `json:"content"`
+}
+
+type toolResultContent struct {
+	JSON json.RawMessage `json:"json,omitempty"`
+	Text *string         `json:"text,omitempty"`
+}
+
+type inferenceConfig struct {
+	MaxTokens     int      `json:"maxTokens,omitempty"`
+	Temperature   *float64 `json:"temperature,omitempty"`
+	TopP          *float64 `json:"topP,omitempty"`
+	StopSequences []string `json:"stopSequences,omitempty"`
+}
+
+type toolConfig struct {
+	Tools      []toolSpecEntry `json:"tools"`
+	ToolChoice map[string]any  `json:"toolChoice,omitempty"`
+}
+
+type toolSpecEntry struct {
+	ToolSpec struct {
+		Name        string `json:"name"`
+		Description string `json:"description,omitempty"`
+		InputSchema struct {
+			JSON json.RawMessage `json:"json"`
+		} `json:"inputSchema"`
+	} `json:"toolSpec"`
+}
+
+func spec(name, description string, schema json.RawMessage) toolSpecEntry {
+	var t toolSpecEntry
+	t.ToolSpec.Name, t.ToolSpec.Description, t.ToolSpec.InputSchema.JSON = name, description, schema
+	return t
+}
+
+// imageFormats are the image media types Converse takes.
+var imageFormats = map[string]string{"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
+
+// translateRequest builds the Converse request and names the forced
+// tool standing for structured output ("" when there is none).
+func (p *Provider) translateRequest(in *translate.ChatRequest) (*converseRequest, string, error) {
+	out := &converseRequest{}
+	usesTools := false
+	for i := range in.Messages {
+		used, err := out.addMessage(&in.Messages[i], i)
+		if err != nil {
+			return nil, "", err
+		}
+		usesTools = usesTools || used
+	}
+	ic := inferenceConfig{MaxTokens: in.MaxOutputTokens(), Temperature: in.Temperature, TopP: in.TopP, StopSequences: in.Stop}
+	if ic.MaxTokens == 0 {
+		ic.MaxTokens = p.MaxTokens
+	}
+	if ic.MaxTokens != 0 || ic.Temperature != nil || ic.TopP != nil || ic.StopSequences != nil {
+		out.InferenceConfig = &ic
+	}
+	forced, schema, err := translate.ForcedTool("bedrock", in)
+	switch {
+	case err != nil:
+		return nil, "", err
+	case forced != "":
+		out.ToolConfig = &toolConfig{Tools: []toolSpecEntry{spec(forced, "Answer with the structured reply.", schema)},
+			ToolChoice: map[string]any{"tool": map[string]string{"name": forced}}}
+		return out, forced, nil
+	case len(in.Tools) == 0:
+		return out, "", nil
+	case in.ToolChoice != nil && in.ToolChoice.Mode == "none":
+		if usesTools {
+			return nil, "", translate.Unsupported("bedrock", "tool_choice", "tool_choice none cannot be sent to Bedrock once the conversation has tool calls.")
+		}
+		return out, "", nil // Converse has no "none": the tools are not offered
+	}
+	out.ToolConfig = &toolConfig{}
+	for i := range in.Tools {
+		t := &in.Tools[i]
+		out.ToolConfig.Tools = append(out.ToolConfig.Tools, spec(t.Function.Name, t.Function.Description, t.Schema()))
+	}
+	if tc := in.ToolChoice; tc != nil {
+		switch tc.Mode {
+		case "auto":
+			out.ToolConfig.ToolChoice = map[string]any{"auto": map[string]any{}}
+		case "required":
+			out.ToolConfig.ToolChoice = map[string]any{"any": map[string]any{}}
+		case "function":
+			out.ToolConfig.ToolChoice = map[string]any{"tool": map[string]string{"name": tc.Function}}
+		}
+	}
+	return out, "", nil
+}
+
+// addMessage appends one chat message, merging it into the previous turn
+// of the same role (Converse wants them alternating); it reports whether
+// the message has tool calls or results.
+func (r *converseRequest) addMessage(m *translate.Message, i int) (bool, error) {
+	param := fmt.Sprintf("messages[%d]", i)
+	var blocks []block
+	role := m.Role
+	switch m.Role {
+	case "system", "developer":
+		for _, part := range m.Content {
+			if part.Text != "" {
+				r.System = append(r.System, textBlock(part.Text))
+			}
+		}
+		return false, nil
+	case "user", "assistant":
+		var err error
+		if blocks, err = translate.Parts(m, param, contentBlock); err != nil {
+			return false, err
+		}
+		uses, err := translate.Calls("bedrock", m, param, func(c *translate.ToolCall, input json.RawMessage) block {
+			return block{ToolUse: &toolUse{ToolUseID: c.ID, Name: c.Function.Name, Input: input}}
+		})
+		if err != nil {
+			return false, err
+		}
+		blocks = append(blocks, uses...)
+	case "tool":
+		role = "user"
+		result := toolResultContent{}
+		if text := strings.TrimSpace(m.Content.Text()); strings.HasPrefix(text, "{") && json.Valid([]byte(text)) {
+			result.JSON = json.RawMessage(text)
+		} else {
+			s := m.Content.Text()
+			result.Text = &s
+		}
+		blocks = []block{{ToolResult: &toolResult{ToolUseID: m.ToolCallID, Content: []toolResultContent{result}}}}
+	default:
+		return false, translate.Unsupported("bedrock", param+".role", "Messages of role %q cannot be sent to Bedrock.", m.Role)
+	}
+	if len(blocks) == 0 {
+		return false, nil
+	}
+	if n := len(r.Messages); n > 0 && r.Messages[n-1].Role == role {
+		r.Messages[n-1].Content = append(r.Messages[n-1].Content, blocks...)
+	} else {
+		r.Messages = append(r.Messages, message{Role: role, Content: blocks})
+	}
+	return len(m.ToolCalls) > 0 || m.Role == "tool", nil
+}
+
+func textBlock(s string) block { return block{Text: &s} }
+
+// contentBlock translates a text or image part; Converse takes images as
+// bytes only, so an image must be a data: URL of a format it knows.
+func contentBlock(part *translate.Part, param string) (*block, error) {
+	switch part.Type {
+	case "text":
+		if part.Text == "" {
+			return nil, nil
+		}
+		b := textBlock(part.Text)
+		return &b, nil
+	case "refusal":
+		b := textBlock(part.Refusal)
+		return &b, nil
+	case "image_url":
+		if part.ImageURL == nil {
+			return nil, translate.Unsupported("bedrock", param+".image_url", "The image part has no image_url.")
+		}
+		mediaType, data, ok := translate.DataURL(part.ImageURL.URL)
+		format := imageFormats[mediaType]
+		if !ok || format == "" {
+			return nil, translate.Unsupported("bedrock", param+".image_url.url", "Bedrock takes images as data: URLs of PNG, JPEG, GIF or WebP.")
+		}
+		img := &image{Format: format}
+		img.Source.Bytes = data
+		return &block{Image: img}, nil
+	}
+	return nil, translate.Unsupported("bedrock", param+".type", "Content parts of type %q cannot be sent to Bedrock.", part.Type)
+}
