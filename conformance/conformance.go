@@ -34,10 +34,12 @@ const (
 	AreaThreads      = "threads"
 	AreaBatches      = "batches"
 	AreaVectorStores = "vector_stores"
+	AreaResponses    = "responses"
+	AreaEmbeddings   = "embeddings"
 )
 
 // AllAreas lists every area in report order.
-var AllAreas = []string{AreaAuth, AreaErrors, AreaLimits, AreaChat, AreaFiles, AreaThreads, AreaBatches, AreaVectorStores}
+var AllAreas = []string{AreaAuth, AreaErrors, AreaLimits, AreaChat, AreaFiles, AreaThreads, AreaBatches, AreaVectorStores, AreaResponses, AreaEmbeddings}
 
 // Config says what to test and how.
 type Config struct {
@@ -242,7 +244,7 @@ type Check struct {
 // Checks returns every check of the suite, in report order.
 func Checks() []Check {
 	var all []Check
-	for _, group := range [][]Check{authChecks, errorChecks, limitChecks, chatChecks, streamChecks, fileChecks, threadChecks, batchChecks, vectorStoreChecks, roundTripChecks, orderChecks, timestampChecks, isolationChecks, pacingChecks, generatedChecks} {
+	for _, group := range [][]Check{authChecks, errorChecks, limitChecks, chatChecks, streamChecks, fileChecks, threadChecks, batchChecks, vectorStoreChecks, roundTripChecks, orderChecks, timestampChecks, isolationChecks, pacingChecks, generatedChecks, responseChecks, embeddingChecks} {
 		all = append(all, group...)
 	}
 	return all

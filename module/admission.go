@@ -221,6 +221,8 @@ func estimateTokens(op, model string, doc map[string]any) int64 {
 			}
 		}
 		return total
+	case upstreams.OpResponsesCreate:
+		return responseTokens(model, doc)
 	}
 	return 0
 }

@@ -275,14 +275,14 @@ func TestBatchCancelMidwayGivesPartialOutput(t *testing.T) {
 }
 
 // TestBatchEndpointWithoutRouteFailsItsLines: no provider serves
-// embeddings here, so every line fails with the gateway's 501, in the
+// moderations here, so every line fails with the gateway's 501, in the
 // error file; the batch itself completes.
 func TestBatchEndpointWithoutRouteFailsItsLines(t *testing.T) {
 	base := startLocal(t, t.TempDir())
 	client := sdk(base)
-	input := `{"custom_id":"e1","method":"POST","url":"/v1/embeddings","body":{"model":"text-embedding-3-small","input":"hello"}}` + "\n"
+	input := `{"custom_id":"e1","method":"POST","url":"/v1/moderations","body":{"input":"hello"}}` + "\n"
 	b, err := client.Batches.New(context.Background(), openai.BatchNewParams{InputFileID: uploadBatchFile(t, client, input),
-		Endpoint: openai.BatchNewParamsEndpointV1Embeddings, CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
+		Endpoint: openai.BatchNewParamsEndpointV1Moderations, CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
 	if err != nil {
 		t.Fatal(err)
 	}

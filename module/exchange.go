@@ -48,9 +48,11 @@ type exchange struct {
 	// go to the record after the request's.
 	findings []string
 
-	// checkStream checks a 2xx event stream with the schemas as it passes.
+	// checkStream checks a 2xx event stream of operation with the schemas
+	// as it passes.
 	checkStream bool
-	checker     *schemas.StreamChecker
+	operation   string
+	checker     schemas.EventChecker
 
 	// recording: the exchange goes to the recorder, which wants the
 	// stream's events too (up to maxEventBytes of them).
@@ -82,7 +84,7 @@ func (e *exchange) WriteHeader(status int) {
 	if e.stream {
 		e.splitter = &sse.Splitter{OnEvent: e.onEvent}
 		if e.checkStream && status < 300 {
-			e.checker = schemas.NewStreamChecker()
+			e.checker = schemas.NewEventChecker(e.operation)
 		}
 	} else {
 		e.capture = new(bytes.Buffer)
@@ -167,16 +169,21 @@ func chunkUsage(data []byte) (*usage, bool) {
 	}
 	u := gjson.GetBytes(data, "usage")
 	if !u.IsObject() {
-		return nil, false
+		// A Responses stream carries it in its last event's response.
+		if u = gjson.GetBytes(data, "response.usage"); !u.IsObject() {
+			return nil, false
+		}
 	}
 	choices := gjson.GetBytes(data, "choices")
 	return readUsage(u), choices.IsArray() && len(choices.Array()) == 0
 }
 
 func readUsage(u gjson.Result) *usage {
+	// Chat and embeddings count prompt and completion tokens, Responses
+	// input and output tokens.
 	return &usage{
-		prompt:     u.Get("prompt_tokens").Int(),
-		completion: u.Get("completion_tokens").Int(),
+		prompt:     u.Get("prompt_tokens").Int() + u.Get("input_tokens").Int(),
+		completion: u.Get("completion_tokens").Int() + u.Get("output_tokens").Int(),
 		total:      u.Get("total_tokens").Int(),
 	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // nodeSDKChecks are the checks module/testdata/node_sdk.mjs must report.
-var nodeSDKChecks = []string{"chat", "chat_again_same_seed", "tools", "stream", "stream_tools", "structured_output", "files", "threads", "vector_stores", "batches", "errors"}
+var nodeSDKChecks = []string{"chat", "chat_again_same_seed", "tools", "stream", "stream_tools", "structured_output", "files", "threads", "vector_stores", "batches", "responses", "embeddings", "errors"}
 
 // TestNodeSDKAgainstQuickstart serves caddyfiles/quickstart.Caddyfile and
 // drives it with the official openai-node SDK, unchanged (only baseURL and

@@ -89,6 +89,9 @@ var operationTable = []Operation{
 
 	{ID: upstreams.OpEmbeddingsCreate, Method: http.MethodPost, Path: "/embeddings", Body: BodyJSON, BodyRequired: true},
 	{ID: upstreams.OpResponsesCreate, Method: http.MethodPost, Path: "/responses", Body: BodyJSON, BodyRequired: true},
+	{ID: upstreams.OpResponsesRetrieve, Method: http.MethodGet, Path: "/responses/{response_id}"},
+	{ID: upstreams.OpResponsesDelete, Method: http.MethodDelete, Path: "/responses/{response_id}"},
+	{ID: upstreams.OpResponsesInputItems, Method: http.MethodGet, Path: "/responses/{response_id}/input_items"},
 	{ID: upstreams.OpCompletionsCreate, Method: http.MethodPost, Path: "/completions", Body: BodyJSON, BodyRequired: true},
 	{ID: upstreams.OpModerationsCreate, Method: http.MethodPost, Path: "/moderations", Body: BodyJSON, BodyRequired: true},
 	{ID: upstreams.OpImagesGenerate, Method: http.MethodPost, Path: "/images/generations", Body: BodyJSON, BodyRequired: true},
@@ -109,9 +112,11 @@ var unlistedPaths = []struct{ method, path string }{
 // unknownOperation stands for any /v1 path the table does not know.
 var unknownOperation = Operation{ID: upstreams.OpUnknown, Body: BodyOpaque}
 
-// providerOperations are served only by an openai upstream by default.
+// providerOperations are served by an openai upstream by default (chat,
+// embeddings and responses have offline defaults, see defaultUpstreamFor).
 var providerOperations = map[string]bool{
-	upstreams.OpModelsRetrieve: true, upstreams.OpEmbeddingsCreate: true, upstreams.OpResponsesCreate: true,
+	upstreams.OpModelsRetrieve: true, upstreams.OpEmbeddingsCreate: true,
+	upstreams.OpResponsesCreate: true, upstreams.OpResponsesRetrieve: true, upstreams.OpResponsesDelete: true, upstreams.OpResponsesInputItems: true,
 	upstreams.OpCompletionsCreate: true, upstreams.OpModerationsCreate: true, upstreams.OpImagesGenerate: true,
 	upstreams.OpImagesEdit: true, upstreams.OpAudioSpeech: true, upstreams.OpAudioTranscriptions: true,
 	upstreams.OpAudioTranslations: true,

@@ -36,6 +36,7 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 		g.serveModels(w)
 		return nil
 	}
+	w.operation = call.Operation
 	w.observe(req.hideUsage, route.check != checkOff)
 	// A streamed (multipart) request body can be sent only once.
 	replayable := call.Body != nil || call.Request.ContentLength == 0

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -239,15 +240,19 @@ func routesFor(routes []Route, op string) []namingRoute {
 var errCannotServe = errors.New("cannot serve")
 
 // defaultUpstreamFor names where an operation goes when no route names it:
-// chat to the only configured provider, else to the reference engine;
-// provider operations to the only provider, else nowhere (""); unknown
-// paths nowhere; everything else to the local implementation.
+// chat and embeddings to the only configured provider, else to the
+// reference engine; responses to the only provider, else to the local
+// implementation (which makes them through the chat route); provider
+// operations to the only provider, else nowhere (""); unknown paths
+// nowhere; everything else to the local implementation.
 func defaultUpstreamFor(op string, onlyProvider string) string {
 	switch {
 	case op == upstreams.OpUnknown:
 		return ""
-	case op == upstreams.OpChatCompletionsCreate && onlyProvider == "":
+	case (op == upstreams.OpChatCompletionsCreate || op == upstreams.OpEmbeddingsCreate) && onlyProvider == "":
 		return builtinReference
+	case strings.HasPrefix(op, "responses.") && onlyProvider == "":
+		return builtinLocal
 	case op == upstreams.OpChatCompletionsCreate || providerOperations[op]:
 		return onlyProvider
 	}

@@ -176,7 +176,8 @@ func ValidateResponse(operation string, body []byte) (dialect string, findings [
 var definitions sync.Map
 
 // Validate checks a document against a named definition of defs.json
-// (e.g. "batch_input_line", "error", "chat_completion_chunk").
+// (e.g. "batch_input_line", "error", "chat_completion_chunk"), or of
+// another file as "file.json#/$defs/name".
 func Validate(definition string, body []byte) []Finding {
 	doc, v := decodeAny(body)
 	if v != nil {
@@ -201,7 +202,11 @@ func definitionSchema(name string) (*jsonschema.Schema, error) {
 		b, _ := json.Marshal(doc)
 		c.AddResource(baseURL+fname, bytes.NewReader(b))
 	}
-	s, err := c.Compile(baseURL + "defs.json#/$defs/" + name)
+	ref := "defs.json#/$defs/" + name
+	if strings.Contains(name, "#") {
+		ref = name // a definition of another file: "file.json#/$defs/name"
+	}
+	s, err := c.Compile(baseURL + ref)
 	if err != nil {
 		return nil, fmt.Errorf("no definition %q: %w", name, err)
 	}

@@ -31,12 +31,12 @@ func violation(err error, doc any) *Violation {
 }
 
 // fieldOf names the field a broken rule is about: the missing property of
-// a `required`, the object whose keys break a `propertyNames`, else the
-// value's own path.
+// a `required` or the unknown one of an `additionalProperties`, the object
+// whose keys break a `propertyNames`, else the value's own path.
 func fieldOf(e *jsonschema.ValidationError, doc any) string {
 	param := paramIn(e.InstanceLocation, doc)
 	switch keywordOf(e.KeywordLocation) {
-	case "required":
+	case "required", "additionalProperties":
 		if m := quoted.FindStringSubmatch(e.Message); m != nil {
 			param = joinParam(param, m[1])
 		}

@@ -74,8 +74,13 @@ func ServerError(format string, args ...any) *Error {
 	return &Error{Status: http.StatusInternalServerError, Type: TypeServer, Message: fmt.Sprintf(format, args...)}
 }
 
-// WriteError sends e as the public error envelope.
+// WriteError sends e as the public error envelope. A 501 (an operation
+// nothing serves) carries `x-should-retry: false`: the SDKs retry every
+// status from 500 on unless told not to, and a 501 never heals by itself.
 func WriteError(w http.ResponseWriter, e *Error) {
+	if e.Status == http.StatusNotImplemented {
+		w.Header().Set("X-Should-Retry", "false")
+	}
 	WriteJSON(w, e.Status, e)
 }
 

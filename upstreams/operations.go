@@ -37,10 +37,16 @@ const (
 	OpModelsList     = "models.list"
 	OpModelsRetrieve = "models.retrieve"
 
+	// The Responses interface: served by a provider, or by the local
+	// upstream on its store with the chat route generating.
+	OpResponsesCreate     = "responses.create"
+	OpResponsesRetrieve   = "responses.retrieve"
+	OpResponsesDelete     = "responses.delete"
+	OpResponsesInputItems = "responses.input_items.list"
+
 	// Provider operations outside the spec, passed through so a team's
 	// other calls keep working behind the gateway; batches run them too.
 	OpEmbeddingsCreate    = "embeddings.create"
-	OpResponsesCreate     = "responses.create"
 	OpCompletionsCreate   = "completions.create"
 	OpModerationsCreate   = "moderations.create"
 	OpImagesGenerate      = "images.generate"

@@ -367,6 +367,69 @@ await check('batches', async () => {
   return { lines: out.length };
 });
 
+await check('responses', async () => {
+  const tool = { type: 'function', strict: true, ...weatherTool.function };
+  const first = await client.responses.create({ model: 'reference', input: 'Tell me about rivers', instructions: 'Be brief.' });
+  eq(first.object, 'response', 'object');
+  eq(first.status, 'completed', 'status');
+  assert(first.id.startsWith('resp_') && first.output_text.includes('Tell me about rivers'), 'output_text', first);
+  assert(first.usage.total_tokens === first.usage.input_tokens + first.usage.output_tokens, 'usage', first.usage);
+  const got = await client.responses.retrieve(first.id);
+  eq(got.output, first.output, 'retrieved output');
+  const items = await client.responses.inputItems.list(first.id);
+  eq(items.data.map((i) => i.content[0].text), ['Tell me about rivers'], 'input items');
+  // A tool call, answered with previous_response_id and the call's output.
+  const call = await client.responses.create({ model: 'reference', input: 'Call get_weather for Paris, please.', tools: [tool] });
+  const fc = call.output.find((o) => o.type === 'function_call');
+  assert(fc && fc.name === 'get_weather' && fc.call_id, 'function_call', call.output);
+  const args = checkWeatherArgs(fc.arguments);
+  const answer = await client.responses.create({
+    model: 'reference', previous_response_id: call.id, tools: [tool],
+    input: [{ type: 'function_call_output', call_id: fc.call_id, output: 'sunny and 21 degrees' }],
+  });
+  assert(answer.output_text.includes('sunny and 21 degrees'), 'the answer quotes the tool result', answer.output_text);
+  // Structured output.
+  const person = await client.responses.create({
+    model: 'reference', input: 'A person',
+    text: { format: { type: 'json_schema', name: 'person', strict: true, schema: weatherTool.function.parameters } },
+  });
+  checkWeatherArgs(person.output_text);
+  // The stream helper, and the raw events in order.
+  const helper = client.responses.stream({ model: 'reference', input: 'Hello stream' });
+  let fromEvents = '';
+  helper.on('response.output_text.delta', (ev) => { fromEvents += ev.delta; });
+  const final = await helper.finalResponse();
+  eq(fromEvents, final.output_text, 'deltas add up to the final text');
+  assert(final.usage.output_tokens > 0, 'final usage', final.usage);
+  const raw = await client.responses.create({ model: 'reference', input: 'Hello stream', stream: true });
+  const types = [];
+  let seq = -1;
+  for await (const ev of raw) {
+    eq(ev.sequence_number, seq + 1, 'sequence_number');
+    seq = ev.sequence_number;
+    if (types.at(-1) !== ev.type) types.push(ev.type);
+  }
+  eq(types, ['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added', 'response.output_text.delta',
+    'response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed'], 'event order');
+  await client.responses.delete(first.id);
+  await expectError(() => client.responses.retrieve(first.id), NotFoundError, 'a deleted response');
+  const gone = await expectError(() => client.responses.create({ model: 'reference', input: 'x', previous_response_id: first.id }), NotFoundError, 'continuing a deleted response');
+  eq(gone.param, 'previous_response_id', 'param');
+  return { arguments: args };
+});
+
+await check('embeddings', async () => {
+  const input = ['the cat sleeps', 'a car drives'];
+  const floats = await client.embeddings.create({ model: 'text-embedding-3-small', input, dimensions: 64, encoding_format: 'float' });
+  eq(floats.data.map((d) => d.embedding.length), [64, 64], 'dimensions');
+  assert(floats.usage.prompt_tokens > 0, 'usage', floats.usage);
+  // Without encoding_format the SDK asks for base64 and decodes it.
+  const decoded = await client.embeddings.create({ model: 'text-embedding-3-small', input, dimensions: 64 });
+  eq(decoded.data[1].embedding, floats.data[1].embedding.map(Math.fround), 'base64 decoded to the float vector');
+  const b64 = await client.embeddings.create({ model: 'text-embedding-3-small', input, dimensions: 64, encoding_format: 'base64' });
+  eq(Buffer.from(b64.data[0].embedding, 'base64').length, 64 * 4, 'base64 bytes');
+});
+
 await check('errors', async () => {
   const wrong = new OpenAI({ baseURL, apiKey: 'sk-not-a-modelgate-key' });
   const unauth = await expectError(() => wrong.chat.completions.create(chatParams), AuthenticationError, 'wrong key');

@@ -62,7 +62,7 @@ func (r records) GetBatch(ctx context.Context, owner, id string) (*Batch, error)
 }
 
 func (r records) ListBatches(ctx context.Context, owner string, q ListQuery) ([]Batch, bool, error) {
-	return listRows(ctx, r.db, "batches", batchColumns, "", nil, owner, q, scanBatch)
+	return listRows(ctx, r.db, "batches", batchColumns, "", nil, "owner", owner, q, scanBatch)
 }
 
 func (r records) UpdateBatch(ctx context.Context, b *Batch, from ...string) error {

@@ -215,6 +215,12 @@ func TestBatchValidationFailures(t *testing.T) {
 		data, _ := json.Marshal(in)
 		return fmt.Sprintf(`{"custom_id":%q,"method":"POST","url":"/v1/embeddings","body":{"model":"e","input":%s}}`, id, data)
 	}
+	// 24 lines of 2048 inputs (the most one request takes) and one of 849.
+	var inputs50001 []string
+	for i := 0; i < 24; i++ {
+		inputs50001 = append(inputs50001, embedding(fmt.Sprintf("e%d", i), 2048))
+	}
+	inputs50001 = append(inputs50001, embedding("last", 849))
 	cases := []struct {
 		name, endpoint string
 		lines          []string
@@ -229,7 +235,7 @@ func TestBatchValidationFailures(t *testing.T) {
 		{"body against the endpoint's schema", "/v1/chat/completions", []string{strings.Replace(valid, `"messages"`, `"temperature":3,"messages"`, 1)}, "invalid_request", "body.temperature", 1},
 		{"stream", "/v1/chat/completions", []string{strings.Replace(valid, `"messages"`, `"stream":true,"messages"`, 1)}, "invalid_request", "body.stream", 1},
 		{"empty file", "/v1/chat/completions", []string{"", "  "}, "empty_file", "", 0},
-		{"50,001 embedding inputs", "/v1/embeddings", []string{embedding("a", 25000), embedding("b", 25001)}, "too_many_tasks", "body.input", 2},
+		{"50,001 embedding inputs", "/v1/embeddings", inputs50001, "too_many_tasks", "body.input", 25},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

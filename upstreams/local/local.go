@@ -258,6 +258,11 @@ var handlers = map[string]func(*Local, http.ResponseWriter, *upstreams.Call) err
 	upstreams.OpBatchesList:     (*Local).listBatches,
 	upstreams.OpBatchesCancel:   (*Local).cancelBatch,
 
+	upstreams.OpResponsesCreate:     (*Local).createResponse,
+	upstreams.OpResponsesRetrieve:   (*Local).retrieveResponse,
+	upstreams.OpResponsesDelete:     (*Local).deleteResponse,
+	upstreams.OpResponsesInputItems: (*Local).listResponseItems,
+
 	upstreams.OpVectorStoresCreate:       vectorStoreHandler((*Local).createVectorStore),
 	upstreams.OpVectorStoresList:         vectorStoreHandler((*Local).listVectorStores),
 	upstreams.OpVectorStoresRetrieve:     vectorStoreHandler((*Local).retrieveVectorStore),

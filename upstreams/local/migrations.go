@@ -150,6 +150,8 @@ var sqliteMigrations = []string{
 	ALTER TABLE vector_store_files ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0;
 	DROP INDEX vector_store_files_pending;
 	CREATE INDEX vector_store_files_pending ON vector_store_files(status, lease_until, seq);`,
+	// 5: responses and their input items
+	sqliteTypes.Replace(responseTables),
 }
 
 // postgresMigrations are sqliteMigrations for PostgreSQL (vector stores
@@ -198,4 +200,6 @@ var postgresMigrations = []string{
 	CREATE INDEX thread_messages_thread ON thread_messages(thread_id, seq);`,
 	// 2: batches and their requests
 	postgresTypes.Replace(batchTables),
+	// 3: responses and their input items
+	postgresTypes.Replace(responseTables),
 }

@@ -162,14 +162,15 @@ func (r records) ListFiles(ctx context.Context, owner string, q ListQuery) ([]Fi
 	if q.Purpose != "" {
 		where, args = ` AND purpose = ?`, []any{q.Purpose}
 	}
-	return listRows(ctx, r.db, "files", fileColumns, where, args, owner, q, scanFile)
+	return listRows(ctx, r.db, "files", fileColumns, where, args, "owner", owner, q, scanFile)
 }
 
-// listRows pages through an owner's rows of table in creation (seq) order,
-// with extra conditions (each starting with AND) and their arguments.
-func listRows[T any](ctx context.Context, db *sqlDB, table, columns, where string, args []any, owner string, q ListQuery, scan func(rowScanner) (*T, error)) ([]T, bool, error) {
-	where = `owner = ?` + where
-	args = append([]any{owner}, args...)
+// listRows pages through the rows of table whose scope column (owner, or
+// the parent's ID) is value, in creation (seq) order, with extra conditions
+// (each starting with AND) and their arguments.
+func listRows[T any](ctx context.Context, db *sqlDB, table, columns, where string, args []any, scope, value string, q ListQuery, scan func(rowScanner) (*T, error)) ([]T, bool, error) {
+	where = scope + ` = ?` + where
+	args = append([]any{value}, args...)
 	cmp, order := ">", "ASC"
 	if q.Desc {
 		cmp, order = "<", "DESC"
@@ -180,8 +181,8 @@ func listRows[T any](ctx context.Context, db *sqlDB, table, columns, where strin
 		if q.Desc {
 			past = "-1"
 		}
-		where += ` AND seq ` + cmp + ` COALESCE((SELECT seq FROM ` + table + ` WHERE owner = ? AND id = ?), ` + past + `)`
-		args = append(args, owner, q.After)
+		where += ` AND seq ` + cmp + ` COALESCE((SELECT MIN(seq) FROM ` + table + ` WHERE ` + scope + ` = ? AND id = ?), ` + past + `)`
+		args = append(args, value, q.After)
 	}
 	args = append(args, q.Limit+1)
 	rows, err := db.QueryContext(ctx, db.q(`SELECT `+columns+` FROM `+table+` WHERE `+where+` ORDER BY seq `+order+` LIMIT ?`), args...)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/fakeembed"
 	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/reference"
 )
 
 // embedDispatcher answers embeddings.create in process with fakeembed's
@@ -29,6 +31,12 @@ func (embedDispatcher) Dispatch(_ context.Context, op string, _ upstreams.Princi
 	}
 	if op != upstreams.OpEmbeddingsCreate || json.Unmarshal(body, &req) != nil {
 		return &upstreams.Reply{Status: http.StatusBadRequest}, nil
+	}
+	if req.Model == referenceEmbedding {
+		// The quick start's model: the reference engine's embeddings.
+		rec := httptest.NewRecorder()
+		err := reference.Engine{}.ServeCall(rec, &upstreams.Call{Operation: op, Body: body})
+		return &upstreams.Reply{Status: rec.Code, Body: rec.Body.Bytes()}, err
 	}
 	b, err := json.Marshal(fakeembed.Response(req.Model, req.Input))
 	return &upstreams.Reply{Status: http.StatusOK, Body: b}, err
@@ -208,6 +216,15 @@ func BenchmarkSearchBM25_10k(b *testing.B)    { benchmarkSearch(b, "", 10_000) }
 func BenchmarkSearchHybrid_10k(b *testing.B)  { benchmarkSearch(b, "fake-embed", 10_000) }
 func BenchmarkSearchBM25_100k(b *testing.B)   { benchmarkSearch(b, "", 100_000) }
 func BenchmarkSearchHybrid_100k(b *testing.B) { benchmarkSearch(b, "fake-embed", 100_000) }
+
+// referenceEmbedding is the quick start's embedding model, served by the
+// reference engine: the hybrid search a store gets offline.
+const referenceEmbedding = "reference-embedding"
+
+func BenchmarkSearchHybridReference_10k(b *testing.B) { benchmarkSearch(b, referenceEmbedding, 10_000) }
+func BenchmarkSearchHybridReference_100k(b *testing.B) {
+	benchmarkSearch(b, referenceEmbedding, 100_000)
+}
 
 // BenchmarkIngest measures ingestion (read, chunk, index; with
 // embeddings, the in-process fake model's time included) in chunks/s.

@@ -80,12 +80,13 @@ type ThreadStore interface {
 }
 
 // Store keeps the local implementations' objects; every method is scoped
-// to an owner. Every store keeps files, threads and batches; vector stores
+// to an owner. Every store keeps files, threads, responses and batches; vector stores
 // are an interface of their own, which a store implements when it can
 // keep them.
 type Store interface {
 	FileStore
 	ThreadStore
+	ResponseStore
 	BatchStore
 	Close() error
 }

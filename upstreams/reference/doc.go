@@ -1,5 +1,5 @@
 // Package reference is an offline, deterministic implementation of chat
-// completions: the upstream kind `reference`. It is not a language model
+// completions and embeddings: the upstream kind `reference`. It is not a language model
 // and never claims to be one. It implements the request and response
 // contract exactly, so gateways, test suites and client code can be
 // exercised with no provider and no network, reproducibly.
@@ -39,4 +39,15 @@
 //     time as a model's does.
 //   - usage counts the prompt with the gateway's tokenizer (package
 //     tokens) and the completion as the tokens generated for all choices.
+//
+// Embeddings ([Embed]) hash each input's lower-cased words and word pairs
+// (64-bit FNV-1a) into signed buckets and scale the vector to unit length:
+// the same text gives the same vector on every machine, texts sharing
+// words are closer than texts sharing none, and a token array embeds as
+// its text. Vectors have 1536 dimensions for text-embedding-3-small and
+// ada-002, 3072 for text-embedding-3-large, 256 for any other model
+// (`dimensions` chooses up to that, or up to 3072 for other models);
+// `encoding_format` base64 packs the float32 values little-endian. The
+// public limits hold: 2048 inputs, 8192 tokens per input, 300,000 tokens
+// per request, each refused 400 with the field as param.
 package reference

@@ -16,7 +16,7 @@ func init() {
 	caddy.RegisterModule(Engine{})
 }
 
-// Engine is the reference chat-completions upstream.
+// Engine is the reference upstream: chat completions and embeddings.
 type Engine struct {
 	// StreamInterval spaces the events of a streamed reply, the way a
 	// model delivers tokens as it makes them, so buffering, time to first
@@ -33,14 +33,20 @@ func (Engine) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Serves reports the operations the engine implements: chat completions.
-func (Engine) Serves(op string) bool { return op == upstreams.OpChatCompletionsCreate }
+// Serves reports the operations the engine implements: chat completions
+// and embeddings.
+func (Engine) Serves(op string) bool {
+	return op == upstreams.OpChatCompletionsCreate || op == upstreams.OpEmbeddingsCreate
+}
 
 // Models names the model the engine answers as; it answers any model name.
 func (Engine) Models() []string { return []string{"reference"} }
 
-// ServeCall answers a chat completion, as JSON or as a stream.
+// ServeCall answers a chat completion, as JSON or as a stream, or embeddings.
 func (e Engine) ServeCall(w http.ResponseWriter, c *upstreams.Call) error {
+	if c.Operation == upstreams.OpEmbeddingsCreate {
+		return serveEmbeddings(w, c.Body)
+	}
 	var req request
 	if err := json.Unmarshal(c.Body, &req); err != nil {
 		return upstreams.InvalidRequest("", "The request body is not a valid chat completion request: %s.", schemas.DescribeJSONError(err))

@@ -1,0 +1,279 @@
+package local
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+
+	"github.com/modelgate/modelgate/upstreams"
+)
+
+// The Responses interface, kept on the local store: a response is made by
+// the gateway's chat completions route for the caller (the reference
+// engine in the quick start, a provider's chat otherwise), from the
+// conversation its previous_response_id chain holds plus its own input;
+// with `store` (the default) it is kept for retrieval, deletion, listing
+// of its input items and continuation. Its tools, structured output,
+// token caps, sampling and model rules are the chat route's own.
+
+// maxResponseChain bounds how many stored responses a previous_response_id
+// chain is followed through.
+const maxResponseChain = 1000
+
+// responseRequest is the body of responses.create the local upstream reads.
+type responseRequest struct {
+	Model              string          `json:"model"`
+	Input              json.RawMessage `json:"input"`
+	Instructions       *string         `json:"instructions"`
+	Tools              json.RawMessage `json:"tools"`
+	ToolChoice         json.RawMessage `json:"tool_choice"`
+	ParallelToolCalls  *bool           `json:"parallel_tool_calls"`
+	Text               json.RawMessage `json:"text"`
+	MaxOutputTokens    *int            `json:"max_output_tokens"`
+	Temperature        *float64        `json:"temperature"`
+	TopP               *float64        `json:"top_p"`
+	Metadata           json.RawMessage `json:"metadata"`
+	Store              *bool           `json:"store"`
+	PreviousResponseID string          `json:"previous_response_id"`
+	Reasoning          *struct {
+		Effort *string `json:"effort"`
+	} `json:"reasoning"`
+	Stream bool    `json:"stream"`
+	User   *string `json:"user"`
+}
+
+// responseObject is the public response object, fields in the public order.
+type responseObject struct {
+	ID                 string            `json:"id"`
+	Object             string            `json:"object"`
+	CreatedAt          int64             `json:"created_at"`
+	Status             string            `json:"status"`
+	CompletedAt        *int64            `json:"completed_at"`
+	Error              any               `json:"error"`
+	IncompleteDetails  any               `json:"incomplete_details"`
+	Instructions       *string           `json:"instructions"`
+	MaxOutputTokens    *int              `json:"max_output_tokens"`
+	Model              string            `json:"model"`
+	Output             []json.RawMessage `json:"output"`
+	ParallelToolCalls  bool              `json:"parallel_tool_calls"`
+	PreviousResponseID *string           `json:"previous_response_id"`
+	Reasoning          map[string]any    `json:"reasoning"`
+	Store              bool              `json:"store"`
+	Temperature        float64           `json:"temperature"`
+	Text               json.RawMessage   `json:"text"`
+	ToolChoice         json.RawMessage   `json:"tool_choice"`
+	Tools              json.RawMessage   `json:"tools"`
+	TopP               float64           `json:"top_p"`
+	Truncation         string            `json:"truncation"`
+	Usage              *responseUsage    `json:"usage"`
+	User               *string           `json:"user"`
+	Metadata           json.RawMessage   `json:"metadata"`
+}
+
+type responseUsage struct {
+	InputTokens         int            `json:"input_tokens"`
+	InputTokensDetails  map[string]int `json:"input_tokens_details"`
+	OutputTokens        int            `json:"output_tokens"`
+	OutputTokensDetails map[string]int `json:"output_tokens_details"`
+	TotalTokens         int            `json:"total_tokens"`
+}
+
+func (l *Local) createResponse(w http.ResponseWriter, c *upstreams.Call) error {
+	var req responseRequest
+	if err := json.Unmarshal(c.Body, &req); err != nil {
+		return upstreams.InvalidRequest("", "The request body is not a valid response request: %s", err.Error())
+	}
+	ctx := c.Request.Context()
+	items, err := inputItems(req.Input)
+	if err != nil {
+		return err
+	}
+	var history []json.RawMessage
+	if req.PreviousResponseID != "" {
+		if history, err = l.conversation(c, req.PreviousResponseID); err != nil {
+			return err
+		}
+	}
+	chat, err := chatRequest(&req, history, items)
+	if err != nil {
+		return err
+	}
+	d := l.dispatcher
+	if d == nil {
+		return upstreams.ServerError("The local upstream has no gateway to generate responses through.")
+	}
+	reply, derr := d.Dispatch(ctx, upstreams.OpChatCompletionsCreate, c.Principal, chat)
+	if derr != nil {
+		return fmt.Errorf("generating a response: %w", derr)
+	}
+	if reply.Status != http.StatusOK {
+		return chatFailure(reply)
+	}
+	resp, err := buildResponse(&req, reply.Body)
+	if err != nil {
+		return err
+	}
+	if resp.Store {
+		obj, err := json.Marshal(resp)
+		if err != nil {
+			return fmt.Errorf("encoding response: %w", err)
+		}
+		stored := make([]ResponseItem, len(items))
+		for i, it := range items {
+			stored[i] = ResponseItem{ID: it.id, Item: it.raw}
+		}
+		if err := l.store.CreateResponse(ctx, &StoredResponse{ID: resp.ID, Owner: c.Principal.Owner, CreatedAt: resp.CreatedAt,
+			PreviousID: req.PreviousResponseID, Object: obj}, stored); err != nil {
+			return err
+		}
+	}
+	if req.Stream {
+		return streamResponse(w, resp)
+	}
+	upstreams.WriteJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+// conversation is the items of a stored response's chain, oldest first:
+// each response's input items, then its output. Instructions are not
+// carried over. A response that is missing, deleted, of another owner or
+// created with store false is 404, as the public API answers.
+func (l *Local) conversation(c *upstreams.Call, id string) ([]json.RawMessage, error) {
+	ctx := c.Request.Context()
+	var chain [][]json.RawMessage
+	for next, depth := id, 0; next != "" && depth < maxResponseChain; depth++ {
+		r, err := l.store.GetResponse(ctx, c.Principal.Owner, next)
+		if errors.Is(err, ErrNotFound) {
+			if next == id {
+				return nil, &upstreams.Error{Status: http.StatusNotFound, Type: upstreams.TypeInvalidRequest, Param: "previous_response_id",
+					Code: "previous_response_not_found", Message: fmt.Sprintf("Previous response with id '%s' not found.", id)}
+			}
+			break // an earlier response of the chain was deleted: the conversation starts after it
+		}
+		if err != nil {
+			return nil, err
+		}
+		inputs, _, err := l.store.ResponseItems(ctx, c.Principal.Owner, next, ListQuery{Limit: math.MaxInt32})
+		if err != nil {
+			return nil, err
+		}
+		var obj struct {
+			Output []json.RawMessage `json:"output"`
+		}
+		if err := json.Unmarshal(r.Object, &obj); err != nil {
+			return nil, fmt.Errorf("reading stored response %s: %w", next, err)
+		}
+		link := make([]json.RawMessage, 0, len(inputs)+len(obj.Output))
+		for _, in := range inputs {
+			link = append(link, in.Item)
+		}
+		chain = append(chain, append(link, obj.Output...))
+		next = r.PreviousID
+	}
+	var out []json.RawMessage
+	for i := len(chain) - 1; i >= 0; i-- {
+		out = append(out, chain[i]...)
+	}
+	return out, nil
+}
+
+func (l *Local) retrieveResponse(w http.ResponseWriter, c *upstreams.Call) error {
+	id := c.Params["response_id"]
+	r, err := l.store.GetResponse(c.Request.Context(), c.Principal.Owner, id)
+	if err != nil {
+		return responseNotFound(err, id)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, err = w.Write(append(r.Object, '\n'))
+	return err
+}
+
+func (l *Local) deleteResponse(w http.ResponseWriter, c *upstreams.Call) error {
+	id := c.Params["response_id"]
+	if err := l.store.DeleteResponse(c.Request.Context(), c.Principal.Owner, id); err != nil {
+		return responseNotFound(err, id)
+	}
+	upstreams.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "object": "response", "deleted": true})
+	return nil
+}
+
+func (l *Local) listResponseItems(w http.ResponseWriter, c *upstreams.Call) error {
+	id := c.Params["response_id"]
+	q, err := listQuery(c, 20, 100)
+	if err != nil {
+		return err
+	}
+	items, hasMore, err := l.store.ResponseItems(c.Request.Context(), c.Principal.Owner, id, q)
+	if err != nil {
+		return responseNotFound(err, id)
+	}
+	data := make([]json.RawMessage, len(items))
+	for i, it := range items {
+		data[i] = it.Item
+	}
+	upstreams.WriteJSON(w, http.StatusOK, listPage(data, hasMore, func(raw json.RawMessage) string {
+		var v struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal(raw, &v)
+		return v.ID
+	}))
+	return nil
+}
+
+func responseNotFound(err error, id string) error {
+	if errors.Is(err, ErrNotFound) {
+		return upstreams.NotFound("Response with id '%s' not found.", id)
+	}
+	return err
+}
+
+// chatFailure passes a failed chat completion on as the response's own
+// failure, its param renamed to the Responses field it came from.
+func chatFailure(reply *upstreams.Reply) error {
+	var env struct {
+		Error struct {
+			Message string  `json:"message"`
+			Type    string  `json:"type"`
+			Param   *string `json:"param"`
+			Code    *string `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(reply.Body, &env) != nil || env.Error.Message == "" {
+		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer,
+			Message: fmt.Sprintf("The chat completions route answered with status %d.", reply.Status)}
+	}
+	e := &upstreams.Error{Status: reply.Status, Type: env.Error.Type, Message: env.Error.Message}
+	if env.Error.Param != nil {
+		e.Param = responsesParam(*env.Error.Param)
+	}
+	if env.Error.Code != nil {
+		e.Code = *env.Error.Code
+	}
+	return e
+}
+
+// chatParams maps chat request fields to the Responses fields they come from.
+var chatParams = []struct{ chat, responses string }{
+	{"max_completion_tokens", "max_output_tokens"},
+	{"reasoning_effort", "reasoning.effort"},
+	{"response_format.json_schema", "text.format"},
+	{"response_format", "text.format"},
+	{"messages", "input"},
+}
+
+func responsesParam(p string) string {
+	for _, m := range chatParams {
+		if p == m.chat || strings.HasPrefix(p, m.chat+".") || strings.HasPrefix(p, m.chat+"[") {
+			return m.responses
+		}
+	}
+	if strings.HasPrefix(p, "tools[") {
+		return strings.Replace(p, ".function", "", 1)
+	}
+	return p
+}

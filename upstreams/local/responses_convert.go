@@ -1,0 +1,360 @@
+package local
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelgate/modelgate/upstreams"
+)
+
+// inputItem is one input item of a response, normalised to its public
+// stored shape (raw) with its ID.
+type inputItem struct {
+	id  string
+	raw json.RawMessage
+}
+
+// itemFields are the fields of an input item the conversion reads.
+type itemFields struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments string          `json:"arguments"`
+	Output    json.RawMessage `json:"output"`
+}
+
+// inputItems reads `input`: a string (one user message) or an array of
+// messages, function calls and function call outputs.
+func inputItems(raw json.RawMessage) ([]inputItem, error) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		it, err := messageItem(itemFields{Role: "user", Content: raw}, "input")
+		if err != nil {
+			return nil, err
+		}
+		return []inputItem{it}, nil
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, upstreams.InvalidRequest("input", "input must be a string or an array of input items.")
+	}
+	out := make([]inputItem, 0, len(list))
+	for i, r := range list {
+		param := "input[" + itoa(i) + "]"
+		var f itemFields
+		if err := json.Unmarshal(r, &f); err != nil {
+			return nil, upstreams.InvalidRequest(param, "%s must be an input item object.", param)
+		}
+		var it inputItem
+		var err error
+		switch f.Type {
+		case "", "message":
+			it, err = messageItem(f, param)
+		case "function_call":
+			if f.CallID == "" || f.Name == "" {
+				return nil, upstreams.InvalidRequest(param+".call_id", "A function_call item needs call_id and name.")
+			}
+			it, err = storedItem(orID(f.ID, "fc_"), map[string]any{"type": "function_call", "call_id": f.CallID, "name": f.Name,
+				"arguments": f.Arguments, "status": "completed"})
+		case "function_call_output":
+			if f.CallID == "" {
+				return nil, upstreams.InvalidRequest(param+".call_id", "A function_call_output item needs call_id.")
+			}
+			out, ok := partsText(f.Output)
+			if !ok {
+				return nil, upstreams.InvalidRequest(param+".output", "output must be a string or an array of text parts.")
+			}
+			it, err = storedItem(orID(f.ID, "fco_"), map[string]any{"type": "function_call_output", "call_id": f.CallID, "output": out, "status": "completed"})
+		case "reasoning":
+			continue // the engine has no reasoning to continue from
+		default:
+			return nil, upstreams.InvalidRequest(param+".type", "The local upstream does not support input items of type '%s'.", f.Type)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+func orID(id, prefix string) string {
+	if id != "" {
+		return id
+	}
+	return newID(prefix)
+}
+
+// messageItem normalises a message: content becomes an array of
+// input_text (output_text for the assistant) parts.
+func messageItem(f itemFields, param string) (inputItem, error) {
+	switch f.Role {
+	case "user", "system", "developer", "assistant":
+	default:
+		return inputItem{}, upstreams.InvalidRequest(param+".role", "role must be one of user, system, developer or assistant.")
+	}
+	text, ok := partsText(f.Content)
+	if !ok {
+		return inputItem{}, upstreams.InvalidRequest(param+".content", "The local upstream takes message content as a string or an array of text parts.")
+	}
+	kind := "input_text"
+	if f.Role == "assistant" {
+		kind = "output_text"
+	}
+	part := map[string]any{"type": kind, "text": text}
+	if kind == "output_text" {
+		part["annotations"] = []any{}
+	}
+	return storedItem(orID(f.ID, "msg_"), map[string]any{"type": "message", "role": f.Role, "content": []any{part}, "status": "completed"})
+}
+
+// partsText is a string, or the text of an array of text parts.
+func partsText(raw json.RawMessage) (string, bool) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, true
+	}
+	var parts []struct {
+		Type string  `json:"type"`
+		Text *string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return "", false
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Text == nil {
+			return "", false
+		}
+		b.WriteString(*p.Text)
+	}
+	return b.String(), true
+}
+
+func storedItem(id string, fields map[string]any) (inputItem, error) {
+	fields["id"] = id
+	raw, err := json.Marshal(fields)
+	if err != nil {
+		return inputItem{}, fmt.Errorf("encoding input item: %w", err)
+	}
+	return inputItem{id: id, raw: raw}, nil
+}
+
+// chatRequest is the chat completion that makes a response: the
+// instructions, the conversation so far and the input as messages, the
+// function tools, tool_choice, text format, caps and sampling translated.
+func chatRequest(req *responseRequest, history []json.RawMessage, items []inputItem) ([]byte, error) {
+	var msgs []map[string]any
+	if req.Instructions != nil && *req.Instructions != "" {
+		msgs = append(msgs, map[string]any{"role": "developer", "content": *req.Instructions})
+	}
+	all := append([]json.RawMessage(nil), history...)
+	for _, it := range items {
+		all = append(all, it.raw)
+	}
+	for _, raw := range all {
+		var f itemFields
+		if err := json.Unmarshal(raw, &f); err != nil {
+			return nil, fmt.Errorf("reading conversation item: %w", err)
+		}
+		switch f.Type {
+		case "message":
+			text, _ := partsText(f.Content)
+			msgs = append(msgs, map[string]any{"role": f.Role, "content": text})
+		case "function_call":
+			call := map[string]any{"id": f.CallID, "type": "function", "function": map[string]any{"name": f.Name, "arguments": f.Arguments}}
+			if n := len(msgs); n > 0 && msgs[n-1]["role"] == "assistant" && msgs[n-1]["tool_calls"] != nil {
+				msgs[n-1]["tool_calls"] = append(msgs[n-1]["tool_calls"].([]any), call)
+				continue
+			}
+			msgs = append(msgs, map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{call}})
+		case "function_call_output":
+			var out string
+			_ = json.Unmarshal(f.Output, &out)
+			msgs = append(msgs, map[string]any{"role": "tool", "tool_call_id": f.CallID, "content": out})
+		}
+	}
+	if len(msgs) == 0 {
+		return nil, upstreams.InvalidRequest("input", "input must hold at least one message.")
+	}
+	body := map[string]any{"model": req.Model, "messages": msgs}
+	if err := chatTools(req, body); err != nil {
+		return nil, err
+	}
+	if err := chatFormat(req.Text, body); err != nil {
+		return nil, err
+	}
+	if req.ParallelToolCalls != nil {
+		body["parallel_tool_calls"] = *req.ParallelToolCalls
+	}
+	if req.MaxOutputTokens != nil {
+		body["max_completion_tokens"] = *req.MaxOutputTokens
+	}
+	if req.Temperature != nil {
+		body["temperature"] = *req.Temperature
+	}
+	if req.TopP != nil {
+		body["top_p"] = *req.TopP
+	}
+	if req.Reasoning != nil && req.Reasoning.Effort != nil {
+		body["reasoning_effort"] = *req.Reasoning.Effort
+	}
+	return json.Marshal(body)
+}
+
+// chatTools translates function tools and tool_choice.
+func chatTools(req *responseRequest, body map[string]any) error {
+	if len(req.Tools) > 0 && string(req.Tools) != "null" {
+		var tools []map[string]any
+		if err := json.Unmarshal(req.Tools, &tools); err != nil {
+			return upstreams.InvalidRequest("tools", "tools must be an array of tools.")
+		}
+		out := make([]any, 0, len(tools))
+		for i, t := range tools {
+			if t["type"] != "function" {
+				return upstreams.InvalidRequest("tools["+itoa(i)+"].type", "The local upstream serves function tools only, not '%v'.", t["type"])
+			}
+			fn := map[string]any{}
+			for _, k := range []string{"name", "description", "parameters", "strict"} {
+				if v, ok := t[k]; ok && v != nil {
+					fn[k] = v
+				}
+			}
+			out = append(out, map[string]any{"type": "function", "function": fn})
+		}
+		if len(out) > 0 {
+			body["tools"] = out
+		}
+	}
+	if len(req.ToolChoice) == 0 || string(req.ToolChoice) == "null" {
+		return nil
+	}
+	var mode string
+	if json.Unmarshal(req.ToolChoice, &mode) == nil {
+		body["tool_choice"] = mode
+		return nil
+	}
+	var named struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(req.ToolChoice, &named) != nil || named.Type != "function" || named.Name == "" {
+		return upstreams.InvalidRequest("tool_choice", "The local upstream takes tool_choice as none, auto, required or a function by name.")
+	}
+	body["tool_choice"] = map[string]any{"type": "function", "function": map[string]any{"name": named.Name}}
+	return nil
+}
+
+// chatFormat translates text.format to response_format.
+func chatFormat(text json.RawMessage, body map[string]any) error {
+	if len(text) == 0 || string(text) == "null" {
+		return nil
+	}
+	var t struct {
+		Format map[string]any `json:"format"`
+	}
+	if err := json.Unmarshal(text, &t); err != nil {
+		return upstreams.InvalidRequest("text", "text must be an object.")
+	}
+	switch t.Format["type"] {
+	case nil, "text":
+	case "json_object":
+		body["response_format"] = map[string]any{"type": "json_object"}
+	case "json_schema":
+		js := map[string]any{}
+		for _, k := range []string{"name", "description", "schema", "strict"} {
+			if v, ok := t.Format[k]; ok && v != nil {
+				js[k] = v
+			}
+		}
+		body["response_format"] = map[string]any{"type": "json_schema", "json_schema": js}
+	default:
+		return upstreams.InvalidRequest("text.format.type", "text.format.type must be text, json_object or json_schema.")
+	}
+	return nil
+}
+
+// buildResponse turns the chat completion into the response object.
+func buildResponse(req *responseRequest, chatReply []byte) (*responseObject, error) {
+	var cc struct {
+		Model   string `json:"model"`
+		Choices []struct {
+			FinishReason string `json:"finish_reason"`
+			Message      struct {
+				Content   *string `json:"content"`
+				ToolCalls []struct {
+					ID       string `json:"id"`
+					Function struct {
+						Name      string `json:"name"`
+						Arguments string `json:"arguments"`
+					} `json:"function"`
+				} `json:"tool_calls"`
+			} `json:"message"`
+		} `json:"choices"`
+		Usage struct {
+			PromptTokens     int `json:"prompt_tokens"`
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal(chatReply, &cc); err != nil || len(cc.Choices) == 0 {
+		return nil, &upstreams.Error{Status: 502, Type: upstreams.TypeServer, Message: "The chat completions route answered with no choice to make a response of."}
+	}
+	created := now()
+	r := &responseObject{
+		ID: newID("resp_"), Object: "response", CreatedAt: created, Status: "completed", CompletedAt: &created,
+		Instructions: req.Instructions, MaxOutputTokens: req.MaxOutputTokens, Model: req.Model,
+		ParallelToolCalls: req.ParallelToolCalls == nil || *req.ParallelToolCalls,
+		Reasoning:         map[string]any{"effort": nil, "summary": nil},
+		Store:             req.Store == nil || *req.Store,
+		Temperature:       1, TopP: 1, Truncation: "disabled", User: req.User,
+		Text: json.RawMessage(`{"format":{"type":"text"}}`), ToolChoice: json.RawMessage(`"auto"`), Tools: json.RawMessage(`[]`),
+		Metadata: orEmpty(req.Metadata),
+	}
+	if req.PreviousResponseID != "" {
+		r.PreviousResponseID = &req.PreviousResponseID
+	}
+	if req.Reasoning != nil && req.Reasoning.Effort != nil {
+		r.Reasoning["effort"] = *req.Reasoning.Effort
+	}
+	if req.Temperature != nil {
+		r.Temperature = *req.Temperature
+	}
+	if req.TopP != nil {
+		r.TopP = *req.TopP
+	}
+	for _, v := range []struct {
+		from json.RawMessage
+		to   *json.RawMessage
+	}{{req.Text, &r.Text}, {req.ToolChoice, &r.ToolChoice}, {req.Tools, &r.Tools}} {
+		if len(v.from) > 0 && string(v.from) != "null" {
+			*v.to = v.from
+		}
+	}
+	choice := cc.Choices[0]
+	itemStatus := "completed"
+	if choice.FinishReason == "length" {
+		r.Status, r.CompletedAt, itemStatus = "incomplete", nil, "incomplete"
+		r.IncompleteDetails = map[string]string{"reason": "max_output_tokens"}
+	}
+	for _, tc := range choice.Message.ToolCalls {
+		item, _ := json.Marshal(map[string]any{"type": "function_call", "id": newID("fc_"), "call_id": tc.ID, "name": tc.Function.Name,
+			"arguments": tc.Function.Arguments, "status": "completed"})
+		r.Output = append(r.Output, item)
+	}
+	if choice.Message.Content != nil && (len(choice.Message.ToolCalls) == 0 || *choice.Message.Content != "") {
+		item, _ := json.Marshal(map[string]any{"type": "message", "id": newID("msg_"), "status": itemStatus, "role": "assistant",
+			"content": []any{map[string]any{"type": "output_text", "text": *choice.Message.Content, "annotations": []any{}, "logprobs": []any{}}}})
+		r.Output = append(r.Output, item)
+	}
+	if r.Output == nil {
+		r.Output = []json.RawMessage{}
+	}
+	r.Usage = &responseUsage{InputTokens: cc.Usage.PromptTokens, OutputTokens: cc.Usage.CompletionTokens,
+		TotalTokens:        cc.Usage.PromptTokens + cc.Usage.CompletionTokens,
+		InputTokensDetails: map[string]int{"cached_tokens": 0}, OutputTokensDetails: map[string]int{"reasoning_tokens": 0}}
+	return r, nil
+}
