@@ -66,7 +66,8 @@ func CheckRecord(rec Record) RecordFindings {
 	case resp.Truncated:
 		out.Unchecked = "the reply was cut at the recorder's max_body"
 	case rec.Stream():
-		for _, f := range readChatStream(streamEvents(resp.Events), wantsUsage(rec.Request.Body)).findings {
+		findings, _ := checkStream(rec.Operation, streamEvents(resp.Events), wantsUsage(rec.Request.Body))
+		for _, f := range findings {
 			add("stream: %s", f)
 		}
 	case rec.Status >= 400:

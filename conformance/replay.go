@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/modelgate/modelgate/internal/sse"
 )
 
 // ReplayResult compares one recorded exchange with the reply another
@@ -60,6 +62,11 @@ func Replay(ctx context.Context, cfg Config, recs []Record) ([]ReplayResult, err
 			for _, id := range idsOf(rec.Response.Body) {
 				tainted[id] = true
 			}
+			if rec.Stream() {
+				for _, id := range idsOf([]byte(rec.Response.Events[0])) {
+					tainted[id] = true
+				}
+			}
 			out = append(out, res)
 			continue
 		}
@@ -69,7 +76,13 @@ func Replay(ctx context.Context, cfg Config, recs []Record) ([]ReplayResult, err
 		}
 		res.Status = ex.status
 		res.Differences = compareReplies(rec, ex)
-		mapIDs(rec.Response.Body, ex.body, ids)
+		if rec.Stream() {
+			// A stream names what it created in its first event (a
+			// Responses stream's response.created).
+			mapIDs([]byte(rec.Response.Events[0]), firstEventData(ex.body), ids)
+		} else {
+			mapIDs(rec.Response.Body, ex.body, ids)
+		}
 		out = append(out, res)
 	}
 	return out, nil
@@ -127,12 +140,12 @@ func compareReplies(rec Record, ex *exchange) []string {
 		return diffs
 	}
 	if rec.Stream() {
-		cs := readChatStream(ex.body, wantsUsage(rec.Request.Body))
-		recorded := readChatStream(streamEvents(rec.Response.Events), wantsUsage(rec.Request.Body))
-		if len(cs.choices) != len(recorded.choices) {
-			diffs = append(diffs, fmt.Sprintf("stream of %d choices, recorded %d", len(cs.choices), len(recorded.choices)))
+		findings, choices := checkStream(rec.Operation, ex.body, wantsUsage(rec.Request.Body))
+		_, recordedChoices := checkStream(rec.Operation, streamEvents(rec.Response.Events), wantsUsage(rec.Request.Body))
+		if choices != recordedChoices {
+			diffs = append(diffs, fmt.Sprintf("stream of %d choices, recorded %d", choices, recordedChoices))
 		}
-		for _, f := range cs.findings {
+		for _, f := range findings {
 			diffs = append(diffs, "stream: "+f.String())
 		}
 		return diffs
@@ -269,6 +282,18 @@ func mapIDs(recorded, replayed []byte, ids map[string]string) {
 		}
 	}
 	walk(a, b)
+}
+
+// firstEventData is the data of a stream's first event.
+func firstEventData(raw []byte) []byte {
+	var first []byte
+	split := sse.Splitter{OnEvent: func(ev sse.Event) {
+		if first == nil {
+			first = bytes.Clone(ev.Data)
+		}
+	}}
+	split.Write(raw)
+	return first
 }
 
 // idsOf lists the ids of a recorded reply.

@@ -58,6 +58,20 @@ type streamChunk struct {
 	} `json:"choices"`
 }
 
+// checkStream checks a whole stream by its operation's grammar: the
+// Responses events for responses.create, chat completion chunks (with
+// readChatStream's invariants) otherwise. choices counts a chat stream's
+// choices; a Responses stream has none.
+func checkStream(operation string, raw []byte, wantUsage bool) (findings []schemas.Finding, choices int) {
+	if operation != responsesCreate {
+		cs := readChatStream(raw, wantUsage)
+		return cs.findings, len(cs.choices)
+	}
+	checker := schemas.NewEventChecker(operation)
+	checker.Write(raw)
+	return checker.Close(), 0
+}
+
 // readChatStream checks a whole chat completions stream: the schemas'
 // stream checker (chunk schema, one id, one finish_reason per choice,
 // [DONE]) and the invariants only a whole stream shows: the role comes
