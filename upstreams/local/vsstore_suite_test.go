@@ -427,8 +427,11 @@ func testVSLeases(t *testing.T, a, b VectorStoreStore) {
 	ctx := t.Context()
 	owner := newID("owner-")
 	id := newVectorStore(t, a, owner)
-	// Other subtests' in_progress leftovers are claimed out of the way.
-	claimAll(t, a, "sweeper", 1<<40)
+	// Other subtests' in_progress leftovers are claimed out of the way,
+	// with a lease that outlasts every time below (t0 is past 1<<40).
+	if _, err := a.ClaimIngestions(ctx, "sweeper", 1<<40, 1<<50, 1000); err != nil {
+		t.Fatal(err)
+	}
 	first, second := attachFile(t, a, owner, id, nil), attachFile(t, a, owner, id, nil)
 
 	const t0 = int64(1 << 41)
