@@ -28,7 +28,10 @@ func openSQLite(dir string) (*sqliteStore, error) {
 	if err := os.MkdirAll(blobs, 0o750); err != nil {
 		return nil, fmt.Errorf("creating data folder: %w", err)
 	}
-	dsn := "file:" + filepath.Join(dir, "modelgate.db") +
+	// The path is escaped for the file: URI, where a '#' would start a
+	// fragment and a '?' the query, putting the database somewhere else.
+	path := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(filepath.Join(dir, "modelgate.db"))
+	dsn := "file:" + path +
 		"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {

@@ -49,3 +49,28 @@ func TestSQLiteVectorStoreStore(t *testing.T) {
 		return s
 	})
 }
+
+// TestSQLiteDataDirWithURICharacters: a data_dir holding '#', '?' or '%'
+// keeps its database inside it (a file: URI would otherwise cut the path
+// there, and two such folders would share one database beside them).
+func TestSQLiteDataDirWithURICharacters(t *testing.T) {
+	parent := t.TempDir()
+	for _, name := range []string{"a#1", "a#2", "b?x=1", "c%41"} {
+		dir := filepath.Join(parent, name)
+		openTestSQLite(t, dir)
+		if _, err := os.Stat(filepath.Join(dir, "modelgate.db")); err != nil {
+			t.Errorf("data_dir %q: %v", name, err)
+		}
+	}
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 4 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("beside the data dirs: %v, want only the 4 folders", names)
+	}
+}
