@@ -3,7 +3,9 @@ package modelgate_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -24,19 +26,29 @@ type envelope struct {
 
 func rawRequest(t *testing.T, method, url, body string, header map[string]string) (*http.Response, envelope) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body == "" {
-		req.Body = http.NoBody
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	var resp *http.Response
+	// A dial refused or reset (a reload swapping servers) never reached the
+	// server, so asking again is safe; anything else is the test's failure.
+	for try := 0; ; try++ {
+		req, err := http.NewRequest(method, url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body == "" {
+			req.Body = http.NoBody
+		}
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err = http.DefaultClient.Do(req)
+		var op *net.OpError
+		if err != nil && errors.As(err, &op) && op.Op == "dial" && try < 4 {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		break
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
