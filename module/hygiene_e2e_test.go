@@ -1,8 +1,14 @@
 package modelgate_test
 
 import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // goErrorText are phrases of Go's own error strings (encoding/json, io,
@@ -40,5 +46,40 @@ func TestEnvelopeMessagesHoldNoGoErrorText(t *testing.T) {
 				t.Errorf("POST %s %s: the message holds Go's %q: %s", tc.path, tc.body, phrase, env.Error.Message)
 			}
 		}
+	}
+}
+
+// TestRecordsStayUTF8: a client's body and a provider's reply holding
+// invalid UTF-8 inside JSON strings are relayed as they are, and recorded
+// as valid UTF-8 JSON lines (each bad byte as \ufffd) that name the parts
+// replaced in invalid_utf8. On main before this the bytes were copied into
+// the record, whose line then was not UTF-8 (jq, Python's json refuse it).
+func TestRecordsStayUTF8(t *testing.T) {
+	reply := "{\"id\":\"c\",\"object\":\"chat.completion\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"caf\xe9\"},\"finish_reason\":\"stop\"}]}"
+	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, reply)
+	})
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	base := checkGateway(t, provider.URL, "report", path)
+	body := "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\"\xff\xfe hi\"}]}"
+	resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", body, chatHeaders)
+	_, sent := provider.last(t)
+	if resp.StatusCode != 200 || string(lastBody) != reply || string(sent) != body {
+		t.Fatalf("not relayed as sent: %d %q (provider got %q)", resp.StatusCode, lastBody, sent)
+	}
+	rec := readRecords(t, path, 1)[0]
+	if got := fmt.Sprint(rec["invalid_utf8"]); got != "[request.body response.body]" {
+		t.Errorf("invalid_utf8 = %s, want [request.body response.body]", got)
+	}
+	if got := fmt.Sprint(rec["request"].(map[string]any)["body"]); !strings.Contains(got, "\ufffd\ufffd hi") {
+		t.Errorf("request body recorded as %s", got)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !utf8.Valid(data) {
+		t.Fatalf("the record file is not UTF-8: %q", data)
 	}
 }

@@ -37,7 +37,7 @@ func (c *bodyCapture) Read(p []byte) (int, error) {
 // within the limit, else marked truncated.
 func (c *bodyCapture) recorded(limit int) record.Content {
 	if !c.eof || c.read > int64(c.kept.Len()) {
-		return record.Content{BodyText: c.kept.String(), Truncated: true}
+		return record.Truncated(c.kept.Bytes())
 	}
 	return record.NewContent(c.kept.Bytes(), limit)
 }

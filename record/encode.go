@@ -16,45 +16,94 @@ import (
 // as encoding/json's Encoder would (HTML characters, U+2028 and U+2029
 // escaped; header names sorted; bodies compacted), without reflection and
 // with no allocation once its buffers have grown. A body that is not JSON
-// goes as body_text, or as body_base64 when it is not UTF-8 either. It is
-// one goroutine's (the gateway's recorder writer's).
+// goes as body_text, or as body_base64 when it is not UTF-8 either. One
+// departure from encoding/json: invalid UTF-8 inside a JSON body's strings,
+// which encoding/json copies as is, is replaced by \ufffd as in every other
+// string, so that a line is always valid JSON (and UTF-8); the parts where
+// anything was replaced are named in invalid_utf8. It is one goroutine's
+// (the gateway's recorder writer's).
 type Encoder struct {
-	keys []string // a header's names, sorted
+	keys    []string // a header's names, sorted
+	invalid parts    // where the record being written held invalid UTF-8
+}
+
+// parts is a set of a record's parts, one bit each in partNames' order.
+type parts uint16
+
+// partNames name the parts of a record that invalid_utf8 lists.
+var partNames = [...]string{
+	"operation", "key_name", "upstream", "request.method", "request.path", "request.query",
+	"request.header", "request.body", "response.header", "response.body", "response.events", "findings",
+}
+
+const (
+	partOperation parts = 1 << iota
+	partKeyName
+	partUpstream
+	partRequestMethod
+	partRequestPath
+	partRequestQuery
+	partRequestHeader
+	partRequestBody
+	partResponseHeader
+	partResponseBody
+	partResponseEvents
+	partFindings
+)
+
+// str writes s as a JSON string, noting p when s was not UTF-8.
+func (e *Encoder) str(b []byte, s string, p parts) []byte {
+	b, ok := appendJSONString(b, s)
+	if !ok {
+		e.invalid |= p
+	}
+	return b
+}
+
+// strs writes a list of strings, noting p when one was not UTF-8.
+func (e *Encoder) strs(b []byte, list []string, p parts) []byte {
+	b, ok := appendJSONStrings(b, list)
+	if !ok {
+		e.invalid |= p
+	}
+	return b
 }
 
 // Append appends rec and a newline to b.
+// Record.InvalidUTF8 is not read: the encoder writes what it found.
 func (e *Encoder) Append(b []byte, rec *Record) []byte {
+	e.invalid = 0
 	b = append(b, `{"time":"`...)
 	b = rec.Time.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","operation":`...)
-	b = appendJSONString(b, rec.Operation)
+	b = e.str(b, rec.Operation, partOperation)
 	if rec.KeyName != "" {
 		b = append(b, `,"key_name":`...)
-		b = appendJSONString(b, rec.KeyName)
+		b = e.str(b, rec.KeyName, partKeyName)
 	}
 	if rec.Upstream != "" {
 		b = append(b, `,"upstream":`...)
-		b = appendJSONString(b, rec.Upstream)
+		b = e.str(b, rec.Upstream, partUpstream)
 	}
 	b = append(b, `,"request":{"method":`...)
-	b = appendJSONString(b, rec.Request.Method)
+	b = e.str(b, rec.Request.Method, partRequestMethod)
 	b = append(b, `,"path":`...)
-	b = appendJSONString(b, rec.Request.Path)
+	b = e.str(b, rec.Request.Path, partRequestPath)
 	if rec.Request.Query != "" {
 		b = append(b, `,"query":`...)
-		b = appendJSONString(b, rec.Request.Query)
+		b = e.str(b, rec.Request.Query, partRequestQuery)
 	}
 	b = append(b, `,"header":`...)
-	b = e.appendHeader(b, rec.Request.Header)
-	b = appendBody(b, &rec.Request.Content)
+	b = e.appendHeader(b, rec.Request.Header, partRequestHeader)
+	b = e.appendBody(b, &rec.Request.Content, partRequestBody)
 	b = append(b, `},"status":`...)
 	b = strconv.AppendInt(b, int64(rec.Status), 10)
 	b = append(b, `,"response":{"header":`...)
-	b = e.appendHeader(b, rec.Response.Header)
-	b = appendBody(b, &rec.Response.Content)
+	b = e.appendHeader(b, rec.Response.Header, partResponseHeader)
+	b = e.appendBody(b, &rec.Response.Content, partResponseBody)
 	if len(rec.Response.Events) > 0 {
 		b = append(b, `,"events":`...)
-		b = appendJSONStrings(b, rec.Response.Events)
+		b = e.strs(b, rec.Response.Events, partResponseEvents)
 	}
 	b = append(b, `},"latency_ms":`...)
 	b = appendJSONFloat(b, rec.LatencyMS)
@@ -64,14 +113,30 @@ func (e *Encoder) Append(b []byte, rec *Record) []byte {
 	}
 	if len(rec.Findings) > 0 {
 		b = append(b, `,"findings":`...)
-		b = appendJSONStrings(b, rec.Findings)
+		b = e.strs(b, rec.Findings, partFindings)
+	}
+	if e.invalid != 0 {
+		b = append(b, `,"invalid_utf8":[`...)
+		comma := false
+		for i, name := range partNames {
+			if e.invalid&(1<<i) != 0 {
+				if comma {
+					b = append(b, ',')
+				}
+				b = append(b, '"')
+				b = append(b, name...)
+				b = append(b, '"')
+				comma = true
+			}
+		}
+		b = append(b, ']')
 	}
 	return append(b, "}\n"...)
 }
 
 // appendHeader writes h as encoding/json writes a map: null when nil,
 // else its names in sorted order.
-func (e *Encoder) appendHeader(b []byte, h http.Header) []byte {
+func (e *Encoder) appendHeader(b []byte, h http.Header, p parts) []byte {
 	if h == nil {
 		return append(b, "null"...)
 	}
@@ -85,9 +150,9 @@ func (e *Encoder) appendHeader(b []byte, h http.Header) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, name)
+		b = e.str(b, name, p)
 		b = append(b, ':')
-		b = appendJSONStrings(b, h[name])
+		b = e.strs(b, h[name], p)
 	}
 	clear(e.keys) // hold no names past the record
 	return append(b, '}')
@@ -96,16 +161,16 @@ func (e *Encoder) appendHeader(b []byte, h http.Header) []byte {
 // appendBody writes a body's fields, each prefixed by a comma. A Body that
 // is not JSON replaces them all with body_text or body_base64 (and
 // truncated).
-func appendBody(b []byte, rb *Content) []byte {
+func (e *Encoder) appendBody(b []byte, rb *Content, p parts) []byte {
 	if len(rb.Body) > 0 {
 		n := len(b)
 		b = append(b, `,"body":`...)
-		var ok bool
-		if b, ok = appendCompactJSON(b, rb.Body); !ok {
+		var ok, replaced bool
+		if b, ok, replaced = appendCompactJSON(b, rb.Body); !ok {
 			b = b[:n]
 			if utf8.Valid(rb.Body) {
 				b = append(b, `,"body_text":`...)
-				b = appendJSONString(b, []byte(rb.Body))
+				b, _ = appendJSONString(b, []byte(rb.Body))
 			} else {
 				b = append(b, `,"body_base64":"`...)
 				b = base64.StdEncoding.AppendEncode(b, rb.Body)
@@ -113,14 +178,17 @@ func appendBody(b []byte, rb *Content) []byte {
 			}
 			return appendTruncated(b, rb.Truncated)
 		}
+		if replaced {
+			e.invalid |= p
+		}
 	}
 	if rb.BodyText != "" {
 		b = append(b, `,"body_text":`...)
-		b = appendJSONString(b, rb.BodyText)
+		b = e.str(b, rb.BodyText, p)
 	}
 	if rb.BodyBase64 != "" {
 		b = append(b, `,"body_base64":`...)
-		b = appendJSONString(b, rb.BodyBase64)
+		b = e.str(b, rb.BodyBase64, p)
 	}
 	return appendTruncated(b, rb.Truncated)
 }
@@ -132,19 +200,23 @@ func appendTruncated(b []byte, truncated bool) []byte {
 	return b
 }
 
-// appendJSONStrings writes a list of strings; nil is null.
-func appendJSONStrings(b []byte, list []string) []byte {
+// appendJSONStrings writes a list of strings; nil is null. It reports
+// whether they were all UTF-8.
+func appendJSONStrings(b []byte, list []string) ([]byte, bool) {
 	if list == nil {
-		return append(b, "null"...)
+		return append(b, "null"...), true
 	}
 	b = append(b, '[')
+	valid := true
 	for i, s := range list {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, s)
+		var ok bool
+		b, ok = appendJSONString(b, s)
+		valid = valid && ok
 	}
-	return append(b, ']')
+	return append(b, ']'), valid
 }
 
 // appendJSONFloat writes f as encoding/json does (as ES6 numbers are
@@ -168,9 +240,8 @@ func appendJSONFloat(b []byte, f float64) []byte {
 const hexDigits = "0123456789abcdef"
 
 // plainInString are the bytes copied as they are into a JSON string (by
-// appendJSONString, below utf8.RuneSelf) or out of one (by
-// appendCompactJSON, which checks the rest of UTF-8 for U+2028 and U+2029
-// only): all printable ASCII but ", \, <, > and &.
+// appendJSONString) or out of one (by appendCompactJSON), both decoding
+// what is above utf8.RuneSelf: all printable ASCII but ", \, <, > and &.
 var plainInString = func() (set [256]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
 		set[c] = true
@@ -183,10 +254,11 @@ var plainInString = func() (set [256]bool) {
 
 // appendJSONString writes s as a JSON string with encoding/json's escaping:
 // <, > and & as \u00XX, U+2028 and U+2029 escaped, invalid UTF-8 as
-// U+FFFD.
-func appendJSONString[T string | []byte](b []byte, s T) []byte {
+// U+FFFD. It reports whether s was UTF-8 (nothing replaced).
+func appendJSONString[T string | []byte](b []byte, s T) ([]byte, bool) {
 	b = append(b, '"')
 	start := 0
+	valid := true
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
 			if plainInString[c] {
@@ -219,6 +291,7 @@ func appendJSONString[T string | []byte](b []byte, s T) []byte {
 		case r == utf8.RuneError && size == 1:
 			b = append(b, s[start:i]...)
 			b = append(b, `\ufffd`...)
+			valid = false
 		case r == '\u2028' || r == '\u2029':
 			b = append(b, s[start:i]...)
 			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
@@ -230,28 +303,31 @@ func appendJSONString[T string | []byte](b []byte, s T) []byte {
 		start = i
 	}
 	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, '"'), valid
 }
 
 // maxJSONDepth is encoding/json's limit on nested objects and arrays.
 const maxJSONDepth = 10000
 
 // appendCompactJSON appends src as encoding/json writes a json.RawMessage:
-// without insignificant space, with <, >, & and U+2028, U+2029 escaped
-// (strings are otherwise copied as they are, invalid UTF-8 included). It
-// reports false, with what it appended to be cut off, when src is not
-// JSON by json.Valid's rules.
-func appendCompactJSON(dst, src []byte) ([]byte, bool) {
+// without insignificant space, with <, >, & and U+2028, U+2029 escaped;
+// strings are otherwise copied as they are, but for invalid UTF-8, which
+// encoding/json copies and this replaces by \ufffd, byte by byte, as
+// encoding/json writes a Go string's (replaced reports it did). It reports
+// ok false, with what it appended to be cut off, when src is not JSON by
+// json.Valid's rules.
+func appendCompactJSON(dst, src []byte) (out []byte, ok, replaced bool) {
 	c := compactor{src: src, dst: dst}
 	c.skipSpace()
-	ok := c.value(0)
+	ok = c.value(0)
 	c.skipSpace()
-	return c.dst, ok && c.i == len(src)
+	return c.dst, ok && c.i == len(src), c.replaced
 }
 
 type compactor struct {
 	src, dst []byte
-	i        int // next byte of src
+	i        int  // next byte of src
+	replaced bool // invalid UTF-8 was replaced
 }
 
 func (c *compactor) skipSpace() { c.i = jsonlex.SkipSpace(c.src, c.i) }
@@ -346,13 +422,13 @@ func (c *compactor) number() bool {
 }
 
 // str copies a string, escaping <, >, & and U+2028, U+2029 as
-// encoding/json does (byte by byte, whatever the UTF-8 around them).
+// encoding/json does, and replacing invalid UTF-8 by \ufffd.
 func (c *compactor) str() bool {
 	s := c.src
 	start := c.i
 	for i := c.i + 1; i < len(s); {
 		ch := s[i]
-		if plainInString[ch] || ch >= utf8.RuneSelf && ch != 0xE2 {
+		if plainInString[ch] {
 			i++
 			continue
 		}
@@ -383,13 +459,22 @@ func (c *compactor) str() bool {
 			c.dst = append(c.dst, '\\', 'u', '0', '0', hexDigits[ch>>4], hexDigits[ch&0xF])
 			i++
 			start = i
-		case i+2 < len(s) && s[i+1] == 0x80 && s[i+2]&^1 == 0xA8: // 0xE2: U+2028, U+2029
-			c.dst = append(c.dst, s[start:i]...)
-			c.dst = append(c.dst, '\\', 'u', '2', '0', '2', hexDigits[s[i+2]&0xF])
-			i += 3
+		default: // ch >= utf8.RuneSelf
+			r, size := utf8.DecodeRune(s[i:])
+			switch {
+			case r == utf8.RuneError && size == 1:
+				c.dst = append(c.dst, s[start:i]...)
+				c.dst = append(c.dst, `\ufffd`...)
+				c.replaced = true
+			case r == '\u2028' || r == '\u2029':
+				c.dst = append(c.dst, s[start:i]...)
+				c.dst = append(c.dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			default:
+				i += size
+				continue
+			}
+			i += size
 			start = i
-		default: // 0xE2 starting another rune
-			i++
 		}
 	}
 	return false

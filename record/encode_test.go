@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,23 +15,75 @@ import (
 )
 
 // referenceRecordLine is how records were written before Encoder:
-// encoding/json, and on failure again with the bodies that are not JSON as
-// text, or base64 when not UTF-8. Encoder must write the same bytes.
+// encoding/json, the bodies that are not JSON as text, or base64 when not
+// UTF-8. Encoder must write the same bytes, but for its one rule of its
+// own: invalid UTF-8 inside a JSON body, which encoding/json copies as is,
+// is written as \ufffd byte by byte (as encoding/json writes any other
+// string's), and every part where anything was replaced is named in
+// invalid_utf8.
 func referenceRecordLine(t testing.TB, rec *Record) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
-	if err := enc.Encode(rec); err == nil {
-		return buf.Bytes()
+	want := *rec
+	want.Request.Content = referenceAsText(rec.Request.Content)
+	want.Response.Content = referenceAsText(rec.Response.Content)
+	want.InvalidUTF8 = nil
+	invalid := func(name string, texts ...string) {
+		for _, s := range texts {
+			if !utf8.ValidString(s) {
+				want.InvalidUTF8 = append(want.InvalidUTF8, name)
+				return
+			}
+		}
 	}
-	buf.Reset()
-	text := *rec
-	text.Request.Content = referenceAsText(rec.Request.Content)
-	text.Response.Content = referenceAsText(rec.Response.Content)
-	if err := enc.Encode(text); err != nil {
+	headerTexts := func(h http.Header) (texts []string) {
+		for name, values := range h {
+			texts = append(append(texts, name), values...)
+		}
+		return texts
+	}
+	bodyTexts := func(c *Content) []string {
+		texts := []string{string(c.Body), c.BodyText, c.BodyBase64}
+		c.Body = replaceInvalidUTF8(c.Body)
+		return texts
+	}
+	invalid("operation", rec.Operation)
+	invalid("key_name", rec.KeyName)
+	invalid("upstream", rec.Upstream)
+	invalid("request.method", rec.Request.Method)
+	invalid("request.path", rec.Request.Path)
+	invalid("request.query", rec.Request.Query)
+	invalid("request.header", headerTexts(rec.Request.Header)...)
+	invalid("request.body", bodyTexts(&want.Request.Content)...)
+	invalid("response.header", headerTexts(rec.Response.Header)...)
+	invalid("response.body", bodyTexts(&want.Response.Content)...)
+	invalid("response.events", rec.Response.Events...)
+	invalid("findings", rec.Findings...)
+	if err := enc.Encode(want); err != nil {
 		t.Fatalf("reference encoding: %v", err)
 	}
 	return buf.Bytes()
+}
+
+// replaceInvalidUTF8 writes each byte of b that is not UTF-8 as the escape
+// \ufffd. In JSON (valid by json.Valid's rules) such bytes are all inside
+// strings.
+func replaceInvalidUTF8(b []byte) []byte {
+	if utf8.Valid(b) {
+		return b
+	}
+	var out []byte
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			out = append(out, `\ufffd`...)
+		} else {
+			out = append(out, b[:size]...)
+		}
+		b = b[size:]
+	}
+	return out
 }
 
 func referenceAsText(b Content) Content {
@@ -50,8 +103,12 @@ func checkRecordLine(t testing.TB, rec *Record) {
 	if !bytes.HasPrefix(got, []byte("prefix")) {
 		t.Fatalf("Append changed what was before it: %q", got)
 	}
-	if want := referenceRecordLine(t, rec); !bytes.Equal(got[len("prefix"):], want) {
-		t.Fatalf("record %#v\n got %q\nwant %q", rec, got[len("prefix"):], want)
+	line := got[len("prefix"):]
+	if want := referenceRecordLine(t, rec); !bytes.Equal(line, want) {
+		t.Fatalf("record %#v\n got %q\nwant %q", rec, line, want)
+	}
+	if !utf8.Valid(line) || !json.Valid(line) {
+		t.Fatalf("record %#v: line %q is not UTF-8 JSON", rec, line)
 	}
 }
 
@@ -203,14 +260,20 @@ func TestCompactJSONMatchesEncodingJSON(t *testing.T) {
 
 func checkCompactJSON(t testing.TB, src []byte) {
 	t.Helper()
-	got, ok := appendCompactJSON(nil, src)
+	got, ok, replaced := appendCompactJSON(nil, src)
 	if valid := json.Valid(src); ok != valid {
 		t.Fatalf("%q: appendCompactJSON says valid %v, json.Valid %v", src, ok, valid)
 	}
 	if !ok {
 		return
 	}
-	want, err := json.Marshal(json.RawMessage(src))
+	if replaced == utf8.Valid(src) {
+		t.Fatalf("%q: replaced %v, but utf8.Valid %v", src, replaced, utf8.Valid(src))
+	}
+	if !utf8.Valid(got) {
+		t.Fatalf("%q: wrote %q, not UTF-8", src, got)
+	}
+	want, err := json.Marshal(json.RawMessage(replaceInvalidUTF8(src)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,4 +297,59 @@ func FuzzRecordEncoder(f *testing.F) {
 			Findings: []string{name},
 		})
 	})
+}
+
+// TestRecordsAreAlwaysUTF8: invalid UTF-8 from a client or an upstream,
+// in a JSON body's strings, a path, a header or a stream event, is written
+// as \ufffd, and the record names where. (Before, a JSON body's invalid
+// bytes were copied into the line, which then was not UTF-8, and nothing
+// said so.)
+func TestRecordsAreAlwaysUTF8(t *testing.T) {
+	rec := &Record{
+		Operation: "chat.completions",
+		Request: Request{Method: "POST", Path: "/v1/chat/\xff", Header: http.Header{"X-Note": {"caf\xe9"}},
+			Content: Content{Body: json.RawMessage("{\"messages\":[{\"content\":\"caf\xe9 \xe2\x80 ok\"}]}")}},
+		Status: 200,
+		Response: Response{Content: Content{Body: json.RawMessage("{\"text\":\"\xc3\"}")},
+			Events: []string{"{\"delta\":\"\xff\"}", "[DONE]"}},
+	}
+	var enc Encoder
+	line := enc.Append(nil, rec)
+	if !utf8.Valid(line) {
+		t.Fatalf("line is not UTF-8: %q", line)
+	}
+	var got Record
+	if err := json.Unmarshal(line, &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"request.path", "request.header", "request.body", "response.body", "response.events"}; !slices.Equal(got.InvalidUTF8, want) {
+		t.Errorf("invalid_utf8 = %q, want %q", got.InvalidUTF8, want)
+	}
+	if want := "{\"messages\":[{\"content\":\"caf\\ufffd \\ufffd\\ufffd ok\"}]}"; string(got.Request.Body) != want {
+		t.Errorf("request body %s, want %s", got.Request.Body, want)
+	}
+	// A record that was UTF-8 throughout says nothing.
+	line = enc.Append(nil, &Record{Operation: "models.list", Request: Request{Content: Content{Body: json.RawMessage(`{"a":"é"}`)}}})
+	if bytes.Contains(line, []byte("invalid_utf8")) {
+		t.Errorf("a UTF-8 record names invalid parts: %s", line)
+	}
+}
+
+// TestTruncatedBodies: a body cut at the recorder's limit is text when it
+// is UTF-8 (a rune cut in two dropped), base64 when not.
+func TestTruncatedBodies(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want Content
+	}{
+		{"hello", Content{BodyText: "hello", Truncated: true}},
+		{"price 3\xe2\x82", Content{BodyText: "price 3", Truncated: true}},
+		{"\xff\xd8\xff\xe0", Content{BodyBase64: base64.StdEncoding.EncodeToString([]byte("\xff\xd8\xff\xe0")), Truncated: true}},
+		{"ok\xffok", Content{BodyBase64: base64.StdEncoding.EncodeToString([]byte("ok\xffok")), Truncated: true}},
+		{"", Content{Truncated: true}},
+	} {
+		if got := Truncated([]byte(c.in)); got.BodyText != c.want.BodyText || got.BodyBase64 != c.want.BodyBase64 || !got.Truncated {
+			t.Errorf("Truncated(%q) = %#v, want %#v", c.in, got, c.want)
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"time"
+	"unicode/utf8"
 )
 
 // Record is one exchange of a recording.
@@ -37,6 +38,12 @@ type Record struct {
 	// Findings are the exchange's departures from the spec (deprecated
 	// features, nonconforming replies).
 	Findings []string `json:"findings,omitempty"`
+	// InvalidUTF8 names the parts of the exchange ("request.body",
+	// "response.events", "request.header", ...) that held invalid UTF-8,
+	// each such byte written as U+FFFD so that the line stays JSON: the
+	// body of a part named here is not byte for byte what was sent.
+	// Encoder sets it from what it writes.
+	InvalidUTF8 []string `json:"invalid_utf8,omitempty"`
 
 	// File and Line locate a record that was read; they are not part of
 	// it and are never written.
@@ -76,9 +83,33 @@ type Content struct {
 // writes it as text or base64 when it is not, so the caller need not.
 func NewContent(b []byte, limit int) Content {
 	if len(b) > limit {
-		return Content{BodyText: string(b[:limit]), Truncated: true}
+		return Truncated(b[:limit])
 	}
 	return Content{Body: json.RawMessage(b)}
+}
+
+// Truncated holds the first bytes of a body that was cut: as text when
+// they are UTF-8 (but for a rune cut at the end, dropped), else as base64.
+func Truncated(b []byte) Content {
+	text := b
+	if start := lastRuneStart(b); start >= 0 && !utf8.FullRune(b[start:]) {
+		text = b[:start]
+	}
+	if utf8.Valid(text) {
+		return Content{BodyText: string(text), Truncated: true}
+	}
+	return Content{BodyBase64: base64.StdEncoding.EncodeToString(b), Truncated: true}
+}
+
+// lastRuneStart is where the last rune of b starts, or -1 when b's last
+// bytes are no rune's.
+func lastRuneStart(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			return i
+		}
+	}
+	return -1
 }
 
 // Bytes returns the body as it was sent, whichever way it was recorded.
