@@ -192,11 +192,19 @@ func TestTimedOutCallsAreRetriedOnlyWhenIdempotent(t *testing.T) {
 }
 
 // TestUpstreamHeadersAreCapped: a provider's header of 8 KiB is relayed,
-// one past 8 KiB is not, and the reply still arrives.
+// one past 8 KiB is not, and the reply still arrives; past 32 KiB in all
+// the small headers are kept and the largest dropped.
 func TestUpstreamHeadersAreCapped(t *testing.T) {
 	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Fits", strings.Repeat("a", 8<<10-len("X-Fits")))
 		w.Header().Set("X-Too-Big", strings.Repeat("b", 8<<10))
+		if r.URL.Query().Get("many") != "" {
+			for i := range 6 {
+				name := fmt.Sprintf("X-Big-%d", i)
+				w.Header().Set(name, strings.Repeat("c", 8<<10-len(name)))
+			}
+		}
+		w.Header().Set("X-Request-Id", "req-1")
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, toolCallCompletion)
 	})
@@ -207,5 +215,20 @@ func TestUpstreamHeadersAreCapped(t *testing.T) {
 	}
 	if len(resp.Header.Get("X-Fits")) != 8<<10-len("X-Fits") || resp.Header.Get("X-Too-Big") != "" {
 		t.Fatalf("relayed X-Fits of %d bytes and X-Too-Big of %d", len(resp.Header.Get("X-Fits")), len(resp.Header.Get("X-Too-Big")))
+	}
+	// Seven headers of 8 KiB and the small ones: the small ones and three
+	// of 8 KiB (first by name) fit in 32 KiB.
+	resp, _ = rawRequest(t, "POST", base+"/v1/chat/completions?many=1", chatJSON, chatHeaders)
+	if resp.StatusCode != 200 || resp.Header.Get("X-Request-Id") != "req-1" || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("%d, small headers %q", resp.StatusCode, resp.Header)
+	}
+	var relayed []string
+	for _, name := range []string{"X-Big-0", "X-Big-1", "X-Big-2", "X-Big-3", "X-Big-4", "X-Big-5", "X-Fits"} {
+		if resp.Header.Get(name) != "" {
+			relayed = append(relayed, name)
+		}
+	}
+	if got := strings.Join(relayed, " "); got != "X-Big-0 X-Big-1 X-Big-2" {
+		t.Fatalf("relayed the big headers %s, want X-Big-0 X-Big-1 X-Big-2", got)
 	}
 }

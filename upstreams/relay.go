@@ -1,12 +1,15 @@
 package upstreams
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/modelgate/modelgate/internal/sse"
 )
@@ -96,11 +99,13 @@ var hopHeaders = map[string]bool{
 }
 
 // An upstream's headers are relayed within these caps: a header whose
-// values together pass maxRelayedHeader bytes is dropped, and so is every
-// header past maxRelayedHeaders bytes in all (which ones then depends on
-// map order; no provider sends that much). Go's transport holds at most
-// 1 MiB of a reply's headers (MaxResponseHeaderBytes' default is larger;
-// the gateway's transports keep it).
+// name and values together pass maxRelayedHeader bytes is dropped; when
+// those left pass maxRelayedHeaders bytes in all, they are taken smallest
+// first (ties by name) until the next would pass it, so the usual small
+// ones (Content-Type, x-request-id, the rate limit headers) always pass and
+// which are dropped does not depend on map order. Go's transport holds at
+// most 1 MiB of a reply's headers (the provider transports set
+// MaxResponseHeaderBytes so).
 const (
 	maxRelayedHeader  = 8 << 10
 	maxRelayedHeaders = 32 << 10
@@ -109,17 +114,46 @@ const (
 func copyHeaders(dst, src http.Header) {
 	total := 0
 	for k, v := range src {
-		if hopHeaders[k] {
-			continue
+		if size := headerSize(k, v); !hopHeaders[k] && size <= maxRelayedHeader {
+			total += size
 		}
-		size := len(k)
-		for _, s := range v {
-			size += len(s)
-		}
-		if size > maxRelayedHeader || total+size > maxRelayedHeaders {
-			continue
-		}
-		total += size
-		dst[k] = v
 	}
+	if total <= maxRelayedHeaders {
+		for k, v := range src {
+			if !hopHeaders[k] && headerSize(k, v) <= maxRelayedHeader {
+				dst[k] = v
+			}
+		}
+		return
+	}
+	type sized struct {
+		name string
+		size int
+	}
+	var names []sized
+	for k, v := range src {
+		if size := headerSize(k, v); !hopHeaders[k] && size <= maxRelayedHeader {
+			names = append(names, sized{k, size})
+		}
+	}
+	slices.SortFunc(names, func(a, b sized) int {
+		return cmp.Or(cmp.Compare(a.size, b.size), strings.Compare(a.name, b.name))
+	})
+	total = 0
+	for _, h := range names {
+		if total+h.size > maxRelayedHeaders {
+			break
+		}
+		total += h.size
+		dst[h.name] = src[h.name]
+	}
+}
+
+// headerSize is a header's name and values in bytes.
+func headerSize(name string, values []string) int {
+	size := len(name)
+	for _, s := range values {
+		size += len(s)
+	}
+	return size
 }

@@ -1,0 +1,58 @@
+package upstreams
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// header is one header of exactly size bytes (name and value).
+func header(h http.Header, name string, size int) {
+	h[name] = []string{strings.Repeat("v", size-len(name))}
+}
+
+// TestCopyHeadersCaps: a header of maxRelayedHeader bytes passes, one byte
+// more is dropped; headers of maxRelayedHeaders bytes in all pass, one byte
+// more drops the largest (the name last in order among equals), whatever
+// the map's order; hop-by-hop headers never pass.
+func TestCopyHeadersCaps(t *testing.T) {
+	src := http.Header{"Connection": {"close"}, "Content-Type": {"application/json"}}
+	header(src, "X-Fits", maxRelayedHeader)
+	header(src, "X-Too-Big", maxRelayedHeader+1)
+	dst := http.Header{}
+	copyHeaders(dst, src)
+	if len(dst) != 2 || dst.Get("X-Fits") == "" || dst.Get("Content-Type") == "" {
+		t.Fatalf("relayed %d headers: %v", len(dst), names(dst))
+	}
+
+	src = http.Header{}
+	header(src, "X-A", 1000)
+	for _, name := range []string{"X-E", "X-B", "X-D", "X-C"} {
+		header(src, name, (maxRelayedHeaders-1000)/4)
+	}
+	for range 20 { // map order varies from run to run
+		dst = http.Header{}
+		copyHeaders(dst, src)
+		if len(dst) != 5 {
+			t.Fatalf("%d bytes in all: relayed %v, want all 5", maxRelayedHeaders, names(dst))
+		}
+	}
+	src["X-A"][0] += "v" // one byte past the total
+	for range 20 {
+		dst = http.Header{}
+		copyHeaders(dst, src)
+		if got := names(dst); got != "X-A X-B X-C X-D" {
+			t.Fatalf("%d bytes in all: relayed %s, want X-A X-B X-C X-D", maxRelayedHeaders+1, got)
+		}
+	}
+}
+
+func names(h http.Header) string {
+	var out []string
+	for _, name := range []string{"Connection", "Content-Type", "X-A", "X-B", "X-C", "X-D", "X-E", "X-Fits", "X-Too-Big"} {
+		if _, ok := h[name]; ok {
+			out = append(out, name)
+		}
+	}
+	return strings.Join(out, " ")
+}
