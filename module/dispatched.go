@@ -3,6 +3,7 @@ package modelgate
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -27,7 +28,7 @@ func (g *Gateway) Dispatch(ctx context.Context, opID string, who upstreams.Princ
 		return nil, fmt.Errorf("dispatch %s: %w", opID, err)
 	}
 	r.Header.Set("Content-Type", "application/json")
-	reply := &bufferedReply{header: http.Header{}}
+	reply := &bufferedReply{header: http.Header{}, limit: g.MaxBodySize}
 	ex := newExchange(reply, false)
 	start := time.Now()
 	req := &request{op: op, http: r, dispatchedFor: &who}
@@ -36,14 +37,27 @@ func (g *Gateway) Dispatch(ctx context.Context, opID string, who upstreams.Princ
 	if err := ctx.Err(); err != nil && reply.status == 0 {
 		return nil, err
 	}
+	if reply.tooLarge {
+		return nil, &upstreams.ReplyTooLargeError{Limit: reply.limit}
+	}
 	return &upstreams.Reply{Status: reply.status, Header: reply.header, Body: reply.body.Bytes()}, nil
 }
 
-// bufferedReply is the ResponseWriter of a dispatched operation.
+// BodyLimit is the gateway's max_body_size.
+func (g *Gateway) BodyLimit() int64 { return g.MaxBodySize }
+
+// errReplyTooLarge stops the relay of a dispatched reply past its limit.
+var errReplyTooLarge = errors.New("dispatched reply larger than max_body_size")
+
+// bufferedReply is the ResponseWriter of a dispatched operation. It holds
+// at most limit bytes of body: a write past them fails, which stops the
+// relay reading the upstream, and the reply is dropped as too large.
 type bufferedReply struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
+	header   http.Header
+	status   int
+	body     bytes.Buffer
+	limit    int64
+	tooLarge bool
 }
 
 func (b *bufferedReply) Header() http.Header { return b.header }
@@ -56,6 +70,11 @@ func (b *bufferedReply) WriteHeader(status int) {
 
 func (b *bufferedReply) Write(p []byte) (int, error) {
 	b.WriteHeader(http.StatusOK)
+	if b.tooLarge || int64(b.body.Len()+len(p)) > b.limit {
+		b.tooLarge = true
+		b.body = bytes.Buffer{} // none of it is kept
+		return 0, errReplyTooLarge
+	}
 	return b.body.Write(p)
 }
 

@@ -2,6 +2,7 @@ package upstreams
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 )
 
@@ -15,8 +16,21 @@ type Dispatcher interface {
 	// Dispatch runs the operation (one without path parameters) with the
 	// JSON body and returns the complete reply, whatever its status. An
 	// error means no reply was produced (the context ended, the operation
-	// is unknown).
+	// is unknown, the reply passed BodyLimit: *ReplyTooLargeError).
 	Dispatch(ctx context.Context, operation string, p Principal, body []byte) (*Reply, error)
+	// BodyLimit is the gateway's max_body_size: the largest request body
+	// it takes, and the largest reply Dispatch holds.
+	BodyLimit() int64
+}
+
+// ReplyTooLargeError is Dispatch's error for a reply larger than
+// BodyLimit: the gateway stopped reading it there and kept none of it.
+type ReplyTooLargeError struct {
+	Limit int64
+}
+
+func (e *ReplyTooLargeError) Error() string {
+	return fmt.Sprintf("the reply is larger than %d bytes (max_body_size)", e.Limit)
 }
 
 // Reply is a dispatched operation's complete response.

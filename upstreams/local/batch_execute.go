@@ -177,10 +177,15 @@ func (r *batchRunner) send(ctx context.Context, op string, who upstreams.Princip
 	for attempt := 0; ; attempt++ {
 		var err error
 		reply, err = r.dispatch.Dispatch(ctx, op, who, req.Body)
-		if err != nil {
-			if ctx.Err() != nil {
-				return BatchOutcome{}, false
-			}
+		var tooLarge *upstreams.ReplyTooLargeError
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return BatchOutcome{}, false
+		case errors.As(err, &tooLarge):
+			line.Error = &outputError{Code: "response_too_large", Message: fmt.Sprintf(
+				"The upstream's reply to this request was larger than %d bytes (the gateway's max_body_size); it was not kept.", tooLarge.Limit)}
+			return outcome(req.Line, line, true)
+		case err != nil:
 			line.Error = &outputError{Code: "server_error", Message: "The request could not be sent to its upstream."}
 			return outcome(req.Line, line, true)
 		}

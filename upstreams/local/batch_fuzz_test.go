@@ -31,6 +31,8 @@ func (engineDispatcher) Dispatch(ctx context.Context, op string, _ upstreams.Pri
 	return &upstreams.Reply{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}, nil
 }
 
+func (engineDispatcher) BodyLimit() int64 { return 64 << 20 }
+
 // FuzzBatchLineExecution runs a batch of one fuzzed line between two
 // ordinary ones on the reference engine: whatever the line, the batch ends
 // (completed or failed, never stuck), and when it runs every custom_id

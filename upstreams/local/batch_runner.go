@@ -249,7 +249,7 @@ func (r *batchRunner) readInput(ctx context.Context, b *Batch) (batchInput, erro
 		return batchInput{}, err
 	}
 	defer f.Close()
-	return validateBatchInput(ctx, f, b.Endpoint, func(reqs []BatchRequest) error {
+	return validateBatchInput(ctx, f, b.Endpoint, r.dispatch.BodyLimit(), func(reqs []BatchRequest) error {
 		return r.store.AddBatchRequests(ctx, b.ID, reqs)
 	})
 }

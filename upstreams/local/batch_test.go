@@ -3,6 +3,7 @@ package local
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 
 // fakeDispatcher answers dispatched requests with a function of the body.
 type fakeDispatcher struct {
+	limit int64
 	calls atomic.Int64
 	reply func(ctx context.Context, body []byte) (*upstreams.Reply, error)
 }
@@ -30,6 +32,9 @@ func (f *fakeDispatcher) Dispatch(ctx context.Context, op string, p upstreams.Pr
 	f.calls.Add(1)
 	return f.reply(ctx, body)
 }
+
+// BodyLimit is limit, 64 MiB (the gateway's default) when unset.
+func (f *fakeDispatcher) BodyLimit() int64 { return cmp.Or(f.limit, 64<<20) }
 
 // echoReply answers 200 with a chat completion quoting the custom marker.
 func echoReply(_ context.Context, body []byte) (*upstreams.Reply, error) {
@@ -279,7 +284,7 @@ func TestBatchRequestLimitBoundary(t *testing.T) {
 			fmt.Fprintf(&buf, `{"custom_id":"r%d","method":"POST","url":"/v1/chat/completions","body":{"model":"m","messages":[{"role":"user","content":"q"}]}}`+"\n", i)
 		}
 		stored := 0
-		in, err := validateBatchInput(context.Background(), &buf, "/v1/chat/completions", func(r []BatchRequest) error {
+		in, err := validateBatchInput(context.Background(), &buf, "/v1/chat/completions", 64<<20, func(r []BatchRequest) error {
 			stored += len(r)
 			return nil
 		})
@@ -483,5 +488,42 @@ func TestBatchResultFilesAreWrittenOnce(t *testing.T) {
 	}
 	if none, err := r.writeResults(ctx, b, "errors", true); none != nil || err != nil {
 		t.Fatalf("empty error file: %v %v", none, err)
+	}
+}
+
+// TestBatchLineLimitBoundary: a line of exactly the limit (the gateway's
+// max_body_size) is a request, one byte longer fails the batch naming its
+// line (read in 64 KiB slices, never held past the limit), and the lines
+// after it are still checked.
+func TestBatchLineLimitBoundary(t *testing.T) {
+	const limit = 200 << 10
+	line := func(id string, size int) string {
+		head := `{"custom_id":"` + id + `","method":"POST","url":"/v1/chat/completions","body":{"model":"m","messages":[{"role":"user","content":"`
+		tail := `"}]}}`
+		return head + strings.Repeat("a", size-len(head)-len(tail)) + tail
+	}
+	input := line("fits", limit) + "\n" + line("over", limit+1) + "\r\n" + line("after", 300) + "\n\n" + `{"custom_id":` + "\n"
+	var stored []BatchRequest
+	in, err := validateBatchInput(context.Background(), strings.NewReader(input), "/v1/chat/completions", limit, func(r []BatchRequest) error {
+		stored = append(stored, r...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.errors) != 2 || in.errors[0].Code != "line_too_large" || *in.errors[0].Line != 2 ||
+		!strings.Contains(in.errors[0].Message, fmt.Sprintf("is %d bytes", limit+2)) || in.errors[1].Code != "invalid_json_line" || *in.errors[1].Line != 5 {
+		t.Fatalf("errors %+v", in.errors)
+	}
+	if in.total != 2 {
+		t.Fatalf("%d requests counted, want 2 (fits and after)", in.total)
+	}
+	// Alone, the line of exactly the limit is stored whole.
+	in, err = validateBatchInput(context.Background(), strings.NewReader(line("fits", limit)), "/v1/chat/completions", limit, func(r []BatchRequest) error {
+		stored = append(stored, r...)
+		return nil
+	})
+	if err != nil || len(in.errors) != 0 || len(stored) != 1 || len(stored[0].Body) != limit-len(`{"custom_id":"fits","method":"POST","url":"/v1/chat/completions","body":}`) {
+		t.Fatalf("%v %+v, stored %d", err, in.errors, len(stored))
 	}
 }

@@ -58,19 +58,30 @@ type inputValidator struct {
 
 // validateBatchInput reads the input file as a stream (never whole) and
 // hands the valid requests to store in chunks. Line numbers are 1-based;
-// blank lines are skipped but counted.
-func validateBatchInput(ctx context.Context, r io.Reader, endpoint string, store func([]BatchRequest) error) (batchInput, error) {
+// blank lines are skipped but counted. A line longer than maxLine bytes
+// (the gateway's max_body_size, which a request sent alone would meet)
+// fails the batch, naming the line; it is read to its end without being
+// held, so validation holds at most maxLine bytes of a line.
+func validateBatchInput(ctx context.Context, r io.Reader, endpoint string, maxLine int64, store func([]BatchRequest) error) (batchInput, error) {
 	v := &inputValidator{endpoint: endpoint, operation: batchEndpoints[endpoint], store: store, seen: map[string]bool{}}
 	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
 	for line := 1; ; line++ {
 		if err := ctx.Err(); err != nil {
 			return batchInput{}, err
 		}
-		text, readErr := br.ReadBytes('\n')
+		var size int64
+		var readErr error
+		buf, size, readErr = readLine(br, buf[:0], maxLine)
 		if readErr != nil && !errors.Is(readErr, io.EOF) {
 			return batchInput{}, fmt.Errorf("reading the input file: %w", readErr)
 		}
-		if text = bytes.TrimSpace(text); len(text) > 0 {
+		if text := bytes.TrimSpace(buf); size > maxLine {
+			v.fail("line_too_large", fmt.Sprintf("This line is %d bytes; a request line may be at most %d bytes (the gateway's max_body_size).", size, maxLine), "", line)
+			if len(v.result.errors) >= maxBatchErrors {
+				break
+			}
+		} else if len(text) > 0 {
 			if v.result.total == maxBatchRequests {
 				v.fail("too_many_tasks", fmt.Sprintf("The input file has more than %d requests.", maxBatchRequests), "", line)
 				break
@@ -93,6 +104,27 @@ func validateBatchInput(ctx context.Context, r io.Reader, endpoint string, store
 		return batchInput{}, err
 	}
 	return v.result, nil
+}
+
+// readLine appends the next line of br, without its newline, to buf and
+// reports its size. Of a line longer than max it appends nothing past max
+// bytes (it reads on to the line's end, to know the size). The error is
+// io.EOF after the last line.
+func readLine(br *bufio.Reader, buf []byte, max int64) ([]byte, int64, error) {
+	var size int64
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if err == nil {
+			chunk = chunk[:len(chunk)-1]
+		}
+		size += int64(len(chunk))
+		if size <= max {
+			buf = append(buf, chunk...)
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return buf, size, err
+		}
+	}
 }
 
 // inputLine is one request of the input file.

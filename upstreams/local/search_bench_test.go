@@ -43,6 +43,8 @@ func (embedDispatcher) Dispatch(_ context.Context, op string, _ upstreams.Princi
 	return &upstreams.Reply{Status: http.StatusOK, Body: b}, err
 }
 
+func (embedDispatcher) BodyLimit() int64 { return 64 << 20 }
+
 // testLocal is a local upstream on a fresh store, ingesting with
 // embeddingModel ("" for BM25 only).
 func testLocal(tb testing.TB, embeddingModel string) (*Local, *sqliteStore) {
