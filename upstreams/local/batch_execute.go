@@ -3,7 +3,6 @@ package local
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -97,25 +96,6 @@ feed:
 		err = storeErr
 	}
 	return sent, err
-}
-
-// outputLine is a line of a batch's output or error file.
-type outputLine struct {
-	ID       string          `json:"id"`
-	CustomID string          `json:"custom_id"`
-	Response *outputResponse `json:"response"`
-	Error    *outputError    `json:"error"`
-}
-
-type outputResponse struct {
-	StatusCode int             `json:"status_code"`
-	RequestID  string          `json:"request_id"`
-	Body       json.RawMessage `json:"body"`
-}
-
-type outputError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
 }
 
 // send runs one request through the gateway, waiting out 429s and
@@ -223,15 +203,4 @@ func (r *batchRunner) writeResults(ctx context.Context, b *Batch, kind string, f
 	}
 	r.logger.Debug("batch file written", zap.String("batch", b.ID), zap.String("file", id), zap.Int("lines", lines))
 	return &id, nil
-}
-
-// derivedID is an object ID computed from a seed: the same seed always
-// gives the same ID.
-func derivedID(prefix, seed string) string {
-	sum := sha256.Sum256([]byte(seed))
-	b := []byte(prefix)
-	for _, v := range sum[:24] {
-		b = append(b, idAlphabet[int(v)%len(idAlphabet)])
-	}
-	return string(b)
 }

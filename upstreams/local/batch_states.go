@@ -49,3 +49,6 @@ func move(b *Batch, to string, at int64) (from string, ok bool) {
 	*stamp = &at
 	return from, true
 }
+
+// batchWindow is the only completion window: 24h.
+const batchWindow = 24 * 60 * 60

@@ -107,3 +107,22 @@ type BatchStore interface {
 	// stored result (nil when it never finished).
 	EachBatchResult(ctx context.Context, id string, fn func(customID string, result []byte, failed bool) error) error
 }
+
+// outputLine is a line of a batch's output or error file.
+type outputLine struct {
+	ID       string          `json:"id"`
+	CustomID string          `json:"custom_id"`
+	Response *outputResponse `json:"response"`
+	Error    *outputError    `json:"error"`
+}
+
+type outputResponse struct {
+	StatusCode int             `json:"status_code"`
+	RequestID  string          `json:"request_id"`
+	Body       json.RawMessage `json:"body"`
+}
+
+type outputError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}

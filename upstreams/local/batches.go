@@ -9,9 +9,6 @@ import (
 	"github.com/modelgate/modelgate/upstreams"
 )
 
-// batchWindow is the only completion window: 24h.
-const batchWindow = 24 * 60 * 60
-
 // batchObject is the public Batch; every field is present, null when unset.
 type batchObject struct {
 	ID               string          `json:"id"`

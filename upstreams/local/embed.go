@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -122,19 +121,4 @@ func decodeEmbeddings(body []byte, n int) ([][]float32, error) {
 		out[d.Index] = normalize(d.Embedding)
 	}
 	return out, nil
-}
-
-func normalize(v []float32) []float32 {
-	var sum float64
-	for _, x := range v {
-		sum += float64(x) * float64(x)
-	}
-	if sum == 0 {
-		return v
-	}
-	inv := float32(1 / math.Sqrt(sum))
-	for i := range v {
-		v[i] *= inv
-	}
-	return v
 }

@@ -2,12 +2,9 @@ package local
 
 import (
 	"crypto/rand"
-	"strconv"
+	"crypto/sha256"
 	"time"
 )
-
-// itoa formats an index for error params.
-func itoa(i int) string { return strconv.Itoa(i) }
 
 const idAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
@@ -28,3 +25,14 @@ func newID(prefix string) string {
 
 // now is the clock objects are stamped with; tests may replace it.
 var now = func() int64 { return time.Now().Unix() }
+
+// derivedID is an object ID computed from a seed: the same seed always
+// gives the same ID.
+func derivedID(prefix, seed string) string {
+	sum := sha256.Sum256([]byte(seed))
+	b := []byte(prefix)
+	for _, v := range sum[:24] {
+		b = append(b, idAlphabet[int(v)%len(idAlphabet)])
+	}
+	return string(b)
+}

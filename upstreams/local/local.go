@@ -178,7 +178,7 @@ func (l *Local) share(key string, open func() (Store, string, error)) error {
 		if vs == nil {
 			l.logger.Warn("vector stores are off", zap.String("store", where), zap.String("reason", why))
 		} else {
-			p.vectors, p.cache = vs, &vectorCache{entries: map[[2]string]*vectorMatrix{}}
+			p.vectors, p.cache = vs, newVectorCache()
 		}
 		return p, nil
 	})
@@ -189,7 +189,7 @@ func (l *Local) share(key string, open func() (Store, string, error)) error {
 	p := val.(pooledStore)
 	l.store = p.Store
 	if p.vectors != nil {
-		l.vectors = &vectorState{ingest: newIngester(p.vectors, p.Store, l.logger.Named("ingest")), cache: p.cache}
+		l.vectors = &vectorState{model: l.EmbeddingModel, ingest: newIngester(p.vectors, p.Store, l.logger.Named("ingest")), cache: p.cache}
 	}
 	return nil
 }

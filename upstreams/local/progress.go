@@ -6,14 +6,6 @@ import (
 	"fmt"
 )
 
-// Progress is the work the local store has in flight across every owner,
-// for the gateway's dashboard: batches not yet finished and attachments
-// still being ingested, oldest first.
-type Progress struct {
-	Batches    []Batch
-	Ingestions []VectorStoreFile
-}
-
 // What a store answers InProgress with; the SQL stores (records and
 // vsRecords) implement both.
 type (
@@ -24,30 +16,6 @@ type (
 		IngestionsInProgress(ctx context.Context, limit int) ([]VectorStoreFile, error)
 	}
 )
-
-// InProgress returns up to limit open batches and up to limit ingestions
-// in progress. It reads the store only; no owner is checked, so it is for
-// the gateway's operators, never for an API caller.
-func (l *Local) InProgress(ctx context.Context, limit int) (Progress, error) {
-	var p Progress
-	if s, ok := l.store.(openBatchLister); ok {
-		b, err := s.OpenBatches(ctx, limit)
-		if err != nil {
-			return p, err
-		}
-		p.Batches = b
-	}
-	if vs, _ := vectorStoreSupport(l.store); vs != nil {
-		if s, ok := vs.(ingestionLister); ok {
-			f, err := s.IngestionsInProgress(ctx, limit)
-			if err != nil {
-				return p, err
-			}
-			p.Ingestions = f
-		}
-	}
-	return p, nil
-}
 
 // OpenBatches lists batches that have not reached a final state.
 func (r records) OpenBatches(ctx context.Context, limit int) ([]Batch, error) {

@@ -275,6 +275,11 @@ func (vc *vectorCache) matrix(ctx context.Context, vs VectorStoreStore, storeID,
 	return m, nil
 }
 
+// newVectorCache returns an empty cache.
+func newVectorCache() *vectorCache {
+	return &vectorCache{entries: map[[2]string]*vectorMatrix{}}
+}
+
 // forget drops a deleted store's embeddings.
 func (vc *vectorCache) forget(storeID string) {
 	vc.mu.Lock()
@@ -315,37 +320,26 @@ func vectorList(m *vectorMatrix, allowed map[string]*VectorStoreFile, q []float3
 	return out
 }
 
-// nearestChunker is a store that ranks chunks by vector similarity
-// itself (PostgreSQL with pgvector), instead of search keeping the
-// store's embeddings in memory (SQLite).
-type nearestChunker interface {
-	// NearestChunks ranks the chunks of the given files of a store
-	// embedded with model by cosine similarity to the unit vector q, as
-	// vectorList does: best first, scores clamped to 0..1, ties to the
-	// lower chunk ID, at most limit.
-	NearestChunks(ctx context.Context, storeID, model string, fileIDs []string, q []float32, limit int) ([]ScoredChunk, error)
-}
-
 // vectorLists ranks the chunks of the allowed files (whose IDs are ids)
 // by cosine similarity to each unit query vector: in the database when
 // the store can, else over the embeddings cached in memory.
-func (l *Local) vectorLists(ctx context.Context, vs VectorStoreStore, storeID string, allowed map[string]*VectorStoreFile, ids []string, vecs [][]float32, limit int) ([]rankedList, error) {
+func (v *vectorState) vectorLists(ctx context.Context, vs VectorStoreStore, storeID string, allowed map[string]*VectorStoreFile, ids []string, vecs [][]float32, limit int) ([]rankedList, error) {
 	lists := make([]rankedList, len(vecs))
 	if n, ok := vs.(nearestChunker); ok {
-		for i, v := range vecs {
+		for i, q := range vecs {
 			var err error
-			if lists[i], err = n.NearestChunks(ctx, storeID, l.EmbeddingModel, ids, v, limit); err != nil {
+			if lists[i], err = n.NearestChunks(ctx, storeID, v.model, ids, q, limit); err != nil {
 				return nil, err
 			}
 		}
 		return lists, nil
 	}
-	m, err := l.vectors.cache.matrix(ctx, vs, storeID, l.EmbeddingModel)
+	m, err := v.cache.matrix(ctx, vs, storeID, v.model)
 	if err != nil {
 		return nil, err
 	}
-	for i, v := range vecs {
-		lists[i] = vectorList(m, allowed, v, limit)
+	for i, q := range vecs {
+		lists[i] = vectorList(m, allowed, q, limit)
 	}
 	return lists, nil
 }
@@ -376,7 +370,7 @@ type searchHit struct {
 }
 
 // search runs a validated search over a store's completed files.
-func (l *Local) search(ctx context.Context, vs VectorStoreStore, who upstreams.Principal, storeID string, req *searchRequest, queries []string) ([]searchHit, error) {
+func (v *vectorState) search(ctx context.Context, vs VectorStoreStore, who upstreams.Principal, storeID string, req *searchRequest, queries []string) ([]searchHit, error) {
 	limit := 10
 	if req.MaxNumResults != nil {
 		limit = *req.MaxNumResults
@@ -399,7 +393,7 @@ func (l *Local) search(ctx context.Context, vs VectorStoreStore, who upstreams.P
 		if req.Filters == nil || req.Filters.match(f.FileID, attrs) {
 			allowed[f.FileID] = f
 			ids = append(ids, f.FileID)
-			hybrid = hybrid || (l.EmbeddingModel != "" && f.EmbeddingModel == l.EmbeddingModel)
+			hybrid = hybrid || (v.model != "" && f.EmbeddingModel == v.model)
 		}
 	}
 	if len(ids) == 0 {
@@ -415,11 +409,11 @@ func (l *Local) search(ctx context.Context, vs VectorStoreStore, who upstreams.P
 		lists = append(lists, list)
 	}
 	if hybrid {
-		vecs, err := l.vectors.ingest.embed.embed(ctx, who, l.EmbeddingModel, queries)
+		vecs, err := v.ingest.embed.embed(ctx, who, v.model, queries)
 		if err != nil {
 			return nil, err
 		}
-		vlists, err := l.vectorLists(ctx, vs, storeID, allowed, ids, vecs, candidates)
+		vlists, err := v.vectorLists(ctx, vs, storeID, allowed, ids, vecs, candidates)
 		if err != nil {
 			return nil, err
 		}
@@ -444,4 +438,15 @@ func (l *Local) search(ctx context.Context, vs VectorStoreStore, who upstreams.P
 		hits = append(hits, searchHit{chunk: c, score: score[c.ID], file: allowed[c.FileID]})
 	}
 	return hits, nil
+}
+
+// vectorState is what a config's vector stores need beside the store:
+// its embedding model, its ingestion worker (whose embedder search uses
+// too) and the embeddings kept in memory for search, which configs
+// sharing the store share.
+type vectorState struct {
+	// model embeds the queries of searches; "" for BM25 only.
+	model  string
+	ingest *ingester
+	cache  *vectorCache
 }

@@ -42,17 +42,16 @@ func (embedDispatcher) Dispatch(_ context.Context, op string, _ upstreams.Princi
 	return &upstreams.Reply{Status: http.StatusOK, Body: b}, err
 }
 
-// testLocal is a local upstream on a fresh store, ingesting with
-// embeddingModel ("" for BM25 only).
-func testLocal(tb testing.TB, embeddingModel string) (*Local, *sqliteStore) {
+// testVectors is vector store ingestion and search on a fresh store,
+// embedding with embeddingModel ("" for BM25 only).
+func testVectors(tb testing.TB, embeddingModel string) (*vectorState, *sqliteStore) {
 	tb.Helper()
 	s, err := openSQLite(tb.TempDir())
 	if err != nil {
 		tb.Fatal(err)
 	}
 	in := newIngester(s, s, zap.NewNop())
-	l := &Local{EmbeddingModel: embeddingModel, store: s, logger: zap.NewNop(),
-		vectors: &vectorState{ingest: in, cache: &vectorCache{entries: map[[2]string]*vectorMatrix{}}}}
+	l := &vectorState{model: embeddingModel, ingest: in, cache: newVectorCache()}
 	in.use(embedDispatcher{})
 	in.start()
 	tb.Cleanup(func() {
@@ -110,7 +109,7 @@ func newPlantedCorpus(n, wordsPerDoc int, seed uint64) plantedCorpus {
 
 // ingestCorpus stores and ingests every document of the corpus as a
 // text file of one vector store, through the ingester's own steps.
-func ingestCorpus(tb testing.TB, l *Local, s *sqliteStore, docs []string, size, overlap int) string {
+func ingestCorpus(tb testing.TB, l *vectorState, s *sqliteStore, docs []string, size, overlap int) string {
 	tb.Helper()
 	ctx := context.Background()
 	storeID := newID("vs_")
@@ -126,12 +125,12 @@ func ingestCorpus(tb testing.TB, l *Local, s *sqliteStore, docs []string, size, 
 			tb.Fatal(err)
 		}
 		f := &VectorStoreFile{VectorStoreID: storeID, FileID: id, Owner: "o", Status: statusInProgress, MaxChunkTokens: size,
-			OverlapTokens: overlap, EmbeddingModel: l.EmbeddingModel, Filename: id + ".txt"}
+			OverlapTokens: overlap, EmbeddingModel: l.model, Filename: id + ".txt"}
 		if _, err := s.AddVectorStoreFile(ctx, f); err != nil {
 			tb.Fatal(err)
 		}
 	}
-	l.vectors.ingest.notify()
+	l.ingest.notify()
 	for {
 		vs, err := s.GetVectorStore(ctx, "o", storeID)
 		if err != nil {
@@ -154,7 +153,7 @@ func ingestCorpus(tb testing.TB, l *Local, s *sqliteStore, docs []string, size, 
 // ranking at work.)
 func TestRetrievalQuality(t *testing.T) {
 	corpus := newPlantedCorpus(120, 700, 1)
-	l, s := testLocal(t, "")
+	l, s := testVectors(t, "")
 	storeID := ingestCorpus(t, l, s, corpus.docs, 200, 50)
 	hits := 0
 	for i, vault := range corpus.vaults {
@@ -181,7 +180,7 @@ func benchmarkSearch(b *testing.B, model string, chunks int) {
 	// 100-token chunks without overlap: 16 to a 750-word document.
 	docs := chunks / 16
 	corpus := newPlantedCorpus(docs, 750, 2)
-	l, s := testLocal(b, model)
+	l, s := testVectors(b, model)
 	start := time.Now()
 	storeID := ingestCorpus(b, l, s, corpus.docs, 100, 0)
 	ingested := time.Since(start)
@@ -235,7 +234,7 @@ func BenchmarkIngest(b *testing.B) {
 			var chunks, took float64
 			for b.Loop() {
 				b.StopTimer()
-				l, s := testLocal(b, model)
+				l, s := testVectors(b, model)
 				b.StartTimer()
 				start := time.Now()
 				ingestCorpus(b, l, s, corpus.docs, 200, 50)

@@ -3,6 +3,7 @@ package local
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/modelgate/modelgate/schemas"
 	"github.com/modelgate/modelgate/upstreams"
@@ -140,3 +141,6 @@ func (l *Local) deleteThread(w http.ResponseWriter, c *upstreams.Call) error {
 	upstreams.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "object": "thread.deleted", "deleted": true})
 	return nil
 }
+
+// itoa formats an index for error params.
+func itoa(i int) string { return strconv.Itoa(i) }

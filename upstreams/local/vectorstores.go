@@ -12,28 +12,6 @@ import (
 	"github.com/modelgate/modelgate/upstreams"
 )
 
-// vectorState is what vector stores need beside the store, shared by
-// every config using the store: the ingestion worker and the embeddings
-// kept in memory for search.
-type vectorState struct {
-	ingest *ingester
-	cache  *vectorCache
-}
-
-// vectorStoreSupport returns the store's vector store persistence, or
-// why it has none: a store may keep them only where its database can
-// (PostgreSQL with pgvector).
-func vectorStoreSupport(s Store) (VectorStoreStore, string) {
-	vs, ok := s.(VectorStoreStore)
-	if !ok {
-		return nil, "this local upstream's store does not keep vector stores; use the embedded SQLite store"
-	}
-	if o, ok := s.(interface{ vectorStoresOff() string }); ok && o.vectorStoresOff() != "" {
-		return nil, o.vectorStoresOff()
-	}
-	return vs, ""
-}
-
 // vectorStores returns the store's vector store persistence, or the 501
 // for a store that has none.
 func (l *Local) vectorStores() (VectorStoreStore, error) {
@@ -57,8 +35,6 @@ func vectorStoreHandler(h func(*Local, VectorStoreStore, http.ResponseWriter, *u
 	}
 }
 
-const secondsPerDay = 86400
-
 type expiresAfter struct {
 	Anchor string `json:"anchor"`
 	Days   int    `json:"days"`
@@ -76,11 +52,6 @@ type vectorStoreObject struct {
 	Metadata     json.RawMessage `json:"metadata"`
 	ExpiresAfter *expiresAfter   `json:"expires_after,omitempty"`
 	ExpiresAt    *int64          `json:"expires_at"`
-}
-
-// expired reports whether the store's expiry policy has run out.
-func (v *VectorStore) expired() bool {
-	return v.ExpiresAfterDays > 0 && now() >= v.LastActiveAt+int64(v.ExpiresAfterDays)*secondsPerDay
 }
 
 func toVectorStoreObject(v *VectorStore) vectorStoreObject {
@@ -428,7 +399,7 @@ func (l *Local) searchVectorStore(vs VectorStoreStore, w http.ResponseWriter, c 
 	if err != nil {
 		return err
 	}
-	hits, err := l.search(c.Request.Context(), vs, c.Principal, v.ID, &req, queries)
+	hits, err := l.vectors.search(c.Request.Context(), vs, c.Principal, v.ID, &req, queries)
 	var fe *fileError
 	if errors.As(err, &fe) {
 		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: "upstream_error",

@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"encoding/json"
+	"math"
 )
 
 // Vector store file statuses.
@@ -164,4 +165,51 @@ type VectorStoreStore interface {
 	ChunksVersion(ctx context.Context, storeID string) (int64, error)
 	// Chunks returns chunks by ID, with their texts, in the order asked.
 	Chunks(ctx context.Context, ids []int64) ([]Chunk, error)
+}
+
+// nearestChunker is a store that ranks chunks by vector similarity
+// itself (PostgreSQL with pgvector), instead of search keeping the
+// store's embeddings in memory (SQLite).
+type nearestChunker interface {
+	// NearestChunks ranks the chunks of the given files of a store
+	// embedded with model by cosine similarity to the unit vector q, as
+	// vectorList does: best first, scores clamped to 0..1, ties to the
+	// lower chunk ID, at most limit.
+	NearestChunks(ctx context.Context, storeID, model string, fileIDs []string, q []float32, limit int) ([]ScoredChunk, error)
+}
+
+// vectorStoreSupport returns the store's vector store persistence, or
+// why it has none: a store may keep them only where its database can
+// (PostgreSQL with pgvector).
+func vectorStoreSupport(s Store) (VectorStoreStore, string) {
+	vs, ok := s.(VectorStoreStore)
+	if !ok {
+		return nil, "this local upstream's store does not keep vector stores; use the embedded SQLite store"
+	}
+	if o, ok := s.(interface{ vectorStoresOff() string }); ok && o.vectorStoresOff() != "" {
+		return nil, o.vectorStoresOff()
+	}
+	return vs, ""
+}
+
+const secondsPerDay = 86400
+
+// expired reports whether the store's expiry policy has run out.
+func (v *VectorStore) expired() bool {
+	return v.ExpiresAfterDays > 0 && now() >= v.LastActiveAt+int64(v.ExpiresAfterDays)*secondsPerDay
+}
+
+func normalize(v []float32) []float32 {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	if sum == 0 {
+		return v
+	}
+	inv := float32(1 / math.Sqrt(sum))
+	for i := range v {
+		v[i] *= inv
+	}
+	return v
 }

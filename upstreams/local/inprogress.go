@@ -1,0 +1,35 @@
+package local
+
+import "context"
+
+// Progress is the work the local store has in flight across every owner,
+// for the gateway's dashboard: batches not yet finished and attachments
+// still being ingested, oldest first.
+type Progress struct {
+	Batches    []Batch
+	Ingestions []VectorStoreFile
+}
+
+// InProgress returns up to limit open batches and up to limit ingestions
+// in progress. It reads the store only; no owner is checked, so it is for
+// the gateway's operators, never for an API caller.
+func (l *Local) InProgress(ctx context.Context, limit int) (Progress, error) {
+	var p Progress
+	if s, ok := l.store.(openBatchLister); ok {
+		b, err := s.OpenBatches(ctx, limit)
+		if err != nil {
+			return p, err
+		}
+		p.Batches = b
+	}
+	if vs, _ := vectorStoreSupport(l.store); vs != nil {
+		if s, ok := vs.(ingestionLister); ok {
+			f, err := s.IngestionsInProgress(ctx, limit)
+			if err != nil {
+				return p, err
+			}
+			p.Ingestions = f
+		}
+	}
+	return p, nil
+}
