@@ -2,12 +2,15 @@ package local
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/testpg"
 	"go.uber.org/zap"
 )
 
@@ -31,14 +34,59 @@ func (c countingFiles) OpenFile(ctx context.Context, owner, id string) (io.ReadC
 	return c.FileStore.OpenFile(ctx, owner, id)
 }
 
-// testVSTwoIngesters runs an ingester on each of two instances of one
+// ingestStore is a store that keeps vector stores, as both the SQLite and
+// the PostgreSQL stores are.
+type ingestStore interface {
+	Store
+	VectorStoreStore
+}
+
+// TestTwoIngesters runs testTwoIngesters on two instances of one SQLite
+// database, then of one PostgreSQL database.
+func TestTwoIngesters(t *testing.T) {
+	t.Run("SQLite", func(t *testing.T) {
+		dir := t.TempDir()
+		testTwoIngesters(t, func(t *testing.T) ingestStore {
+			s, err := openSQLite(dir)
+			if err != nil {
+				t.Fatalf("opening SQLite store: %v", err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		})
+	})
+	t.Run("Postgres", func(t *testing.T) {
+		dsn := testpg.VectorDSN(t)
+		testTwoIngesters(t, func(t *testing.T) ingestStore {
+			s, err := openPostgres(t.Context(), dsn)
+			if err != nil {
+				t.Fatalf("opening PostgreSQL store: %v", err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		})
+	})
+}
+
+// testTwoIngesters runs an ingester on each of two instances of one
 // database: every attachment is ingested once, by one of them; and one
 // whose worker died holding it is taken up once its lease has run out.
-func testVSTwoIngesters(t *testing.T, a, b vectorStoreStore) {
+func testTwoIngesters(t *testing.T, open func(t *testing.T) ingestStore) {
 	ctx := t.Context()
+	a, b := open(t), open(t)
 	owner := newID("owner-")
-	id := newVectorStore(t, a, owner)
-	claimAll(t, a, "sweeper", 1<<40) // other subtests' leftovers
+	id := newID("vs_")
+	if err := a.CreateVectorStore(ctx, &VectorStore{ID: id, Owner: owner, Name: "n", CreatedAt: now(), LastActiveAt: now(), Metadata: json.RawMessage(`{}`)}, nil); err != nil {
+		t.Fatalf("creating vector store: %v", err)
+	}
+	claimed := func(worker string, at int64) int {
+		got, err := a.ClaimIngestions(ctx, worker, at, at+30, 1000)
+		if err != nil {
+			t.Fatalf("claiming as %s: %v", worker, err)
+		}
+		return len(got)
+	}
+	claimed("sweeper", 1<<40) // other tests' leftovers
 	var clock atomic.Int64
 	clock.Store(now())
 	saved := now
@@ -47,7 +95,14 @@ func testVSTwoIngesters(t *testing.T, a, b vectorStoreStore) {
 
 	var files []string
 	add := func() {
-		f := putFile(t, a, owner, "assistants", []byte("the gentle giraffe number "+newID("")))
+		content := "the gentle giraffe number " + newID("")
+		f := &File{ID: newID("file-"), Owner: owner, Filename: "f.jsonl", Purpose: "assistants", Bytes: int64(len(content)), CreatedAt: now()}
+		if _, err := a.WriteFileContent(ctx, f.ID, strings.NewReader(content)); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.InsertFile(ctx, f); err != nil {
+			t.Fatal(err)
+		}
 		att := &VectorStoreFile{VectorStoreID: id, FileID: f.ID, Owner: owner, Status: statusInProgress, MaxChunkTokens: 100}
 		if _, err := a.AddVectorStoreFile(ctx, att); err != nil {
 			t.Fatal(err)
@@ -56,8 +111,8 @@ func testVSTwoIngesters(t *testing.T, a, b vectorStoreStore) {
 	}
 	// The first attachment was claimed by a worker that then died.
 	add()
-	if dead := claimAll(t, a, "dead", now()); len(dead) != 1 {
-		t.Fatalf("the dead worker claimed %d", len(dead))
+	if dead := claimed("dead", now()); dead != 1 {
+		t.Fatalf("the dead worker claimed %d", dead)
 	}
 	for range 10 {
 		add()
@@ -65,7 +120,7 @@ func testVSTwoIngesters(t *testing.T, a, b vectorStoreStore) {
 
 	count := &openCounter{opened: map[string]int{}}
 	var ingesters []*ingester
-	for _, s := range []vectorStoreStore{a, b} {
+	for _, s := range []ingestStore{a, b} {
 		in := newIngester(s, countingFiles{s, count}, zap.NewNop())
 		ingesters = append(ingesters, in)
 		t.Cleanup(in.stop)

@@ -2,12 +2,15 @@ package local
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/modelgate/modelgate/internal/testpg"
+	"github.com/modelgate/modelgate/upstreams"
 )
 
 // provisionLocal provisions l the way Caddy does and cleans it up when
@@ -45,12 +48,19 @@ func TestLocalPostgresStoresByDatabase(t *testing.T) {
 	if strings.Contains(a1.storeKey, "@") {
 		t.Fatalf("the store key %q holds the DSN", a1.storeKey)
 	}
-	f := putFile(t, a1.store, "alice", "assistants", []byte("a"))
+	f := &File{ID: newID("file-"), Owner: "alice", Filename: "f.jsonl", Purpose: "assistants", Bytes: 1, CreatedAt: now()}
+	if _, err := a1.store.WriteFileContent(t.Context(), f.ID, strings.NewReader("a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a1.store.InsertFile(t.Context(), f); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := a2.store.GetFile(t.Context(), "alice", f.ID); err != nil {
 		t.Fatalf("the shared store misses the file: %v", err)
 	}
-	_, err := b.store.GetFile(t.Context(), "alice", f.ID)
-	mustNotFound(t, "GetFile in another database", err)
+	if _, err := b.store.GetFile(t.Context(), "alice", f.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("GetFile in another database: got %v, want ErrNotFound", err)
+	}
 
 	key := a1.storeKey
 	a1.Cleanup()
@@ -74,5 +84,23 @@ func TestLocalRefusesPostgresMisconfigurations(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), password) {
 			t.Errorf("provisioning %+v: %v; want an error with %q and no password", tc.l, err, tc.want)
 		}
+	}
+}
+
+// TestPostgresWithoutPgvectorAnswers501: on a server without the vector
+// extension (Debian's PostgreSQL has no pgvector), the vector store
+// operations answer 501 with the reason, which names it.
+func TestPostgresWithoutPgvectorAnswers501(t *testing.T) {
+	l := &Local{Postgres: testpg.DSN(t)}
+	if err := provisionLocal(t, l); err != nil {
+		t.Fatal(err)
+	}
+	if vs, _ := vectorStoreSupport(l.store); vs != nil {
+		t.Skip("this server has pgvector")
+	}
+	_, err := l.vectorStores()
+	var ue *upstreams.Error
+	if !errors.As(err, &ue) || ue.Status != http.StatusNotImplemented || !strings.Contains(ue.Message, "pgvector") {
+		t.Fatalf("vector store operation: %v, want a 501 naming pgvector", err)
 	}
 }

@@ -1,13 +1,14 @@
 package local
 
 import (
-	"cmp"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -42,23 +43,39 @@ func (embedDispatcher) Dispatch(_ context.Context, op string, _ upstreams.Princi
 	return &upstreams.Reply{Status: http.StatusOK, Body: b}, err
 }
 
-// testVectors is vector store ingestion and search on a fresh store,
-// embedding with embeddingModel ("" for BM25 only).
-func testVectors(tb testing.TB, embeddingModel string) (*vectorState, *sqliteStore) {
+// testVectors is vector store ingestion and search on a fresh store in
+// dir, embedding with embeddingModel ("" for BM25 only).
+func testVectors(tb testing.TB, embeddingModel string) (l *vectorState, s *sqliteStore, dir string) {
 	tb.Helper()
-	s, err := openSQLite(tb.TempDir())
+	dir = tb.TempDir()
+	s, err := openSQLite(dir)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	in := newIngester(s, s, zap.NewNop())
-	l := &vectorState{model: embeddingModel, ingest: in, cache: newVectorCache()}
+	l = &vectorState{model: embeddingModel, ingest: in, cache: newVectorCache()}
 	in.use(embedDispatcher{})
 	in.start()
 	tb.Cleanup(func() {
 		in.stop()
 		s.Close()
 	})
-	return l, s
+	return l, s, dir
+}
+
+// countChunks counts the chunks stored in the SQLite database in dir.
+func countChunks(tb testing.TB, dir string) int {
+	tb.Helper()
+	db, err := sql.Open("sqlite", filepath.Join(dir, "modelgate.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM vector_store_chunks`).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
 }
 
 // corpus writes documents of pseudo-words; each holds one planted fact
@@ -153,7 +170,7 @@ func ingestCorpus(tb testing.TB, l *vectorState, s *sqliteStore, docs []string, 
 // ranking at work.)
 func TestRetrievalQuality(t *testing.T) {
 	corpus := newPlantedCorpus(120, 700, 1)
-	l, s := testVectors(t, "")
+	l, s, _ := testVectors(t, "")
 	storeID := ingestCorpus(t, l, s, corpus.docs, 200, 50)
 	hits := 0
 	for i, vault := range corpus.vaults {
@@ -180,14 +197,11 @@ func benchmarkSearch(b *testing.B, model string, chunks int) {
 	// 100-token chunks without overlap: 16 to a 750-word document.
 	docs := chunks / 16
 	corpus := newPlantedCorpus(docs, 750, 2)
-	l, s := testVectors(b, model)
+	l, s, dir := testVectors(b, model)
 	start := time.Now()
 	storeID := ingestCorpus(b, l, s, corpus.docs, 100, 0)
 	ingested := time.Since(start)
-	var n int
-	if err := s.db.QueryRow(`SELECT COUNT(*) FROM vector_store_chunks`).Scan(&n); err != nil {
-		b.Fatal(err)
-	}
+	n := countChunks(b, dir)
 	var took []time.Duration
 	i := 0
 	for b.Loop() {
@@ -234,49 +248,16 @@ func BenchmarkIngest(b *testing.B) {
 			var chunks, took float64
 			for b.Loop() {
 				b.StopTimer()
-				l, s := testVectors(b, model)
+				l, s, dir := testVectors(b, model)
 				b.StartTimer()
 				start := time.Now()
 				ingestCorpus(b, l, s, corpus.docs, 200, 50)
 				took += time.Since(start).Seconds()
 				b.StopTimer()
-				var n int
-				if err := s.db.QueryRow(`SELECT COUNT(*) FROM vector_store_chunks`).Scan(&n); err != nil {
-					b.Fatal(err)
-				}
-				chunks += float64(n)
+				chunks += float64(countChunks(b, dir))
 				b.StartTimer()
 			}
 			b.ReportMetric(chunks/took, "chunks/s")
 		})
-	}
-}
-
-// TestVectorListKeepsTheBest: the top chunks kept while scanning are the
-// ones a full sort would put first (ties to the lower ID), from allowed
-// files only.
-func TestVectorListKeepsTheBest(t *testing.T) {
-	r := rand.New(rand.NewPCG(4, 4))
-	allowed := map[string]*VectorStoreFile{"a": {}, "b": {}}
-	m := &vectorMatrix{}
-	for i := range 3000 {
-		v := make([]float32, 7)
-		for k := range v {
-			v[k] = float32(r.IntN(5)) // few distinct values: many ties
-		}
-		m.chunks = append(m.chunks, Chunk{ID: int64(i), FileID: []string{"a", "b", "c"}[i%3], Embedding: normalize(v)})
-	}
-	q := normalize([]float32{1, 2, 0, 1, 3, 0, 1})
-	var want rankedList
-	for _, c := range m.chunks {
-		if allowed[c.FileID] != nil {
-			want = append(want, ScoredChunk{ID: c.ID, Score: min(max(float64(dot(c.Embedding, q)), 0), 1)})
-		}
-	}
-	slices.SortStableFunc(want, func(a, b ScoredChunk) int { return cmp.Compare(b.Score, a.Score) })
-	for _, limit := range []int{1, 50, 5000} {
-		if got := vectorList(m, allowed, q, limit); !slices.Equal(got, want[:min(limit, len(want))]) {
-			t.Fatalf("limit %d: got %v, want %v", limit, got[:min(5, len(got))], want[:min(5, limit)])
-		}
 	}
 }

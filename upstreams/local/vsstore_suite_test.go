@@ -326,13 +326,12 @@ func testVSNearestChunks(t *testing.T, s VectorStoreStore) {
 		for _, f := range ids {
 			allowed[f] = &VectorStoreFile{FileID: f}
 		}
-		m := &vectorMatrix{chunks: embedded}
 		score := map[int64]float64{}
-		for _, c := range vectorList(m, allowed, q, len(embedded)) {
+		for _, c := range vectorList(embedded, allowed, q, len(embedded)) {
 			score[c.ID] = c.Score
 		}
 		for _, limit := range []int{1, 10, 50, 500} {
-			want := vectorList(m, allowed, q, limit)
+			want := vectorList(embedded, allowed, q, limit)
 			got, err := n.NearestChunks(ctx, id, "emb", ids, q, limit)
 			if err != nil {
 				t.Fatalf("query %d, limit %d: %v", qi, limit, err)
