@@ -37,9 +37,9 @@ type batchRunner struct {
 	done    chan struct{}
 }
 
-func newBatchRunner(store BatchStore, files FileStore, d upstreams.Dispatcher, logger *zap.Logger, lease time.Duration, concurrency int) *batchRunner {
+func newBatchRunner(s BatchStore, files FileStore, d upstreams.Dispatcher, logger *zap.Logger, lease time.Duration, concurrency int) *batchRunner {
 	return &batchRunner{
-		store: store, files: files, dispatch: d, logger: logger,
+		store: s, files: files, dispatch: d, logger: logger,
 		worker: newWorkerName(),
 		lease:  lease, concurrency: concurrency, maxBatches: 2,
 		wakeup: make(chan struct{}, 1), done: make(chan struct{}), cancels: map[string]context.CancelFunc{},

@@ -59,8 +59,8 @@ type inputValidator struct {
 // validateBatchInput reads the input file as a stream (never whole) and
 // hands the valid requests to store in chunks. Line numbers are 1-based;
 // blank lines are skipped but counted.
-func validateBatchInput(ctx context.Context, r io.Reader, endpoint string, store func([]BatchRequest) error) (batchInput, error) {
-	v := &inputValidator{endpoint: endpoint, operation: batchEndpoints[endpoint], store: store, seen: map[string]bool{}}
+func validateBatchInput(ctx context.Context, r io.Reader, endpoint string, save func([]BatchRequest) error) (batchInput, error) {
+	v := &inputValidator{endpoint: endpoint, operation: batchEndpoints[endpoint], store: save, seen: map[string]bool{}}
 	br := bufio.NewReaderSize(r, 64<<10)
 	for line := 1; ; line++ {
 		if err := ctx.Err(); err != nil {
