@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -79,17 +80,20 @@ func TestReadStreamTimesEveryChunk(t *testing.T) {
 		": keep-alive\n\n" +
 		"data: " + streamChunk(sent.UnixNano(), "") + "\n\n" +
 		"data: [DONE]\n\n"
-	first, delays, err := readStream(strings.NewReader(stream), sent)
+	s, err := readStream(strings.NewReader(stream), sent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first <= 0 || len(delays) != 2 || delays[0] < time.Millisecond {
-		t.Errorf("first %v, delays %v; want two delays of at least 1ms", first, delays)
+	if s.first <= 0 || len(s.delays) != 2 || s.delays[0] < time.Millisecond {
+		t.Errorf("first %v, delays %v; want two delays of at least 1ms", s.first, s.delays)
 	}
-	if _, _, err := readStream(strings.NewReader("data: [DONE]\n\n"), sent); err == nil {
+	if s.total < s.first || s.events != 3 {
+		t.Errorf("total %v (first %v), %d events; want the total at least the first chunk's and 3 events (the keep-alive is no event)", s.total, s.first, s.events)
+	}
+	if _, err := readStream(strings.NewReader("data: [DONE]\n\n"), sent); err == nil {
 		t.Error("a stream without content chunks was accepted")
 	}
-	if _, _, err := readStream(strings.NewReader(stream[:len(stream)-len("data: [DONE]\n\n")]), sent); err == nil {
+	if _, err := readStream(strings.NewReader(stream[:len(stream)-len("data: [DONE]\n\n")]), sent); err == nil {
 		t.Error("a stream cut before [DONE] was accepted")
 	}
 }
@@ -121,23 +125,39 @@ func ms(n ...int) []time.Duration {
 }
 
 func TestSummariseComparesWithinRounds(t *testing.T) {
-	round := func(ok int, lat []time.Duration, first, chunks []time.Duration) Round {
+	round := func(ok int, cpu time.Duration, lat []time.Duration, first, chunks []time.Duration) Round {
+		var total []time.Duration
+		for _, f := range first {
+			total = append(total, 10*f)
+		}
 		return Round{
-			Max:    Requests{OK: ok, Elapsed: time.Second},
+			Max:    Requests{OK: ok, Elapsed: time.Second, CPU: cpu},
 			Fixed:  Requests{OK: len(lat), Latencies: lat},
-			Stream: Streams{Completed: len(first), FirstChunk: first, ChunkDelay: chunks},
+			Stream: Streams{Completed: len(first), FirstChunk: first, Total: total, ChunkDelay: chunks},
+			Many:   Streams{Events: ok, Elapsed: time.Second, CPU: cpu / 2, ChunkDelay: chunks},
 		}
 	}
 	results := []Result{
-		{Name: Direct, Rounds: []Round{round(4000, ms(1, 1, 1), ms(1), ms(1, 1)), round(4000, ms(1), ms(1), ms(1))}},
+		{Name: Direct, Rounds: []Round{round(4000, 0, ms(1, 1, 1), ms(1), ms(1, 1)), round(4000, 0, ms(1), ms(1), ms(1))}},
 		// The machine slowed down in round 2: the floor halved too.
-		{Name: Floor, Rounds: []Round{round(2000, ms(2, 2, 2), ms(2), ms(1, 1)), round(1000, ms(2), ms(2), ms(1))}, PeakRSS: 64 << 20},
-		{Name: Full, Rounds: []Round{round(1800, ms(3, 3, 3), ms(4), ms(1, 20)), round(900, ms(3), ms(4), ms(2))}, PeakRSS: 100 << 20},
+		{Name: Floor, Rounds: []Round{round(2000, time.Second, ms(2, 2, 2), ms(2), ms(1, 1)), round(1000, time.Second, ms(2), ms(2), ms(1))}, PeakRSS: 64 << 20},
+		{Name: Full, Rounds: []Round{round(1800, 720*time.Millisecond, ms(3, 3, 3), ms(4), ms(1, 20)), round(900, 360*time.Millisecond, ms(3), ms(4), ms(2))}, PeakRSS: 100 << 20},
 	}
 	rows := Summarise(results, 10*time.Millisecond)
 	full := rows[2]
 	if full.RPS != 1350 || full.VsFloor != 0.9 {
 		t.Errorf("full: rps %v (want median 1350), x floor %v (want 0.9 in both rounds)", full.RPS, full.VsFloor)
+	}
+	// 400µs per request against the floor's 500µs, then 1000µs: 0.8 and
+	// 0.4, median 0.6.
+	if full.CPUPerReq != 400*time.Microsecond || math.Abs(full.CPUVsFloor-0.6) > 1e-9 {
+		t.Errorf("full CPU: %v per request (want 400µs), %v x floor (want 0.6)", full.CPUPerReq, full.CPUVsFloor)
+	}
+	if rows[0].CPUPerReq != 0 || !math.IsNaN(rows[0].CPUVsFloor) {
+		t.Errorf("direct has no process, yet CPU %v, %v x floor", rows[0].CPUPerReq, rows[0].CPUVsFloor)
+	}
+	if full.Many.CPUPerEvent != 200*time.Microsecond || math.Abs(full.Many.CPUVsFloor-0.6) > 1e-9 || full.Many.EventsPerSec != 1350 {
+		t.Errorf("full streaming load: %v per event, %v x floor, %v events/s", full.Many.CPUPerEvent, full.Many.CPUVsFloor, full.Many.EventsPerSec)
 	}
 	if full.P50 != 3*time.Millisecond || full.AddedP50 != 2*time.Millisecond || full.OverFloor != time.Millisecond {
 		t.Errorf("full latencies: p50 %v, +direct %v, +floor %v", full.P50, full.AddedP50, full.OverFloor)
@@ -145,21 +165,28 @@ func TestSummariseComparesWithinRounds(t *testing.T) {
 	if full.FirstChunkOverFloor != 2*time.Millisecond || full.AddedFirstChunk != 3*time.Millisecond {
 		t.Errorf("full first chunk: +floor %v, +direct %v", full.FirstChunkOverFloor, full.AddedFirstChunk)
 	}
-	if full.Held != 1 || full.Chunks != 3 {
-		t.Errorf("held %d of %d chunks, want 1 of 3", full.Held, full.Chunks)
+	if full.Total != 40*time.Millisecond || full.TotalOverFloor != 20*time.Millisecond || full.AddedTotal != 30*time.Millisecond {
+		t.Errorf("full total: %v, +floor %v, +direct %v", full.Total, full.TotalOverFloor, full.AddedTotal)
+	}
+	if full.Held != 1 || full.Chunks != 3 || full.Many.Held != 1 || full.Many.Chunks != 3 {
+		t.Errorf("held %d of %d chunks, %d of %d under load; want 1 of 3", full.Held, full.Chunks, full.Many.Held, full.Many.Chunks)
+	}
+	if full.RSSVsFloor != 100.0/64 {
+		t.Errorf("peak RSS %v x floor", full.RSSVsFloor)
 	}
 	var out strings.Builder
 	if err := PrintTable(&out, rows); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"modelgate-full", "1350", "0.90", "100 MiB", "1/3"} {
+	for _, want := range []string{"modelgate-full", "1350", "0.90", "400.0µs", "0.60", "200.0µs", "100 MiB", "1.56", "1/3", "streaming load"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
 	}
 	v := Verdicts(rows, Full)
-	if len(v) != 4 || !strings.HasSuffix(v[0], ": met") || !strings.HasSuffix(v[1], "MISSED") || !strings.HasSuffix(v[3], "MISSED") ||
-		!strings.Contains(v[2], "first chunk +") || !strings.Contains(v[3], "(plain Caddy: ") {
+	if len(v) != 6 || !strings.HasSuffix(v[0], "MISSED") || !strings.HasSuffix(v[1], ": met") || !strings.HasSuffix(v[2], "MISSED") ||
+		!strings.HasSuffix(v[3], "MISSED") || !strings.HasSuffix(v[4], "MISSED") || !strings.HasSuffix(v[5], "MISSED") ||
+		!strings.Contains(v[2], "first chunk +") || !strings.Contains(v[4], "(plain Caddy: ") {
 		t.Errorf("verdicts %q", v)
 	}
 }
@@ -180,6 +207,20 @@ func TestMemoryTrend(t *testing.T) {
 	}
 }
 
+func TestParseStatCPU(t *testing.T) {
+	// A command name with a space and a parenthesis; utime 250, stime 50.
+	stat := "4242 (caddy (x) y) S 1 4242 4242 0 -1 4194560 9000 0 0 0 250 50 0 0 20 0 12 0 100 2000000 30000 18446744073709551615"
+	if got, err := parseStatCPU(stat); err != nil || got != 3*time.Second {
+		t.Errorf("CPU = %v, %v; want 3s", got, err)
+	}
+	if _, err := parseStatCPU("4242 (caddy) S 1 2"); err == nil {
+		t.Error("a short stat was read")
+	}
+	if got, err := (&Target{}).CPU(); err != nil || got != 0 {
+		t.Errorf("a target without a process: %v, %v", got, err)
+	}
+}
+
 func TestParseStatusField(t *testing.T) {
 	status := "Name:\tcaddy\nVmHWM:\t  136200 kB\nVmRSS:\t   90000 kB\n"
 	if got, err := parseStatusField(strings.NewReader(status), "VmHWM:"); err != nil || got != 136200<<10 {
@@ -196,8 +237,11 @@ func TestTinyLoad(t *testing.T) {
 	srv := httptest.NewServer(NewUpstream(StreamShape{Chunks: 4, Spacing: time.Millisecond}))
 	defer srv.Close()
 	l := Load{Workers: 2, Throughput: 200 * time.Millisecond, Rate: 50, Latency: 200 * time.Millisecond,
-		Streams: 2, StreamFor: 200 * time.Millisecond, Key: "k"}
-	r := runRound(context.Background(), srv.URL, l)
+		Streams: 2, StreamFor: 200 * time.Millisecond, ManyStreams: 20, ManyStreamsFor: 200 * time.Millisecond, Key: "k"}
+	r, err := runRound(context.Background(), &Target{Name: Direct, URL: srv.URL}, l)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if r.Max.OK == 0 || r.Max.Failed != 0 || r.Max.RPS() <= 0 || len(r.Max.Latencies) != r.Max.OK {
 		t.Errorf("max rate: %+v", r.Max.FirstError)
 	}
@@ -206,6 +250,13 @@ func TestTinyLoad(t *testing.T) {
 	}
 	if r.Stream.Completed == 0 || r.Stream.Failed != 0 || len(r.Stream.ChunkDelay) != 4*r.Stream.Completed || len(r.Stream.FirstChunk) != r.Stream.Completed {
 		t.Errorf("streams: %d completed, %d failed, %d chunk delays: %s", r.Stream.Completed, r.Stream.Failed, len(r.Stream.ChunkDelay), r.Stream.FirstError)
+	}
+	if len(r.Stream.Total) != r.Stream.Completed || r.Stream.Events != 6*r.Stream.Completed {
+		t.Errorf("streams: %d totals, %d events of %d streams (want 6 each: 4 chunks, the final one, [DONE])", len(r.Stream.Total), r.Stream.Events, r.Stream.Completed)
+	}
+	// 20 clients at once, each stream ~3ms long: more streams than clients.
+	if m := r.Many; m.Completed < 20 || m.Failed != 0 || m.Events != 6*m.Completed || len(m.ChunkDelay) != 4*m.Completed || m.EventsPerSecond() <= 0 {
+		t.Errorf("streaming load: %d completed, %d failed, %d events, %d chunk delays: %s", m.Completed, m.Failed, m.Events, len(m.ChunkDelay), m.FirstError)
 	}
 }
 

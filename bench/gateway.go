@@ -253,6 +253,47 @@ func (t *Target) procStatus(field string) (int64, error) {
 	return parseStatusField(f, field)
 }
 
+// CPU is the CPU time (user and system, all threads) the process has used
+// so far, 0 for a target that is not a process of its own.
+func (t *Target) CPU() (time.Duration, error) {
+	if t.cmd == nil || t.cmd.Process == nil {
+		return 0, nil
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", t.cmd.Process.Pid))
+	if err != nil {
+		return 0, fmt.Errorf("reading the CPU time of %s: %w", t.Name, err)
+	}
+	return parseStatCPU(string(stat))
+}
+
+// userHZ is the unit of /proc's CPU times: the kernel's USER_HZ, 100 on
+// every Linux architecture.
+const userHZ = 100
+
+// parseStatCPU reads utime and stime, the 14th and 15th fields of
+// /proc/PID/stat, counted after the command name (in parentheses, which
+// may hold spaces).
+func parseStatCPU(stat string) (time.Duration, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("the process stat %q has no command name", stat)
+	}
+	fields := strings.Fields(stat[i+1:])
+	// fields[0] is the state, the 3rd field of the line.
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("the process stat %q is too short", stat)
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("parsing the process stat's CPU time %q: %w", f, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / userHZ, nil
+}
+
 // parseStatusField reads a "Name:   123 kB" line of /proc/PID/status.
 func parseStatusField(status io.Reader, field string) (int64, error) {
 	sc := bufio.NewScanner(status)

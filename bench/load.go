@@ -23,9 +23,15 @@ type Load struct {
 	// (a fixed rate avoids coordinated omission).
 	Rate    int
 	Latency time.Duration
-	// Streams concurrent clients stream for StreamFor.
+	// Streams concurrent clients stream for StreamFor (the streaming
+	// probe: time to first chunk, to the end, each chunk's delay).
 	Streams   int
 	StreamFor time.Duration
+	// ManyStreams concurrent clients stream for ManyStreamsFor (the
+	// streaming load: per-event cost and delays with many streams open);
+	// 0 skips the phase.
+	ManyStreams    int
+	ManyStreamsFor time.Duration
 	// Key is the client key sent as a bearer token.
 	Key string
 }
@@ -39,6 +45,9 @@ type Requests struct {
 	Latencies []time.Duration
 	// FirstError is one failure, to show when there are any.
 	FirstError string
+	// CPU is the CPU time (user and system) the target's process spent
+	// during the phase, 0 for a target that is not a process of its own.
+	CPU time.Duration
 }
 
 // RPS is the rate of successful requests.
@@ -102,24 +111,52 @@ type Streams struct {
 	// ChunkDelay is, per content chunk, the time from the upstream sending
 	// it to the client reading it.
 	ChunkDelay []time.Duration
+	// Total is, per stream, the time from sending the request to reading
+	// [DONE].
+	Total []time.Duration
+	// Events counts the events (data lines, [DONE] included) of the
+	// completed streams.
+	Events     int
 	FirstError string
+	// Elapsed is the phase's wall time; CPU as in Requests.
+	Elapsed, CPU time.Duration
+}
+
+// EventsPerSecond is the rate at which the phase's events were delivered.
+func (s Streams) EventsPerSecond() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Events) / s.Elapsed.Seconds()
 }
 
 // Stream runs l.Streams clients that each open streams one after the
-// other for l.StreamFor.
+// other for l.StreamFor: the streaming probe.
 func Stream(ctx context.Context, baseURL string, l Load) Streams {
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: l.Streams}}
+	return streams(ctx, baseURL, l.Key, l.Streams, l.StreamFor)
+}
+
+// ManyStreams is the streaming load: l.ManyStreams clients at once.
+func ManyStreams(ctx context.Context, baseURL string, l Load) Streams {
+	return streams(ctx, baseURL, l.Key, l.ManyStreams, l.ManyStreamsFor)
+}
+
+// streams runs n clients that each open streams one after the other for d
+// (a stream under way when d ends is read to its end).
+func streams(ctx context.Context, baseURL, key string, n int, d time.Duration) Streams {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
 	defer client.CloseIdleConnections()
 	bodies := NewChatBodies(true)
-	ctx, cancel := context.WithTimeout(ctx, l.StreamFor)
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var mu sync.Mutex
 	var out Streams
 	var wg sync.WaitGroup
-	for range l.Streams {
+	start := time.Now()
+	for range n {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				first, delays, err := streamOnce(context.WithoutCancel(ctx), client, baseURL, l.Key, bodies.Next())
+				s, err := streamOnce(context.WithoutCancel(ctx), client, baseURL, key, bodies.Next())
 				mu.Lock()
 				if err != nil {
 					out.Failed++
@@ -128,64 +165,78 @@ func Stream(ctx context.Context, baseURL string, l Load) Streams {
 					}
 				} else {
 					out.Completed++
-					out.FirstChunk = append(out.FirstChunk, first)
-					out.ChunkDelay = append(out.ChunkDelay, delays...)
+					out.FirstChunk = append(out.FirstChunk, s.first)
+					out.Total = append(out.Total, s.total)
+					out.ChunkDelay = append(out.ChunkDelay, s.delays...)
+					out.Events += s.events
 				}
 				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
+	out.Elapsed = time.Since(start)
 	return out
 }
 
+// streamRead is what the client saw of one stream.
+type streamRead struct {
+	// first is the time to the first content chunk, total to [DONE].
+	first, total time.Duration
+	// delays are the content chunks' times from the upstream to the client.
+	delays []time.Duration
+	events int
+}
+
 // streamOnce opens one stream and reads it to [DONE].
-func streamOnce(ctx context.Context, client *http.Client, baseURL, key string, body []byte) (time.Duration, []time.Duration, error) {
+func streamOnce(ctx context.Context, client *http.Client, baseURL, key string, body []byte) (streamRead, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL+"/v1/chat/completions", bytes.NewReader(body))
 	if err != nil {
-		return 0, nil, fmt.Errorf("building the request: %w", err)
+		return streamRead{}, fmt.Errorf("building the request: %w", err)
 	}
 	req.Header = requestHeader(key)
 	start := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, nil, fmt.Errorf("sending: %w", err)
+		return streamRead{}, fmt.Errorf("sending: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return 0, nil, fmt.Errorf("status %d: %s", resp.StatusCode, msg)
+		return streamRead{}, fmt.Errorf("status %d: %s", resp.StatusCode, msg)
 	}
 	return readStream(resp.Body, start)
 }
 
-// readStream reads events to [DONE], timing each content chunk as it is read.
-func readStream(r io.Reader, start time.Time) (time.Duration, []time.Duration, error) {
-	var first time.Duration
-	var delays []time.Duration
+// readStream reads events to [DONE], timing each content chunk as it is
+// read, and the whole stream.
+func readStream(r io.Reader, start time.Time) (streamRead, error) {
+	var s streamRead
 	br := bufio.NewReaderSize(r, 64<<10) // whole events: chunks are far smaller
 	for {
 		line, err := br.ReadSlice('\n')
 		now := time.Now()
 		if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
 			data = bytes.TrimSpace(data)
+			s.events++
 			if string(data) == "[DONE]" {
-				if first == 0 {
-					return 0, nil, fmt.Errorf("the stream had no content chunk")
+				if s.first == 0 {
+					return streamRead{}, fmt.Errorf("the stream had no content chunk")
 				}
-				return first, delays, nil
+				s.total = now.Sub(start)
+				return s, nil
 			}
 			if sent, ok := sentTime(data); ok {
-				if first == 0 {
-					first = now.Sub(start)
+				if s.first == 0 {
+					s.first = now.Sub(start)
 				}
-				delays = append(delays, now.Sub(sent))
+				s.delays = append(s.delays, now.Sub(sent))
 			}
 		}
 		if err != nil {
-			return 0, nil, fmt.Errorf("the stream ended before [DONE]: %w", err)
+			return streamRead{}, fmt.Errorf("the stream ended before [DONE]: %w", err)
 		}
 	}
 }

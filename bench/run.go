@@ -113,8 +113,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		for k := range targets {
 			i := (round + k) % len(targets)
 			fmt.Fprintf(out, "round %d/%d: %s\n", round+1, cfg.Rounds, targets[i].Name)
-			r := runRound(ctx, targets[i].URL, cfg.Load)
-			for _, e := range []string{r.Max.FirstError, r.Fixed.FirstError, r.Stream.FirstError} {
+			r, err := runRound(ctx, targets[i], cfg.Load)
+			if err != nil {
+				return err
+			}
+			for _, e := range []string{r.Max.FirstError, r.Fixed.FirstError, r.Stream.FirstError, r.Many.FirstError} {
 				if e != "" {
 					fmt.Fprintf(out, "  %s: a request failed: %s\n", targets[i].Name, e)
 				}
@@ -132,8 +135,9 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		}
 		results[i].PeakRSS = rss
 	}
-	fmt.Fprintf(out, "\n%d rounds, interleaved; max rate with %d connections for %s, latencies at %d req/s for %s, %d concurrent streams of %d chunks %s apart for %s\n\n",
-		cfg.Rounds, cfg.Load.Workers, cfg.Load.Throughput, cfg.Load.Rate, cfg.Load.Latency, cfg.Load.Streams, cfg.Shape.Chunks, cfg.Shape.Spacing, cfg.Load.StreamFor)
+	fmt.Fprintf(out, "\n%d rounds, interleaved; max rate with %d connections for %s, latencies at %d req/s for %s, %d concurrent streams of %d chunks %s apart for %s, then %d concurrent streams for %s\n\n",
+		cfg.Rounds, cfg.Load.Workers, cfg.Load.Throughput, cfg.Load.Rate, cfg.Load.Latency, cfg.Load.Streams, cfg.Shape.Chunks, cfg.Shape.Spacing, cfg.Load.StreamFor,
+		cfg.Load.ManyStreams, cfg.Load.ManyStreamsFor)
 	rows := Summarise(results, cfg.Shape.Spacing)
 	if err := PrintTable(out, rows); err != nil {
 		return err
@@ -158,25 +162,56 @@ func serveUpstream(shape StreamShape) (net.Listener, error) {
 	return l, nil
 }
 
-func runRound(ctx context.Context, url string, l Load) Round {
-	return Round{
-		Max:    MaxRate(ctx, url, l),
-		Fixed:  FixedRate(ctx, url, l),
-		Stream: Stream(ctx, url, l),
+// runRound drives t through each phase, with the CPU time its process
+// spent in the max-rate and streaming phases.
+func runRound(ctx context.Context, t *Target, l Load) (Round, error) {
+	var r Round
+	var err error
+	if r.Max, r.Max.CPU, err = withCPU(t, func() Requests { return MaxRate(ctx, t.URL, l) }); err != nil {
+		return r, err
 	}
+	r.Fixed = FixedRate(ctx, t.URL, l)
+	if r.Stream, r.Stream.CPU, err = withCPU(t, func() Streams { return Stream(ctx, t.URL, l) }); err != nil {
+		return r, err
+	}
+	if l.ManyStreams > 0 {
+		if r.Many, r.Many.CPU, err = withCPU(t, func() Streams { return ManyStreams(ctx, t.URL, l) }); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// withCPU runs a phase and returns what it saw and the CPU time t's
+// process spent meanwhile.
+func withCPU[T any](t *Target, phase func() T) (T, time.Duration, error) {
+	var zero T
+	before, err := t.CPU()
+	if err != nil {
+		return zero, 0, err
+	}
+	out := phase()
+	after, err := t.CPU()
+	if err != nil {
+		return zero, 0, err
+	}
+	return out, after - before, nil
 }
 
 // warmUp loads what gateways load lazily (token encodings, connections)
 // and checks that the target answers at all.
 func warmUp(ctx context.Context, t *Target, cfg Config) error {
 	l := cfg.Load
-	l.Throughput, l.StreamFor = cfg.Warmup, cfg.Warmup
+	l.Throughput, l.StreamFor, l.ManyStreamsFor = cfg.Warmup, cfg.Warmup, cfg.Warmup
 	r := MaxRate(ctx, t.URL, l)
 	if r.OK == 0 {
 		return fmt.Errorf("%s answers no request: %s", t.Name, r.FirstError)
 	}
 	if s := Stream(ctx, t.URL, l); s.Completed == 0 {
 		return fmt.Errorf("%s completes no stream: %s", t.Name, s.FirstError)
+	}
+	if l.ManyStreams > 0 {
+		ManyStreams(ctx, t.URL, l) // the connections of the streaming load
 	}
 	return nil
 }
@@ -194,27 +229,42 @@ func runSoak(ctx context.Context, cfg Config, t *Target, out io.Writer) error {
 }
 
 // profileAll profiles each Caddy-based gateway's CPU during one more
-// max-rate phase and saves its allocation profile after it.
+// max-rate phase and saves its allocation profile after it; then, with the
+// streaming load on, the same during one more phase of many streams
+// (NAME.stream.{cpu,allocs}.pprof).
 func profileAll(ctx context.Context, cfg Config, targets []*Target, out io.Writer) error {
 	for _, t := range targets {
 		if t.Admin == "" {
 			continue
 		}
-		seconds := max(int(cfg.Load.Throughput.Seconds())-1, 1)
-		cpu := make(chan error, 1)
-		go func() {
-			cpu <- fetchProfile(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", t.Admin, seconds), filepath.Join(cfg.Dir, t.Name+".cpu.pprof"))
-		}()
-		MaxRate(ctx, t.URL, cfg.Load)
-		if err := <-cpu; err != nil {
-			return err
-		}
-		if err := fetchProfile(ctx, t.Admin+"/debug/pprof/allocs", filepath.Join(cfg.Dir, t.Name+".allocs.pprof")); err != nil {
+		if err := profilePhase(ctx, cfg.Dir, t, t.Name, cfg.Load.Throughput, func() { MaxRate(ctx, t.URL, cfg.Load) }); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "profiles of %s: %s\n", t.Name, filepath.Join(cfg.Dir, t.Name+".{cpu,allocs}.pprof"))
+		if cfg.Load.ManyStreams == 0 {
+			continue
+		}
+		if err := profilePhase(ctx, cfg.Dir, t, t.Name+".stream", cfg.Load.ManyStreamsFor, func() { ManyStreams(ctx, t.URL, cfg.Load) }); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "profiles of %s streaming: %s\n", t.Name, filepath.Join(cfg.Dir, t.Name+".stream.{cpu,allocs}.pprof"))
 	}
 	return nil
+}
+
+// profilePhase saves prefix.cpu.pprof, t's CPU profile while phase (which
+// lasts about d) runs, and prefix.allocs.pprof after it.
+func profilePhase(ctx context.Context, dir string, t *Target, prefix string, d time.Duration, phase func()) error {
+	seconds := max(int(d.Seconds())-1, 1)
+	cpu := make(chan error, 1)
+	go func() {
+		cpu <- fetchProfile(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", t.Admin, seconds), filepath.Join(dir, prefix+".cpu.pprof"))
+	}()
+	phase()
+	if err := <-cpu; err != nil {
+		return err
+	}
+	return fetchProfile(ctx, t.Admin+"/debug/pprof/allocs", filepath.Join(dir, prefix+".allocs.pprof"))
 }
 
 func fetchProfile(ctx context.Context, url, path string) error {

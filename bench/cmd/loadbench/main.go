@@ -2,7 +2,7 @@
 // gateways given by flags) on one machine, in one interleaved run:
 //
 //	go run ./bench/cmd/loadbench                 # the table
-//	go run ./bench/cmd/loadbench -profile -keep  # plus CPU/alloc profiles
+//	go run ./bench/cmd/loadbench -profile -keep  # plus CPU/alloc profiles (max rate, many streams)
 //	go run ./bench/cmd/loadbench -soak 10m       # modelgate-full at max rate, memory over time
 //
 // Run it from the repository root (it builds ./module/cmd/caddy).
@@ -47,6 +47,8 @@ func main() {
 	flag.DurationVar(&cfg.Load.Latency, "latency-d", 5*time.Second, "length of the fixed-rate phase")
 	flag.IntVar(&cfg.Load.Streams, "streams", 4, "concurrent streams of the streaming phase")
 	flag.DurationVar(&cfg.Load.StreamFor, "stream-d", 3*time.Second, "length of the streaming phase")
+	flag.IntVar(&cfg.Load.ManyStreams, "many-streams", 200, "concurrent streams of the streaming load (CPU per event, delays under load); 0 skips it")
+	flag.DurationVar(&cfg.Load.ManyStreamsFor, "many-streams-d", 3*time.Second, "length of the streaming load")
 	flag.StringVar(&cfg.Load.Key, "key", "sk-bench-client-key-0001", "client key gateways are configured with")
 	flag.IntVar(&cfg.Shape.Chunks, "chunks", 20, "content chunks per stream")
 	flag.DurationVar(&cfg.Shape.Spacing, "spacing", 5*time.Millisecond, "time between streamed chunks")
