@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -13,6 +14,167 @@ import (
 	"github.com/modelgate/modelgate/internal/testpg"
 	"go.uber.org/zap"
 )
+
+// The ingestion tests, run on SQLite and on PostgreSQL with pgvector.
+
+// ingestStore is a store that keeps vector stores, as both the SQLite and
+// the PostgreSQL stores are.
+type ingestStore interface {
+	Store
+	VectorStoreStore
+}
+
+// forEachStore runs test on two kinds of store, SQLite and PostgreSQL
+// with pgvector; each call of open is another instance on one database.
+func forEachStore(t *testing.T, test func(t *testing.T, open func(t *testing.T) ingestStore)) {
+	t.Run("SQLite", func(t *testing.T) {
+		dir := t.TempDir()
+		test(t, func(t *testing.T) ingestStore {
+			s, err := openSQLite(dir)
+			if err != nil {
+				t.Fatalf("opening SQLite store: %v", err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		})
+	})
+	t.Run("Postgres", func(t *testing.T) {
+		dsn := testpg.VectorDSN(t)
+		test(t, func(t *testing.T) ingestStore {
+			s, err := openPostgres(t.Context(), dsn)
+			if err != nil {
+				t.Fatalf("opening PostgreSQL store: %v", err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		})
+	})
+}
+
+func TestTwoIngesters(t *testing.T) {
+	forEachStore(t, func(t *testing.T, open func(t *testing.T) ingestStore) { testVSTwoIngesters(t, open(t), open(t)) })
+}
+
+func TestIngestionQuarantine(t *testing.T) {
+	forEachStore(t, func(t *testing.T, open func(t *testing.T) ingestStore) { testVSQuarantine(t, open(t)) })
+}
+
+// storedFile stores content as a new file of owner, as an upload does.
+func storedFile(t *testing.T, s Store, owner string, content []byte) *File {
+	t.Helper()
+	f := &File{ID: newID("file-"), Owner: owner, Filename: "f.jsonl", Purpose: "assistants", Bytes: int64(len(content)), CreatedAt: now()}
+	if _, err := s.WriteFileContent(t.Context(), f.ID, bytes.NewReader(content)); err != nil {
+		t.Fatalf("writing content: %v", err)
+	}
+	if err := s.InsertFile(t.Context(), f); err != nil {
+		t.Fatalf("inserting file: %v", err)
+	}
+	return f
+}
+
+// emptyVectorStore creates an empty vector store of owner.
+func emptyVectorStore(t *testing.T, s ingestStore, owner string) string {
+	t.Helper()
+	id := newID("vs_")
+	if err := s.CreateVectorStore(t.Context(), &VectorStore{ID: id, Owner: owner, Name: "n", CreatedAt: now(), LastActiveAt: now(), Metadata: json.RawMessage(`{}`)}, nil); err != nil {
+		t.Fatalf("creating vector store: %v", err)
+	}
+	return id
+}
+
+// claimEvery claims as worker every attachment it can, at time at.
+func claimEvery(t *testing.T, s ingestStore, worker string, at int64) map[string]*VectorStoreFile {
+	t.Helper()
+	got, err := s.ClaimIngestions(t.Context(), worker, at, at+30, 1000)
+	if err != nil {
+		t.Fatalf("claiming as %s: %v", worker, err)
+	}
+	out := map[string]*VectorStoreFile{}
+	for i := range got {
+		if got[i].LeaseOwner != worker {
+			t.Fatalf("claimed %+v as %s", got[i], worker)
+		}
+		out[got[i].FileID] = &got[i]
+	}
+	return out
+}
+
+// ingestionScene is a new vector store of owner for an ingestion test, no
+// other subtest's attachment left to claim, and a clock the test sets.
+func ingestionScene(t *testing.T, s ingestStore, owner string) (string, *atomic.Int64) {
+	id := emptyVectorStore(t, s, owner)
+	claimEvery(t, s, "sweeper", 1<<40) // other subtests' leftovers
+	clock := new(atomic.Int64)
+	clock.Store(now())
+	saved := now
+	now = func() int64 { return clock.Load() }
+	t.Cleanup(func() { now = saved })
+	return id, clock
+}
+
+// testVSQuarantine: an attachment claimed by workers that died with it
+// max_attempts times ends failed with a clear last_error, never indexed
+// again; one claimed once less is retried, and completes. A claim given
+// back (a stop) does not count.
+func testVSQuarantine(t *testing.T, s ingestStore) {
+	ctx := t.Context()
+	owner := "quarantine-" + newID("")
+	id, clock := ingestionScene(t, s, owner)
+	attach := func() string {
+		f := storedFile(t, s, owner, []byte("the patient heron "+newID("")))
+		att := &VectorStoreFile{VectorStoreID: id, FileID: f.ID, Owner: owner, Status: statusInProgress, MaxChunkTokens: 100}
+		if _, err := s.AddVectorStoreFile(ctx, att); err != nil {
+			t.Fatal(err)
+		}
+		return f.ID
+	}
+	poison := attach()
+	// Two workers claim it and die (their leases run out); a third gives
+	// its claim back, as a stopping worker does.
+	for _, worker := range []string{"dead-1", "dead-2"} {
+		if got := claimEvery(t, s, worker, clock.Load()); got[poison] == nil || got[poison].Attempts == 0 {
+			t.Fatalf("%s claimed %v", worker, got)
+		}
+		clock.Add(3600)
+	}
+	stopping := claimEvery(t, s, "stopping", clock.Load())
+	if err := s.ReleaseIngestion(ctx, stopping[poison]); err != nil {
+		t.Fatal(err)
+	}
+	// A third dies with both.
+	retried := attach()
+	if got := claimEvery(t, s, "dead-3", clock.Load()); got[retried] == nil || got[poison] == nil {
+		t.Fatalf("dead-3 claimed %v", got)
+	}
+	clock.Add(3600)
+	in := newIngester(s, s, zap.NewNop(), 2)
+	t.Cleanup(in.stop)
+	in.start()
+	for {
+		p, err := s.GetVectorStoreFile(ctx, owner, id, poison)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.GetVectorStoreFile(ctx, owner, id, retried)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Status != statusInProgress && r.Status != statusInProgress {
+			if p.Status != "failed" || p.LastErrorCode != codeServerError || !strings.Contains(p.LastErrorMsg, "started 3 times") {
+				t.Fatalf("quarantined attachment: %+v", p)
+			}
+			if r.Status != "completed" {
+				t.Fatalf("retried attachment: %+v", r)
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("ingestion did not finish: %s, %s", p.Status, r.Status)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
 
 // openCounter counts the openings of each file's content: an ingestion
 // opens its file once.
@@ -34,75 +196,17 @@ func (c countingFiles) OpenFile(ctx context.Context, owner, id string) (io.ReadC
 	return c.FileStore.OpenFile(ctx, owner, id)
 }
 
-// ingestStore is a store that keeps vector stores, as both the SQLite and
-// the PostgreSQL stores are.
-type ingestStore interface {
-	Store
-	VectorStoreStore
-}
-
-// TestTwoIngesters runs testTwoIngesters on two instances of one SQLite
-// database, then of one PostgreSQL database.
-func TestTwoIngesters(t *testing.T) {
-	t.Run("SQLite", func(t *testing.T) {
-		dir := t.TempDir()
-		testTwoIngesters(t, func(t *testing.T) ingestStore {
-			s, err := openSQLite(dir)
-			if err != nil {
-				t.Fatalf("opening SQLite store: %v", err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		})
-	})
-	t.Run("Postgres", func(t *testing.T) {
-		dsn := testpg.VectorDSN(t)
-		testTwoIngesters(t, func(t *testing.T) ingestStore {
-			s, err := openPostgres(t.Context(), dsn)
-			if err != nil {
-				t.Fatalf("opening PostgreSQL store: %v", err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		})
-	})
-}
-
-// testTwoIngesters runs an ingester on each of two instances of one
+// testVSTwoIngesters runs an ingester on each of two instances of one
 // database: every attachment is ingested once, by one of them; and one
 // whose worker died holding it is taken up once its lease has run out.
-func testTwoIngesters(t *testing.T, open func(t *testing.T) ingestStore) {
+func testVSTwoIngesters(t *testing.T, a, b ingestStore) {
 	ctx := t.Context()
-	a, b := open(t), open(t)
 	owner := newID("owner-")
-	id := newID("vs_")
-	if err := a.CreateVectorStore(ctx, &VectorStore{ID: id, Owner: owner, Name: "n", CreatedAt: now(), LastActiveAt: now(), Metadata: json.RawMessage(`{}`)}, nil); err != nil {
-		t.Fatalf("creating vector store: %v", err)
-	}
-	claimed := func(worker string, at int64) int {
-		got, err := a.ClaimIngestions(ctx, worker, at, at+30, 1000)
-		if err != nil {
-			t.Fatalf("claiming as %s: %v", worker, err)
-		}
-		return len(got)
-	}
-	claimed("sweeper", 1<<40) // other tests' leftovers
-	var clock atomic.Int64
-	clock.Store(now())
-	saved := now
-	now = func() int64 { return clock.Load() }
-	t.Cleanup(func() { now = saved })
+	id, clock := ingestionScene(t, a, owner)
 
 	var files []string
 	add := func() {
-		content := "the gentle giraffe number " + newID("")
-		f := &File{ID: newID("file-"), Owner: owner, Filename: "f.jsonl", Purpose: "assistants", Bytes: int64(len(content)), CreatedAt: now()}
-		if _, err := a.WriteFileContent(ctx, f.ID, strings.NewReader(content)); err != nil {
-			t.Fatal(err)
-		}
-		if err := a.InsertFile(ctx, f); err != nil {
-			t.Fatal(err)
-		}
+		f := storedFile(t, a, owner, []byte("the gentle giraffe number "+newID("")))
 		att := &VectorStoreFile{VectorStoreID: id, FileID: f.ID, Owner: owner, Status: statusInProgress, MaxChunkTokens: 100}
 		if _, err := a.AddVectorStoreFile(ctx, att); err != nil {
 			t.Fatal(err)
@@ -111,8 +215,8 @@ func testTwoIngesters(t *testing.T, open func(t *testing.T) ingestStore) {
 	}
 	// The first attachment was claimed by a worker that then died.
 	add()
-	if dead := claimed("dead", now()); dead != 1 {
-		t.Fatalf("the dead worker claimed %d", dead)
+	if dead := claimEvery(t, a, "dead", now()); len(dead) != 1 {
+		t.Fatalf("the dead worker claimed %d", len(dead))
 	}
 	for range 10 {
 		add()
@@ -121,7 +225,7 @@ func testTwoIngesters(t *testing.T, open func(t *testing.T) ingestStore) {
 	count := &openCounter{opened: map[string]int{}}
 	var ingesters []*ingester
 	for _, s := range []ingestStore{a, b} {
-		in := newIngester(s, countingFiles{s, count}, zap.NewNop())
+		in := newIngester(s, countingFiles{s, count}, zap.NewNop(), 2)
 		ingesters = append(ingesters, in)
 		t.Cleanup(in.stop)
 	}

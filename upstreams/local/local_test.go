@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/modelgate/modelgate/internal/testpg"
 	"github.com/modelgate/modelgate/upstreams"
@@ -102,5 +103,19 @@ func TestPostgresWithoutPgvectorAnswers501(t *testing.T) {
 	var ue *upstreams.Error
 	if !errors.As(err, &ue) || ue.Status != http.StatusNotImplemented || !strings.Contains(ue.Message, "pgvector") {
 		t.Fatalf("vector store operation: %v, want a 501 naming pgvector", err)
+	}
+}
+
+func TestMaxAttemptsCaddyfile(t *testing.T) {
+	var l Local
+	if err := l.UnmarshalCaddyfile(caddyfile.NewTestDispenser("local {\n max_attempts 3\n batch_concurrency 5\n}")); err != nil || l.MaxAttempts != 3 || l.BatchConcurrency != 5 {
+		t.Fatalf("%+v %v", l, err)
+	}
+	for _, bad := range []string{"0", "-1", "two"} {
+		var l Local
+		err := l.UnmarshalCaddyfile(caddyfile.NewTestDispenser("local {\n max_attempts " + bad + "\n}"))
+		if err == nil || !strings.Contains(err.Error(), "max_attempts must be a positive integer") {
+			t.Fatalf("max_attempts %s: %v", bad, err)
+		}
 	}
 }

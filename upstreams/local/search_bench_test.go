@@ -53,7 +53,7 @@ func testVectors(tb testing.TB, embeddingModel string) (l *vectorState, s *sqlit
 	if err != nil {
 		tb.Fatal(err)
 	}
-	in := newIngester(s, s, zap.NewNop())
+	in := newIngester(s, s, zap.NewNop(), 2)
 	l = &vectorState{model: embeddingModel, ingest: in, cache: newVectorCache()}
 	in.use(embedDispatcher{})
 	in.start()
@@ -265,7 +265,7 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 // sub-benchmarks selected, one at a time (the fake one is closed before
 // the other is built), and each is ingested once per run:
 //
-//	go test -run '^$' -bench 'Search_(10k|100k)' -benchtime 100x ./upstreams/local/
+//	go test -run '^$' -bench 'Search_(10k|100k)' -benchtime 100x ./upstreams/local/vectorstores/
 func benchmarkSearches(b *testing.B, chunks int) {
 	b.Run("HybridFake", func(b *testing.B) { benchmarkSearch(b, buildSearchStore(b, "fake-embed", chunks), true) })
 	var st *searchStore
