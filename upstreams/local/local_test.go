@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/testpg"
 	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/local/store"
 )
 
 // provisionLocal provisions l the way Caddy does and cleans it up when
@@ -49,7 +50,7 @@ func TestLocalPostgresStoresByDatabase(t *testing.T) {
 	if strings.Contains(a1.storeKey, "@") {
 		t.Fatalf("the store key %q holds the DSN", a1.storeKey)
 	}
-	f := &File{ID: newID("file-"), Owner: "alice", Filename: "f.jsonl", Purpose: "assistants", Bytes: 1, CreatedAt: now()}
+	f := &store.File{ID: store.NewID("file-"), Owner: "alice", Filename: "f.jsonl", Purpose: "assistants", Bytes: 1, CreatedAt: store.Now()}
 	if _, err := a1.store.WriteFileContent(t.Context(), f.ID, strings.NewReader("a")); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestLocalPostgresStoresByDatabase(t *testing.T) {
 	if _, err := a2.store.GetFile(t.Context(), "alice", f.ID); err != nil {
 		t.Fatalf("the shared store misses the file: %v", err)
 	}
-	if _, err := b.store.GetFile(t.Context(), "alice", f.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := b.store.GetFile(t.Context(), "alice", f.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetFile in another database: got %v, want ErrNotFound", err)
 	}
 
@@ -96,7 +97,7 @@ func TestPostgresWithoutPgvectorAnswers501(t *testing.T) {
 	if err := provisionLocal(t, l); err != nil {
 		t.Fatal(err)
 	}
-	if vs, _ := vectorStoreSupport(l.store); vs != nil {
+	if vs, _ := store.VectorStoreSupport(l.store); vs != nil {
 		t.Skip("this server has pgvector")
 	}
 	_, err := l.vectorStores()

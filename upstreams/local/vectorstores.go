@@ -10,12 +10,14 @@ import (
 
 	"github.com/modelgate/modelgate/schemas"
 	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/local/store"
+	"github.com/modelgate/modelgate/upstreams/local/vectorstores"
 )
 
 // vectorStores returns the store's vector store persistence, or the 501
 // for a store that has none.
-func (l *Local) vectorStores() (VectorStoreStore, error) {
-	vs, why := vectorStoreSupport(l.store)
+func (l *Local) vectorStores() (store.VectorStoreStore, error) {
+	vs, why := store.VectorStoreSupport(l.store)
 	if vs != nil && l.vectors != nil {
 		return vs, nil
 	}
@@ -25,7 +27,7 @@ func (l *Local) vectorStores() (VectorStoreStore, error) {
 
 // vectorStoreHandler adapts a handler that needs the vector store
 // persistence.
-func vectorStoreHandler(h func(*Local, VectorStoreStore, http.ResponseWriter, *upstreams.Call) error) func(*Local, http.ResponseWriter, *upstreams.Call) error {
+func vectorStoreHandler(h func(*Local, store.VectorStoreStore, http.ResponseWriter, *upstreams.Call) error) func(*Local, http.ResponseWriter, *upstreams.Call) error {
 	return func(l *Local, w http.ResponseWriter, c *upstreams.Call) error {
 		vs, err := l.vectorStores()
 		if err != nil {
@@ -41,31 +43,31 @@ type expiresAfter struct {
 }
 
 type vectorStoreObject struct {
-	ID           string          `json:"id"`
-	Object       string          `json:"object"`
-	CreatedAt    int64           `json:"created_at"`
-	Name         string          `json:"name"`
-	UsageBytes   int64           `json:"usage_bytes"`
-	FileCounts   FileCounts      `json:"file_counts"`
-	Status       string          `json:"status"`
-	LastActiveAt int64           `json:"last_active_at"`
-	Metadata     json.RawMessage `json:"metadata"`
-	ExpiresAfter *expiresAfter   `json:"expires_after,omitempty"`
-	ExpiresAt    *int64          `json:"expires_at"`
+	ID           string           `json:"id"`
+	Object       string           `json:"object"`
+	CreatedAt    int64            `json:"created_at"`
+	Name         string           `json:"name"`
+	UsageBytes   int64            `json:"usage_bytes"`
+	FileCounts   store.FileCounts `json:"file_counts"`
+	Status       string           `json:"status"`
+	LastActiveAt int64            `json:"last_active_at"`
+	Metadata     json.RawMessage  `json:"metadata"`
+	ExpiresAfter *expiresAfter    `json:"expires_after,omitempty"`
+	ExpiresAt    *int64           `json:"expires_at"`
 }
 
-func toVectorStoreObject(v *VectorStore) vectorStoreObject {
+func toVectorStoreObject(v *store.VectorStore) vectorStoreObject {
 	o := vectorStoreObject{ID: v.ID, Object: "vector_store", CreatedAt: v.CreatedAt, Name: v.Name, UsageBytes: v.UsageBytes,
-		FileCounts: v.FileCounts, Status: statusCompleted, LastActiveAt: v.LastActiveAt, Metadata: orEmpty(v.Metadata)}
+		FileCounts: v.FileCounts, Status: store.FileCompleted, LastActiveAt: v.LastActiveAt, Metadata: orEmpty(v.Metadata)}
 	if v.ExpiresAfterDays > 0 {
-		at := v.LastActiveAt + int64(v.ExpiresAfterDays)*secondsPerDay
+		at := v.LastActiveAt + int64(v.ExpiresAfterDays)*store.SecondsPerDay
 		o.ExpiresAfter, o.ExpiresAt = &expiresAfter{Anchor: "last_active_at", Days: v.ExpiresAfterDays}, &at
 	}
 	switch {
-	case v.expired():
+	case v.Expired():
 		o.Status = "expired"
 	case v.FileCounts.InProgress > 0:
-		o.Status = statusInProgress
+		o.Status = store.FileInProgress
 	}
 	return o
 }
@@ -82,13 +84,13 @@ type chunkingStrategy struct {
 // sizes returns the chunk size and overlap; nil or auto is 800/400.
 func (cs *chunkingStrategy) sizes() (int, int) {
 	if cs == nil || cs.Type != "static" {
-		return autoChunkTokens, autoOverlapTokens
+		return vectorstores.AutoChunkTokens, vectorstores.AutoOverlapTokens
 	}
 	return cs.Static.MaxChunkSizeTokens, cs.Static.ChunkOverlapTokens
 }
 
 // newAttachment is a file about to be attached, ready for ingestion.
-func (l *Local) newAttachment(c *upstreams.Call, storeID, fileID string, cs *chunkingStrategy, attrs json.RawMessage) (*VectorStoreFile, error) {
+func (l *Local) newAttachment(c *upstreams.Call, storeID, fileID string, cs *chunkingStrategy, attrs json.RawMessage) (*store.VectorStoreFile, error) {
 	f, err := l.store.GetFile(c.Request.Context(), c.Principal.Owner, fileID)
 	if err != nil {
 		return nil, notFoundOr(err, "file", fileID)
@@ -97,8 +99,8 @@ func (l *Local) newAttachment(c *upstreams.Call, storeID, fileID string, cs *chu
 	if string(attrs) == "null" {
 		attrs = nil
 	}
-	return &VectorStoreFile{VectorStoreID: storeID, FileID: fileID, Owner: c.Principal.Owner, KeyName: c.Principal.KeyName,
-		CreatedAt: now(), Status: statusInProgress, MaxChunkTokens: size, OverlapTokens: overlap, Attributes: attrs,
+	return &store.VectorStoreFile{VectorStoreID: storeID, FileID: fileID, Owner: c.Principal.Owner, KeyName: c.Principal.KeyName,
+		CreatedAt: store.Now(), Status: store.FileInProgress, MaxChunkTokens: size, OverlapTokens: overlap, Attributes: attrs,
 		EmbeddingModel: l.EmbeddingModel, Filename: f.Filename}, nil
 }
 
@@ -112,7 +114,7 @@ func decodeBody(body []byte, v any) error {
 	return nil
 }
 
-func (l *Local) createVectorStore(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+func (l *Local) createVectorStore(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
 	var b struct {
 		Name             string            `json:"name"`
 		FileIDs          []string          `json:"file_ids"`
@@ -123,12 +125,12 @@ func (l *Local) createVectorStore(vs VectorStoreStore, w http.ResponseWriter, c 
 	if err := decodeBody(c.Body, &b); err != nil {
 		return err
 	}
-	t := now()
-	v := &VectorStore{ID: newID("vs_"), Owner: c.Principal.Owner, Name: b.Name, CreatedAt: t, LastActiveAt: t, Metadata: orEmpty(b.Metadata)}
+	t := store.Now()
+	v := &store.VectorStore{ID: store.NewID("vs_"), Owner: c.Principal.Owner, Name: b.Name, CreatedAt: t, LastActiveAt: t, Metadata: orEmpty(b.Metadata)}
 	if b.ExpiresAfter != nil {
 		v.ExpiresAfterDays = b.ExpiresAfter.Days
 	}
-	files := make([]VectorStoreFile, 0, len(b.FileIDs))
+	files := make([]store.VectorStoreFile, 0, len(b.FileIDs))
 	for _, id := range b.FileIDs {
 		f, err := l.newAttachment(c, v.ID, id, b.ChunkingStrategy, nil)
 		if err != nil {
@@ -139,7 +141,7 @@ func (l *Local) createVectorStore(vs VectorStoreStore, w http.ResponseWriter, c 
 	if err := vs.CreateVectorStore(c.Request.Context(), v, files); err != nil {
 		return err
 	}
-	l.vectors.ingest.notify()
+	l.vectors.Ingest.Notify()
 	created, err := vs.GetVectorStore(c.Request.Context(), c.Principal.Owner, v.ID)
 	if err != nil {
 		return err
@@ -149,12 +151,12 @@ func (l *Local) createVectorStore(vs VectorStoreStore, w http.ResponseWriter, c 
 }
 
 // pageQuery reads a vector store list's limit, order, after and before.
-func pageQuery(c *upstreams.Call) (PageQuery, error) {
+func pageQuery(c *upstreams.Call) (store.PageQuery, error) {
 	q, err := listQuery(c, 20, 100)
-	return PageQuery{ListQuery: q, Before: c.Request.URL.Query().Get("before")}, err
+	return store.PageQuery{ListQuery: q, Before: c.Request.URL.Query().Get("before")}, err
 }
 
-func (l *Local) listVectorStores(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+func (l *Local) listVectorStores(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
 	q, err := pageQuery(c)
 	if err != nil {
 		return err
@@ -171,7 +173,7 @@ func (l *Local) listVectorStores(vs VectorStoreStore, w http.ResponseWriter, c *
 	return nil
 }
 
-func (l *Local) retrieveVectorStore(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+func (l *Local) retrieveVectorStore(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
 	id := c.Params["vector_store_id"]
 	v, err := vs.GetVectorStore(c.Request.Context(), c.Principal.Owner, id)
 	if err != nil {
@@ -181,7 +183,7 @@ func (l *Local) retrieveVectorStore(vs VectorStoreStore, w http.ResponseWriter, 
 	return nil
 }
 
-func (l *Local) updateVectorStore(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+func (l *Local) updateVectorStore(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
 	id := c.Params["vector_store_id"]
 	var b struct {
 		Name         *string         `json:"name"`
@@ -191,7 +193,7 @@ func (l *Local) updateVectorStore(vs VectorStoreStore, w http.ResponseWriter, c 
 	if err := decodeBody(c.Body, &b); err != nil {
 		return err
 	}
-	u := StoreUpdate{Name: b.Name}
+	u := store.StoreUpdate{Name: b.Name}
 	if b.Metadata != nil {
 		u.Metadata = orEmpty(b.Metadata)
 	}
@@ -214,25 +216,25 @@ func (l *Local) updateVectorStore(vs VectorStoreStore, w http.ResponseWriter, c 
 	return nil
 }
 
-func (l *Local) deleteVectorStore(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+func (l *Local) deleteVectorStore(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
 	id := c.Params["vector_store_id"]
 	if err := vs.DeleteVectorStore(c.Request.Context(), c.Principal.Owner, id); err != nil {
 		return notFoundOr(err, "vector store", id)
 	}
-	l.vectors.cache.forget(id)
+	l.vectors.Cache.Forget(id)
 	upstreams.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "object": "vector_store.deleted", "deleted": true})
 	return nil
 }
 
 // activeStore returns a store that can take files and searches: it
 // exists for the caller and has not expired.
-func activeStore(vs VectorStoreStore, c *upstreams.Call) (*VectorStore, error) {
+func activeStore(vs store.VectorStoreStore, c *upstreams.Call) (*store.VectorStore, error) {
 	id := c.Params["vector_store_id"]
 	v, err := vs.GetVectorStore(c.Request.Context(), c.Principal.Owner, id)
 	if err != nil {
 		return nil, notFoundOr(err, "vector store", id)
 	}
-	if v.expired() {
+	if v.Expired() {
 		return nil, upstreams.InvalidRequest("vector_store_id", "The vector store %s has expired.", id)
 	}
 	return v, nil
@@ -255,18 +257,18 @@ type vectorStoreFileObject struct {
 	Attributes       json.RawMessage `json:"attributes"`
 }
 
-func toVectorStoreFileObject(f *VectorStoreFile) vectorStoreFileObject {
+func toVectorStoreFileObject(f *store.VectorStoreFile) vectorStoreFileObject {
 	o := vectorStoreFileObject{ID: f.FileID, Object: "vector_store.file", UsageBytes: f.UsageBytes, CreatedAt: f.CreatedAt,
 		VectorStoreID: f.VectorStoreID, Status: f.Status, Attributes: attributesOrNull(f),
 		ChunkingStrategy: map[string]any{"type": "static", "static": map[string]int{
 			"max_chunk_size_tokens": f.MaxChunkTokens, "chunk_overlap_tokens": f.OverlapTokens}}}
-	if f.Status == statusFailed {
+	if f.Status == store.FileFailed {
 		o.LastError = &lastError{Code: f.LastErrorCode, Message: f.LastErrorMsg}
 	}
 	return o
 }
 
-func (l *Local) createVectorStoreFile(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+func (l *Local) createVectorStoreFile(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
 	var b struct {
 		FileID           string            `json:"file_id"`
 		ChunkingStrategy *chunkingStrategy `json:"chunking_strategy"`
@@ -287,7 +289,7 @@ func (l *Local) createVectorStoreFile(vs VectorStoreStore, w http.ResponseWriter
 	if err != nil {
 		return err
 	}
-	l.vectors.ingest.notify()
+	l.vectors.Ingest.Notify()
 	l.touch(vs, c, v.ID)
 	upstreams.WriteJSON(w, http.StatusOK, toVectorStoreFileObject(attached))
 	return nil
@@ -295,15 +297,15 @@ func (l *Local) createVectorStoreFile(vs VectorStoreStore, w http.ResponseWriter
 
 // touch records activity on a store, which its expiry counts from; a
 // failure only delays the expiry, so it is logged.
-func (l *Local) touch(vs VectorStoreStore, c *upstreams.Call, id string) {
-	if err := vs.TouchVectorStore(c.Request.Context(), c.Principal.Owner, id, now()); err != nil {
+func (l *Local) touch(vs store.VectorStoreStore, c *upstreams.Call, id string) {
+	if err := vs.TouchVectorStore(c.Request.Context(), c.Principal.Owner, id, store.Now()); err != nil {
 		l.logger.Warn("recording vector store activity", zap.String("vector_store", id), zap.Error(err))
 	}
 }
 
-var fileStatuses = map[string]bool{statusInProgress: true, statusCompleted: true, statusFailed: true, statusCancelled: true}
+var fileStatuses = map[string]bool{store.FileInProgress: true, store.FileCompleted: true, store.FileFailed: true, store.FileCancelled: true}
 
-func (l *Local) listVectorStoreFiles(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+func (l *Local) listVectorStoreFiles(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
 	q, err := pageQuery(c)
 	if err != nil {
 		return err
@@ -328,7 +330,7 @@ func (l *Local) listVectorStoreFiles(vs VectorStoreStore, w http.ResponseWriter,
 	return nil
 }
 
-func (l *Local) retrieveVectorStoreFile(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+func (l *Local) retrieveVectorStoreFile(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
 	id := c.Params["file_id"]
 	f, err := vs.GetVectorStoreFile(c.Request.Context(), c.Principal.Owner, c.Params["vector_store_id"], id)
 	if err != nil {
@@ -338,7 +340,7 @@ func (l *Local) retrieveVectorStoreFile(vs VectorStoreStore, w http.ResponseWrit
 	return nil
 }
 
-func (l *Local) deleteVectorStoreFile(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+func (l *Local) deleteVectorStoreFile(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
 	id := c.Params["file_id"]
 	if err := vs.DeleteVectorStoreFile(c.Request.Context(), c.Principal.Owner, c.Params["vector_store_id"], id); err != nil {
 		return notFoundOr(err, "vector store file", id)
@@ -347,7 +349,7 @@ func (l *Local) deleteVectorStoreFile(vs VectorStoreStore, w http.ResponseWriter
 	return nil
 }
 
-func (l *Local) vectorStoreFileContent(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+func (l *Local) vectorStoreFileContent(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
 	id := c.Params["file_id"]
 	text, err := vs.VectorStoreFileText(c.Request.Context(), c.Principal.Owner, c.Params["vector_store_id"], id)
 	if err != nil {
@@ -381,29 +383,29 @@ func (l *Local) dialectFor(c *upstreams.Call) string {
 	return dialectOpenAI
 }
 
-func (l *Local) searchVectorStore(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
-	var req searchRequest
+func (l *Local) searchVectorStore(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+	var req vectorstores.SearchRequest
 	if err := decodeBody(c.Body, &req); err != nil {
 		return err
 	}
-	queries, err := req.queries()
+	queries, err := req.Queries()
 	if err != nil {
 		return err
 	}
 	if req.RewriteQuery {
 		for i, q := range queries {
-			queries[i] = normalizeQuery(q)
+			queries[i] = vectorstores.NormalizeQuery(q)
 		}
 	}
 	v, err := activeStore(vs, c)
 	if err != nil {
 		return err
 	}
-	hits, err := l.vectors.search(c.Request.Context(), vs, c.Principal, v.ID, &req, queries)
-	var fe *fileError
+	hits, err := l.vectors.Search(c.Request.Context(), vs, c.Principal, v.ID, &req, queries)
+	var fe *vectorstores.FileError
 	if errors.As(err, &fe) {
 		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: "upstream_error",
-			Message: "The query could not be embedded: " + fe.message}
+			Message: "The query could not be embedded: " + fe.Message}
 	}
 	if err != nil {
 		return err
@@ -412,24 +414,24 @@ func (l *Local) searchVectorStore(vs VectorStoreStore, w http.ResponseWriter, c 
 	if l.dialectFor(c) == dialectSpec {
 		data := make([]map[string]any, len(hits))
 		for i, h := range hits {
-			data[i] = map[string]any{"type": "vector_store.search_result", "score": h.score, "content": h.chunk.Text,
-				"file_id": h.chunk.FileID, "metadata": map[string]any{"filename": h.file.Filename, "chunk_index": h.chunk.Index,
-					"attributes": attributesOrNull(h.file)}}
+			data[i] = map[string]any{"type": "vector_store.search_result", "score": h.Score, "content": h.Chunk.Text,
+				"file_id": h.Chunk.FileID, "metadata": map[string]any{"filename": h.File.Filename, "chunk_index": h.Chunk.Index,
+					"attributes": attributesOrNull(h.File)}}
 		}
 		upstreams.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 		return nil
 	}
 	data := make([]map[string]any, len(hits))
 	for i, h := range hits {
-		data[i] = map[string]any{"file_id": h.chunk.FileID, "filename": h.file.Filename, "score": h.score,
-			"attributes": attributesOrNull(h.file), "content": []map[string]string{{"type": "text", "text": h.chunk.Text}}}
+		data[i] = map[string]any{"file_id": h.Chunk.FileID, "filename": h.File.Filename, "score": h.Score,
+			"attributes": attributesOrNull(h.File), "content": []map[string]string{{"type": "text", "text": h.Chunk.Text}}}
 	}
 	upstreams.WriteJSON(w, http.StatusOK, map[string]any{"object": "vector_store.search_results.page", "search_query": queries,
 		"data": data, "has_more": false, "next_page": nil})
 	return nil
 }
 
-func attributesOrNull(f *VectorStoreFile) json.RawMessage {
+func attributesOrNull(f *store.VectorStoreFile) json.RawMessage {
 	if f.Attributes == nil {
 		return json.RawMessage("null")
 	}
