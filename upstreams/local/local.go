@@ -1,7 +1,18 @@
 // Package local is the upstream kind `local`: the built-in implementations
-// of files, threads, vector stores (with ingestion and search) and batches
-// over a store: embedded SQLite by default; PostgreSQL for several instances
-// keeps files, threads, batches and (with pgvector) vector stores.
+// of files, threads, responses, vector stores (with ingestion and search)
+// and batches over a store: embedded SQLite by default; PostgreSQL for
+// several instances keeps files, threads, batches and (with pgvector)
+// vector stores.
+//
+// This package is the HTTP adapter the gateway (module/) talks to: the
+// Caddy module and its configuration, one handler per operation (reading
+// the call, checking the objects it references belong to the caller,
+// writing the public objects and lists), and the background work it owns
+// for its config. What it serves from sits below it, dependencies
+// pointing down: package store (the SQL layer and its two dialects),
+// package batches (validating and running batches) and package
+// vectorstores (ingestion, extraction, chunking, embeddings and search),
+// the last two on top of store.
 package local
 
 import (

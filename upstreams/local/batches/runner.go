@@ -13,7 +13,7 @@ import (
 	"github.com/modelgate/modelgate/upstreams/local/store"
 )
 
-// batchRunner runs the open batches of a store in the background: it
+// Runner runs the open batches of a store in the background: it
 // leases one, validates its input, sends its requests through the
 // gateway's routing and writes its output and error files, storing every
 // outcome as it arrives so that a restarted runner (here or on another

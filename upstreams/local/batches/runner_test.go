@@ -1,3 +1,7 @@
+// The batch runner's tests over a real SQLite store and a fake
+// dispatcher, in one file over 400 lines: they share the fixture (store,
+// settable clock, dispatchers) that the first hundred lines define.
+
 package batches
 
 import (

@@ -254,7 +254,7 @@ func (r records) FinishBatchRequest(ctx context.Context, id string, o BatchOutco
 }
 
 // FailPendingBatchRequests writes each pending request's error line in
-// SQL, shaped as outputLine marshals it, so that no line goes through Go.
+// SQL, shaped as OutputLine marshals it, so that no line goes through Go.
 func (r records) FailPendingBatchRequests(ctx context.Context, id, code, message string) error {
 	lineError, err := json.Marshal(OutputError{Code: code, Message: message})
 	if err != nil {

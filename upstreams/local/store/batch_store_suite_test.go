@@ -1,3 +1,7 @@
+// The suite of BatchStore, run on SQLite and PostgreSQL alike: one file
+// over 400 lines, as every subtest needs the fixtures above it and the
+// two stores must answer each the same way.
+
 package store
 
 import (

@@ -120,7 +120,7 @@ type BatchStore interface {
 	EachBatchResult(ctx context.Context, id string, fn func(customID string, result []byte, failed bool) error) error
 }
 
-// outputLine is a line of a batch's output or error file.
+// OutputLine is a line of a batch's output or error file.
 type OutputLine struct {
 	ID       string          `json:"id"`
 	CustomID string          `json:"custom_id"`

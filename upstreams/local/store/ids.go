@@ -8,7 +8,7 @@ import (
 
 const idAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
-// newID returns prefix followed by 24 random alphanumerics, the public
+// NewID returns prefix followed by 24 random alphanumerics, the public
 // shape of object IDs (file-..., thread_..., msg_...).
 func NewID(prefix string) string {
 	var raw [24]byte
@@ -26,7 +26,7 @@ func NewID(prefix string) string {
 // now is the clock objects are stamped with; tests may replace it.
 var Now = func() int64 { return time.Now().Unix() }
 
-// derivedID is an object ID computed from a seed: the same seed always
+// DerivedID is an object ID computed from a seed: the same seed always
 // gives the same ID.
 func DerivedID(prefix, seed string) string {
 	sum := sha256.Sum256([]byte(seed))

@@ -12,7 +12,7 @@ import (
 // it works, and what a dead worker held is taken up by another once the
 // leases have run out.
 
-// newWorkerName names a worker in the leases it holds: unique across
+// WorkerName names a worker in the leases it holds: unique across
 // instances and restarts, and readable in the database.
 func WorkerName() string {
 	host, _ := os.Hostname()

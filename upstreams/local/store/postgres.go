@@ -23,7 +23,7 @@ const chunkSize = 128 << 10
 // together from migrating at once.
 const migrationLock = `SELECT pg_advisory_xact_lock(8011735501)`
 
-// postgresStore keeps everything, file contents included, in PostgreSQL,
+// Postgres keeps everything, file contents included, in PostgreSQL,
 // so that several instances can share it.
 type Postgres struct {
 	records
@@ -41,7 +41,7 @@ type Postgres struct {
 	uploads map[string]*sql.Tx
 }
 
-// openPostgres connects to the database dsn names and applies pending
+// OpenPostgres connects to the database dsn names and applies pending
 // migrations. Pool settings (pool_max_conns, ...) are read from the DSN.
 func OpenPostgres(ctx context.Context, dsn string) (*Postgres, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)

@@ -130,7 +130,7 @@ func (s *Postgres) SearchText(ctx context.Context, storeID string, fileIDs []str
 // one, so none can cover it. A chunk of another dimension than q's is
 // skipped (<=> would fail on it). The cosine distance is capped at 1 (a
 // negative cosine, or NaN for a zero vector, scores 0 as in memory), so
-// that ties, broken by chunk ID, fall as vectorList breaks them; the
+// that ties, broken by chunk ID, fall as VectorList breaks them; the
 // score is the similarity, 1 minus the distance.
 func (s *Postgres) NearestChunks(ctx context.Context, storeID, model string, fileIDs []string, q []float32, limit int) ([]ScoredChunk, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT c.id, LEAST(c.embedding <=> $1, 1) AS distance

@@ -8,7 +8,7 @@ import (
 // The ranking of chunks by vector similarity in memory, the reference
 // every store's NearestChunks (ranking in the database) must agree with.
 
-// vectorList ranks the chunks (with unit embeddings) of the allowed files
+// VectorList ranks the chunks (with unit embeddings) of the allowed files
 // by cosine similarity to a unit query vector, best first, at most limit. It keeps only the
 // best limit as it goes: sorting every chunk's score cost more than the
 // dot products on large stores.

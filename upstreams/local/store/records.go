@@ -165,68 +165,6 @@ func (r records) ListFiles(ctx context.Context, owner string, q ListQuery) ([]Fi
 	return listRows(ctx, r.db, "files", fileColumns, where, args, "owner", owner, q, scanFile)
 }
 
-// listRows pages through the rows of table whose scope column (owner, or
-// the parent's ID) is value, in creation (seq) order, with extra conditions
-// (each starting with AND) and their arguments.
-func listRows[T any](ctx context.Context, db *sqlDB, table, columns, where string, args []any, scope, value string, q ListQuery, scan func(rowScanner) (*T, error)) ([]T, bool, error) {
-	where = scope + ` = ?` + where
-	args = append([]any{value}, args...)
-	cmp, order := ">", "ASC"
-	if q.Desc {
-		cmp, order = "<", "DESC"
-	}
-	if q.After != "" {
-		// An unknown cursor yields an empty page rather than the first one.
-		past := "9223372036854775807"
-		if q.Desc {
-			past = "-1"
-		}
-		where += ` AND seq ` + cmp + ` COALESCE((SELECT MIN(seq) FROM ` + table + ` WHERE ` + scope + ` = ? AND id = ?), ` + past + `)`
-		args = append(args, value, q.After)
-	}
-	args = append(args, q.Limit+1)
-	rows, err := db.QueryContext(ctx, db.q(`SELECT `+columns+` FROM `+table+` WHERE `+where+` ORDER BY seq `+order+` LIMIT ?`), args...)
-	if err != nil {
-		return nil, false, fmt.Errorf("listing %s: %w", table, err)
-	}
-	out, err := scanAll(rows, func(rows *sql.Rows) (T, error) {
-		v, err := scan(rows)
-		if err != nil {
-			var zero T
-			return zero, err
-		}
-		return *v, nil
-	})
-	if err != nil {
-		return nil, false, fmt.Errorf("listing %s: %w", table, err)
-	}
-	out, hasMore := trimPage(out, q.Limit)
-	return out, hasMore, nil
-}
-
-// scanAll reads every row with scan and closes rows.
-func scanAll[T any](rows *sql.Rows, scan func(*sql.Rows) (T, error)) ([]T, error) {
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
-// trimPage cuts the extra row a page query asks for (limit+1) and reports
-// whether it was there, i.e. whether more rows follow the page.
-func trimPage[T any](out []T, limit int) ([]T, bool) {
-	if len(out) > limit {
-		return out[:limit], true
-	}
-	return out, false
-}
-
 // deleteFileRow unlists a file; its content is the caller's to remove.
 func (r records) deleteFileRow(ctx context.Context, owner, id string) error {
 	res, err := r.db.ExecContext(ctx, r.db.q(`DELETE FROM files WHERE owner = ? AND id = ?`), owner, id)

@@ -13,7 +13,7 @@ import (
 	_ "modernc.org/sqlite" // pure-Go SQLite driver: no cgo, so xcaddy builds stay simple
 )
 
-// sqliteStore keeps metadata in one SQLite database (WAL) and file contents
+// SQLite keeps metadata in one SQLite database (WAL) and file contents
 // as files in a folder beside it.
 type SQLite struct {
 	records
@@ -21,7 +21,7 @@ type SQLite struct {
 	blobs string
 }
 
-// openSQLite opens (creating if needed) the store in dir and applies
+// OpenSQLite opens (creating if needed) the store in dir and applies
 // pending migrations. Leftovers of an interrupted upload are removed.
 func OpenSQLite(dir string) (*SQLite, error) {
 	blobs := filepath.Join(dir, "files")

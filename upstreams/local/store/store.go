@@ -41,17 +41,6 @@ type ThreadMessage struct {
 	CreatedAt   int64
 }
 
-// ListQuery pages through a list ordered by creation.
-type ListQuery struct {
-	Limit int
-	// Desc orders newest first.
-	Desc bool
-	// After is the ID of the last object of the previous page.
-	After string
-	// Purpose filters files; "" for all.
-	Purpose string
-}
-
 // FileStore keeps files: metadata rows and their contents.
 type FileStore interface {
 	// WriteFileContent durably stores content for the file ID about to be

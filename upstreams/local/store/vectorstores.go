@@ -84,16 +84,6 @@ type ScoredChunk struct {
 	Score float64
 }
 
-// PageQuery pages through a list ordered by creation, in either direction.
-type PageQuery struct {
-	ListQuery
-	// Before is the ID of the first object of the next page (the page
-	// returned is the one just before it).
-	Before string
-	// Status filters vector store files; "" for all.
-	Status string
-}
-
 // StoreUpdate is a vector store modification; nil fields stay.
 type StoreUpdate struct {
 	Name     *string
@@ -139,7 +129,7 @@ type VectorStoreStore interface {
 	// instances never ingest one attachment at once.
 	ClaimIngestions(ctx context.Context, worker string, now, until int64, limit int) ([]VectorStoreFile, error)
 	// RenewIngestion extends f's lease, held by f.LeaseOwner, until the
-	// Unix time until; errIngestionLeaseLost when another worker took it
+	// Unix time until; ErrIngestionLeaseLost when another worker took it
 	// or the attachment is no longer in_progress.
 	RenewIngestion(ctx context.Context, f *VectorStoreFile, until int64) error
 	// ReleaseIngestion gives f's lease back, so that any worker can take
@@ -161,7 +151,7 @@ type VectorStoreStore interface {
 	SearchText(ctx context.Context, storeID string, fileIDs []string, terms []string, limit int) ([]ScoredChunk, error)
 	// ChunkEmbeddings returns the store's chunks embedded with model, with
 	// their file IDs and vectors (texts are left empty), for search to
-	// rank in memory when the store is no nearestChunker.
+	// rank in memory when the store is no NearestChunker.
 	ChunkEmbeddings(ctx context.Context, storeID, model string) ([]Chunk, error)
 	// ChunksVersion changes whenever the set of the store's chunks
 	// changes, so that embeddings kept in memory know when to reload.
@@ -170,18 +160,18 @@ type VectorStoreStore interface {
 	Chunks(ctx context.Context, ids []int64) ([]Chunk, error)
 }
 
-// nearestChunker is a store that ranks chunks by vector similarity
+// NearestChunker is a store that ranks chunks by vector similarity
 // itself (PostgreSQL with pgvector), instead of search keeping the
 // store's embeddings in memory (SQLite).
 type NearestChunker interface {
 	// NearestChunks ranks the chunks of the given files of a store
 	// embedded with model by cosine similarity to the unit vector q, as
-	// vectorList does: best first, scores clamped to 0..1, ties to the
+	// VectorList does: best first, scores clamped to 0..1, ties to the
 	// lower chunk ID, at most limit.
 	NearestChunks(ctx context.Context, storeID, model string, fileIDs []string, q []float32, limit int) ([]ScoredChunk, error)
 }
 
-// vectorStoreSupport returns the store's vector store persistence, or
+// VectorStoreSupport returns the store's vector store persistence, or
 // why it has none: a store may keep them only where its database can
 // (PostgreSQL with pgvector).
 func VectorStoreSupport(s Store) (VectorStoreStore, string) {

@@ -1,3 +1,7 @@
+// The suite of VectorStoreStore, run on SQLite and PostgreSQL (pgvector)
+// alike: one file over 400 lines, as every subtest needs the fixtures
+// above it and the two stores must answer each the same way.
+
 package store
 
 import (
@@ -267,7 +271,7 @@ func testVSEmbeddings(t *testing.T, s VectorStoreStore) {
 
 // testVSNearestChunks: a store that ranks vectors itself returns, for
 // random unit vectors and sets of files, the chunks that search's
-// in-memory path (vectorList over ChunkEmbeddings) ranks first, in the
+// in-memory path (VectorList over ChunkEmbeddings) ranks first, in the
 // same order (negative and zero-vector similarities tied at 0, to the
 // lower ID), with the same scores to float32 rounding. The store holds
 // 360 random vectors of one dimension, with zero vectors, one of another

@@ -31,7 +31,7 @@ type embedder struct {
 }
 
 // embed returns one unit-length vector per text. A failure of the
-// embeddings route is a *fileError (server_error); a context error is
+// embeddings route is a *FileError (server_error); a context error is
 // returned as is.
 func (e embedder) embed(ctx context.Context, who upstreams.Principal, model string, texts []string) ([][]float32, error) {
 	d := e.dispatcher()

@@ -28,7 +28,7 @@ const (
 	codeServerError     = "server_error"
 )
 
-// fileError is why a file cannot be indexed; it becomes the attachment's
+// FileError is why a file cannot be indexed; it becomes the attachment's
 // last_error.
 type FileError struct{ Code, Message string }
 

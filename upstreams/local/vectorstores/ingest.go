@@ -31,7 +31,7 @@ const retryPause = time.Second
 // another (or by the restarted one) once their leases have run out.
 const ingestLease = 30 * time.Second
 
-// ingester indexes attached files in the background: extract, chunk,
+// Ingester indexes attached files in the background: extract, chunk,
 // embed, index. Its queue is the attachments still in_progress in the
 // store, which it leases one at a time, so that instances (and configs)
 // sharing a store never ingest one file at once, and work cut short by a
@@ -81,7 +81,7 @@ func (in *Ingester) Use(d upstreams.Dispatcher) {
 }
 
 // start begins the work: the store's pending jobs, and those to come. An
-// ingester starts once and stops once, with the config it belongs to.
+// Ingester starts once and stops once, with the config it belongs to.
 func (in *Ingester) Start() {
 	in.wg.Add(1)
 	go in.loop()
@@ -225,7 +225,7 @@ func (in *Ingester) ingest(ctx context.Context, f *store.VectorStoreFile) (ended
 }
 
 // index extracts, chunks and (when the attachment asks for it) embeds a
-// file. Failures of the file or of the embeddings are *fileError.
+// file. Failures of the file or of the embeddings are *FileError.
 func (in *Ingester) index(ctx context.Context, f *store.VectorStoreFile) (string, []store.Chunk, error) {
 	rc, err := in.files.OpenFile(ctx, f.Owner, f.FileID)
 	if errors.Is(err, store.ErrNotFound) {

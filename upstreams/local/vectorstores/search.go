@@ -99,7 +99,7 @@ func compareValues(a, b any) (int, bool) {
 	return 0, false
 }
 
-// searchRequest is the body of vector_stores.search.
+// SearchRequest is the body of vector_stores.search.
 type SearchRequest struct {
 	Query          json.RawMessage `json:"query"`
 	MaxNumResults  *int            `json:"max_num_results"`
@@ -243,7 +243,7 @@ type vectorMatrix struct {
 	chunks  []store.Chunk
 }
 
-// vectorCache keeps each store's embeddings in memory, for a store that
+// Cache keeps each store's embeddings in memory, for a store that
 // cannot rank them itself (SQLite): scanning the vectors from the
 // database on every query costs far more than the dot products.
 type Cache struct {
@@ -276,7 +276,7 @@ func (vc *Cache) matrix(ctx context.Context, vs store.VectorStoreStore, storeID,
 	return m, nil
 }
 
-// newVectorCache returns an empty cache.
+// NewCache returns an empty cache.
 func NewCache() *Cache {
 	return &Cache{entries: map[[2]string]*vectorMatrix{}}
 }
@@ -316,7 +316,7 @@ func (v *Vectors) vectorLists(ctx context.Context, vs store.VectorStoreStore, st
 	return lists, nil
 }
 
-// searchHit is a result ready for either response shape.
+// Hit is a result ready for either response shape.
 type Hit struct {
 	Chunk store.Chunk
 	Score float64
@@ -394,7 +394,7 @@ func (v *Vectors) Search(ctx context.Context, vs store.VectorStoreStore, who ups
 	return hits, nil
 }
 
-// vectorState is what a config's vector stores need beside the store:
+// Vectors is what a config's vector stores need beside the store:
 // its embedding model, its ingestion worker (whose embedder search uses
 // too) and the embeddings kept in memory for search, which configs
 // sharing the store share.
