@@ -158,6 +158,30 @@ func (g gen) reply() map[string]any {
 	}
 }
 
+// chunk is a stream chunk: a content delta, the final one, the usage one,
+// or one with a tool call (which the fast path leaves to the schema).
+func (g gen) chunk() map[string]any {
+	choice := map[string]any{"index": json.Number("0"), "delta": map[string]any{"content": "hi"}, "logprobs": nil, "finish_reason": nil}
+	choices := []any{choice}
+	var usage any
+	switch g.pick(5) {
+	case 0:
+		choice["delta"] = map[string]any{"role": "assistant", "content": "", "refusal": nil}
+	case 1:
+		choice["delta"], choice["finish_reason"] = map[string]any{}, "stop"
+	case 2:
+		choices = []any{}
+		usage = map[string]any{"prompt_tokens": json.Number("1"), "completion_tokens": json.Number("2"), "total_tokens": json.Number("3")}
+	case 3:
+		choice["delta"] = map[string]any{"tool_calls": []any{map[string]any{"index": json.Number("0"), "id": "call_1", "type": "function",
+			"function": map[string]any{"name": "f", "arguments": "{}"}}}}
+	}
+	return map[string]any{
+		"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": json.Number("1741569952"), "model": "gpt-4o-mini",
+		"choices": choices, "usage": usage,
+	}
+}
+
 // mutate deletes, replaces or adds one property or item somewhere in doc.
 func (g gen) mutate(doc map[string]any) {
 	var containers []any
@@ -240,6 +264,66 @@ func TestFastPathsAgreeWithSchemas(t *testing.T) {
 	t.Logf("%d valid (%d by the fast path), %d refused", valid, fast, refused)
 	if refused < n/2 || fast < valid*9/10 {
 		t.Fatalf("generator too weak: %d valid (%d by the fast path), %d refused", valid, fast, refused)
+	}
+}
+
+// TestChunkFastPathAgreesWithSchema: on generated stream chunks, valid
+// and broken, the chunk's fast path accepts only what the schema accepts,
+// and it takes the chunks a stream mostly carries.
+func TestChunkFastPathAgreesWithSchema(t *testing.T) {
+	g := gen{rand.New(rand.NewPCG(21, 5))}
+	s, err := definitionSchema("chat_completion_chunk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fast, valid, refused int
+	const n = 5000
+	for i := range n {
+		chunk := g.chunk()
+		if i%4 != 0 {
+			for range 1 + g.pick(3) {
+				g.mutate(chunk)
+			}
+		}
+		body, err := json.Marshal(chunk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, v := decodeAny(body)
+		if v != nil {
+			t.Fatal(v)
+		}
+		schemaErr := s.Validate(doc)
+		accepted := definitionConforms("chat_completion_chunk", doc)
+		if accepted && schemaErr != nil {
+			t.Fatalf("fast path accepts a chunk the schema refuses (%v): %s", schemaErr, body)
+		}
+		if got := Validate("chat_completion_chunk", body); (len(got) == 0) != (schemaErr == nil) {
+			t.Fatalf("Validate = %v, schema alone = %v: %s", got, schemaErr, body)
+		}
+		switch {
+		case schemaErr != nil:
+			refused++
+		case accepted:
+			fast++
+			valid++
+		default:
+			valid++
+		}
+	}
+	t.Logf("%d valid (%d by the fast path), %d refused", valid, fast, refused)
+	if refused < n/3 || fast < valid*3/4 {
+		t.Fatalf("generator too weak: %d valid (%d by the fast path), %d refused", valid, fast, refused)
+	}
+	for _, typical := range []string{
+		`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":"fp","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}`,
+		`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":null,"finish_reason":null}]}`,
+		`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null}`,
+		`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`,
+	} {
+		if doc, _ := decodeAny([]byte(typical)); !definitionConforms("chat_completion_chunk", doc) {
+			t.Errorf("fast path does not take %s", typical)
+		}
 	}
 }
 
