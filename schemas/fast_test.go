@@ -2,6 +2,7 @@ package schemas
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -324,6 +325,50 @@ func TestChunkFastPathAgreesWithSchema(t *testing.T) {
 		if doc, _ := decodeAny([]byte(typical)); !definitionConforms("chat_completion_chunk", doc) {
 			t.Errorf("fast path does not take %s", typical)
 		}
+	}
+}
+
+// TestStreamCheckerFastPathFindsWhatTheSchemaFinds: streams of generated
+// chunks, valid and broken, get the same findings whether conforming
+// chunks take the fast path or all go through the schema.
+func TestStreamCheckerFastPathFindsWhatTheSchemaFinds(t *testing.T) {
+	g := gen{rand.New(rand.NewPCG(21, 6))}
+	findings := func(stream []byte) string {
+		c := NewStreamChecker()
+		c.Write(stream)
+		var out []string
+		for _, f := range c.Close() {
+			out = append(out, f.String())
+		}
+		slices.Sort(out) // Close reports unfinished choices in map order
+		return fmt.Sprint(out)
+	}
+	fastTaken := 0
+	for i := range 1000 {
+		var stream []byte
+		for k := range 1 + g.pick(4) {
+			chunk := g.chunk()
+			if (i+k)%3 == 0 {
+				g.mutate(chunk)
+			}
+			body, _ := json.Marshal(chunk)
+			if doc, v := decodeAny(body); v == nil && definitionConforms(chunkDefinition, doc) {
+				fastTaken++
+			}
+			stream = append(append(append(stream, "data: "...), body...), "\n\n"...)
+		}
+		stream = append(stream, "data: [DONE]\n\n"...)
+		withFast := findings(stream)
+		fast := fastDefinitions[chunkDefinition]
+		delete(fastDefinitions, chunkDefinition)
+		schemaOnly := findings(stream)
+		fastDefinitions[chunkDefinition] = fast
+		if withFast != schemaOnly {
+			t.Fatalf("with the fast path %s, schema only %s:\n%s", withFast, schemaOnly, stream)
+		}
+	}
+	if fastTaken < 1000 {
+		t.Fatalf("only %d chunks took the fast path", fastTaken)
 	}
 }
 

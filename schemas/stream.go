@@ -55,7 +55,7 @@ func (c *StreamChecker) onEvent(ev sse.Event) {
 		c.done = true
 		return
 	}
-	if doc, ok := parseObject(data); ok && ev.Name != "error" && doc["error"] == nil && chatChunkConforms(doc) {
+	if doc, ok := parseObject(data); ok && ev.Name != "error" && doc["error"] == nil && definitionConforms(chunkDefinition, doc) {
 		// The chunk's fast path: it conforms, its fields are of their types.
 		c.track(n, chunkOf(doc))
 		return
@@ -71,7 +71,7 @@ func (c *StreamChecker) onEvent(ev sse.Event) {
 		}
 		return
 	}
-	for _, f := range Validate("chat_completion_chunk", data) {
+	for _, f := range Validate(chunkDefinition, data) {
 		c.add(n, "%s", f)
 	}
 	var chunk streamChunk
@@ -80,6 +80,9 @@ func (c *StreamChecker) onEvent(ev sse.Event) {
 	}
 	c.track(n, chunk)
 }
+
+// chunkDefinition is the definition each chat stream chunk conforms to.
+const chunkDefinition = "chat_completion_chunk"
 
 // streamChunk is what the checker follows of a chunk from one to the next.
 type streamChunk struct {
