@@ -223,6 +223,7 @@ func (t *T) generatedInvalid(gt genTarget) {
 		all = append(all, genCase{body: body, what: b.what, field: b.path[0]})
 	}
 	g.rnd.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+	all = fieldsFirst(all)
 	if len(all) > t.cfg.MaxCases {
 		all = all[:t.cfg.MaxCases]
 	}
@@ -346,4 +347,28 @@ func (t *T) shrink(gt genTarget, path string, base map[string]any, c genCase, fa
 		}
 	}
 	return last
+}
+
+// fieldsFirst orders shuffled cases round-robin by the field they break:
+// one case of every field before a second of any, so a MaxCases cut keeps
+// every field's rules in play however many rules a schema adds to another
+// field.
+func fieldsFirst(all []genCase) []genCase {
+	var fields []string
+	byField := map[string][]genCase{}
+	for _, c := range all {
+		if _, seen := byField[c.field]; !seen {
+			fields = append(fields, c.field)
+		}
+		byField[c.field] = append(byField[c.field], c)
+	}
+	out := make([]genCase, 0, len(all))
+	for round := 0; len(out) < len(all); round++ {
+		for _, f := range fields {
+			if cs := byField[f]; round < len(cs) {
+				out = append(out, cs[round])
+			}
+		}
+	}
+	return out
 }

@@ -167,9 +167,11 @@ func clientWantsUsage(doc map[string]any) bool {
 }
 
 // settle settles the tokens the reply reports (a reply without usage keeps
-// the estimate) and frees the request's concurrency slot.
-func (g *Gateway) settle(ctx context.Context, t *ratelimit.Ticket, u *usage) {
+// the estimate) and frees the request's concurrency slot. It returns a
+// finding for usage it did not take as reported (negative, or huge).
+func (g *Gateway) settle(ctx context.Context, t *ratelimit.Ticket, u *usage) (finding string) {
 	if u != nil {
+		finding = ratelimit.UsageFinding(u.total)
 		if err := t.Settle(ctx, u.total); err != nil {
 			g.storeFailed("settle", err)
 		}
@@ -177,6 +179,7 @@ func (g *Gateway) settle(ctx context.Context, t *ratelimit.Ticket, u *usage) {
 	if err := t.Release(ctx); err != nil {
 		g.storeFailed("release", err)
 	}
+	return finding
 }
 
 // storeWarnings keeps an unreachable store from flooding the log: a
@@ -206,7 +209,7 @@ func estimateTokens(op, model string, doc map[string]any) int64 {
 		if !ok {
 			completion, _ = number(doc["max_tokens"])
 		}
-		return int64(tokens.CountChat(model, doc)) + n*completion
+		return ratelimit.Estimate(int64(tokens.CountChat(model, doc)), n, completion)
 	case upstreams.OpEmbeddingsCreate, upstreams.OpModerationsCreate, upstreams.OpCompletionsCreate:
 		enc := tokens.ForModel(model)
 		var total int64
@@ -220,7 +223,7 @@ func estimateTokens(op, model string, doc map[string]any) int64 {
 				}
 			}
 		}
-		return total
+		return min(total, ratelimit.MaxTokens)
 	case upstreams.OpResponsesCreate:
 		return responseTokens(model, doc)
 	}
@@ -242,7 +245,8 @@ func number(v any) (int64, bool) {
 		i, err := n.Int64()
 		return i, err == nil
 	case float64:
-		return int64(n), true
+		// Beyond ±2^63 the conversion is undefined; saturate first.
+		return int64(max(min(n, 1<<62), -1<<62)), true
 	}
 	return 0, false
 }

@@ -84,7 +84,9 @@ func observe(req *request, start time.Time, ex *exchange) {
 		m.firstByte.WithLabelValues(op, upstream).Observe(ex.firstByte.Sub(start).Seconds())
 	}
 	if ex.usage != nil {
-		m.tokens.WithLabelValues(op, upstream, "prompt").Add(float64(ex.usage.prompt))
-		m.tokens.WithLabelValues(op, upstream, "completion").Add(float64(ex.usage.completion))
+		// A counter panics on a negative Add: a provider's negative usage
+		// counts as none (settlement records it as a finding).
+		m.tokens.WithLabelValues(op, upstream, "prompt").Add(float64(max(0, ex.usage.prompt)))
+		m.tokens.WithLabelValues(op, upstream, "completion").Add(float64(max(0, ex.usage.completion)))
 	}
 }

@@ -70,7 +70,9 @@ func (g *Gateway) serve(ex *exchange, req *request) {
 	g.answer(ex, req)
 	ex.finish()
 	if req.ticket != nil {
-		g.settle(req.http.Context(), req.ticket, ex.usage)
+		if finding := g.settle(req.http.Context(), req.ticket, ex.usage); finding != "" {
+			req.findings = append(req.findings, finding)
+		}
 	}
 	if req.route != nil {
 		g.checkReply(req, ex)

@@ -2,6 +2,7 @@ package schemas
 
 import (
 	"encoding/json"
+	"math"
 	"math/big"
 	"strconv"
 	"unicode/utf8"
@@ -49,8 +50,8 @@ var chatRequestFields = map[string]func(any) bool{
 	"stream":                nullOr(isBool),
 	"stream_options":        nullOr(streamOptions),
 	"stop":                  nullOr(stop),
-	"max_completion_tokens": nullOr(integerAtLeast(1)),
-	"max_tokens":            nullOr(integerAtLeast(1)),
+	"max_completion_tokens": nullOr(integerIn(1, math.MaxInt32)),
+	"max_tokens":            nullOr(integerIn(1, math.MaxInt32)),
 	"presence_penalty":      nullOr(numberIn(-2, 2)),
 	"frequency_penalty":     nullOr(numberIn(-2, 2)),
 	"logit_bias":            nullOr(logitBias),

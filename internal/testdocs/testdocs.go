@@ -19,13 +19,31 @@ func PDF(lines ...string) []byte {
 		fmt.Fprintf(&stream, "(%s) Tj T*\n", l)
 	}
 	stream.WriteString("ET")
-	objects := []string{
+	return PDFObjects(
 		"<< /Type /Catalog /Pages 2 0 R >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
 		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
 		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", stream.Len(), stream.String()),
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
-	}
+	)
+}
+
+// CyclicPDF is a PDF of about 240 bytes whose page tree lists itself as
+// its only kid.
+func CyclicPDF() []byte {
+	return PDFObjects("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [2 0 R] /Count 1 >>")
+}
+
+// HugeCountPDF is a PDF of about 240 bytes whose page tree claims two
+// billion pages and has one, without content.
+func HugeCountPDF() []byte {
+	return PDFObjects("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 2000000000 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>")
+}
+
+// PDFObjects is a PDF made of the given objects, numbered from 1, the
+// first being the catalog, with a correct cross-reference table.
+func PDFObjects(objects ...string) []byte {
 	var b bytes.Buffer
 	b.WriteString("%PDF-1.4\n")
 	offsets := make([]int, len(objects))

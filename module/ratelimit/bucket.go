@@ -45,12 +45,14 @@ func (b *bucket) take(now time.Time, n float64) (bool, time.Duration) {
 	return false, time.Duration((n - b.tokens) / b.perSec * float64(time.Second))
 }
 
-// adjust charges delta more tokens (a negative delta refunds).
+// adjust charges delta more tokens (a negative delta refunds). The debt
+// it leaves is at most the capacity: a reply, however large its reported
+// usage, holds its key back for at most a minute beyond a full refill.
 func (b *bucket) adjust(now time.Time, delta float64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.refill(now)
-	b.tokens = math.Min(b.capacity, b.tokens-delta)
+	b.tokens = math.Max(-b.capacity, math.Min(b.capacity, b.tokens-delta))
 }
 
 func (b *bucket) resize(perMinute float64, now time.Time) {

@@ -136,7 +136,7 @@ func (k *Key) admitAt(now time.Time, tokens int64) (*Ticket, *Refusal) {
 			return nil, refuse("tokens", lim.TokensPerMinute, wait)
 		}
 	}
-	return &Ticket{state: k.stateLocked(now), estimate: tokens, store: &processTicket{key: k, slot: slot}}, nil
+	return &Ticket{state: k.stateLocked(now), estimate: max(tokens, 0), store: &processTicket{key: k, slot: slot}}, nil
 }
 
 // stateLocked reads the key's state; k.mu is held.

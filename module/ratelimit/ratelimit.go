@@ -85,13 +85,44 @@ type Ticket struct {
 // sets no headers and settles nothing.
 func Unlimited() *Ticket { return &Ticket{} }
 
+// MaxTokens is the most tokens one request is charged or settled:
+// max_tokens and max_completion_tokens above it are refused (as the public
+// API refuses them), estimates saturate at it, and a reply that reports
+// more usage is settled as this many.
+const MaxTokens = math.MaxInt32
+
+// Estimate is what a request is charged on admission, prompt plus n
+// completions of perChoice tokens, saturated: no count a client writes can
+// wrap it negative, and it never exceeds MaxTokens.
+func Estimate(prompt, n, perChoice int64) int64 {
+	prompt, n, perChoice = min(max(prompt, 0), MaxTokens), min(max(n, 0), MaxTokens), min(max(perChoice, 0), MaxTokens)
+	return min(prompt+n*perChoice, MaxTokens) // each factor below 2^31: no overflow
+}
+
+// UsageFinding describes a reply's reported usage that settlement does not
+// take as it is (negative, or above MaxTokens), for the request's record;
+// "" for a sane one.
+func UsageFinding(actual int64) string {
+	switch {
+	case actual < 0:
+		return fmt.Sprintf("the upstream reported usage of %d tokens; settled as the admission estimate", actual)
+	case actual > MaxTokens:
+		return fmt.Sprintf("the upstream reported usage of %d tokens; settled as %d", actual, int64(MaxTokens))
+	}
+	return ""
+}
+
 // Settle charges the difference between the reply's actual tokens and the
 // estimate admitted: a refund when fewer were used, a debt when more. Only
-// the first call counts.
+// the first call counts. A refund is never more than the estimate; a
+// negative usage keeps the estimate, a larger one than MaxTokens is
+// settled as MaxTokens, and the debt a settlement leaves is at most one
+// minute's tokens (see bucket.adjust), so no reply can lock a key for long.
 func (t *Ticket) Settle(ctx context.Context, actual int64) error {
 	if t.store == nil || actual < 0 || t.settled.Swap(true) || actual == t.estimate || t.state.Limits.TokensPerMinute == 0 {
 		return nil
 	}
+	actual = min(actual, MaxTokens)
 	if err := t.store.settle(ctx, actual-t.estimate); err != nil {
 		return fmt.Errorf("settling tokens: %w", err)
 	}

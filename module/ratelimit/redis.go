@@ -230,7 +230,7 @@ func (l *redisLimiter) Admit(ctx context.Context, tokens int64) (*Ticket, *Refus
 		s.leases[lease] = l.keys[2]
 		s.mu.Unlock()
 	}
-	return &Ticket{state: state, estimate: tokens, store: &redisTicket{limiter: l, lease: lease}}, nil, nil
+	return &Ticket{state: state, estimate: max(tokens, 0), store: &redisTicket{limiter: l, lease: lease}}, nil, nil
 }
 
 // redisTicket settles an admitted request in Redis.

@@ -54,16 +54,27 @@ func (r *batchRunner) executePass(ctx context.Context, b *Batch, op string, who 
 	var wg sync.WaitGroup
 	var storeErr error
 	var once sync.Once
+	// A request started before without finishing (its worker died) runs
+	// alone: if it kills the process again, no other request in flight
+	// is blamed with it, and one that was only in flight with it the
+	// first time finishes on its own the next.
+	var solo sync.RWMutex
 	for range r.concurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for req := range jobs {
-				o, ok := r.send(ctx, op, who, req)
-				if !ok {
-					continue
+				lock, unlock := solo.RLock, solo.RUnlock
+				if req.Attempts > 0 {
+					lock, unlock = solo.Lock, solo.Unlock
 				}
-				if err := r.store.FinishBatchRequest(ctx, b.ID, o); err != nil && ctx.Err() == nil {
+				lock()
+				o, ok, err := r.attempt(ctx, b, op, who, req)
+				if ok {
+					err = r.store.FinishBatchRequest(ctx, b.ID, o)
+				}
+				unlock()
+				if err != nil && ctx.Err() == nil {
 					once.Do(func() { storeErr = err })
 				}
 			}
@@ -116,6 +127,45 @@ type outputResponse struct {
 type outputError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+}
+
+// attempt runs one request as one counted attempt. The attempt is stored
+// before the request is sent, so a request that killed the process (or
+// left it hung until its lease ran out) has been counted when the batch
+// resumes; one that has had maxAttempts already is quarantined, failed
+// with an error line, instead of run again. A panic while it runs fails
+// it. false: the request has an outcome already, or the batch stopped
+// first (the attempt is taken back: a stop is no crash).
+func (r *batchRunner) attempt(ctx context.Context, b *Batch, op string, who upstreams.Principal, req BatchRequest) (BatchOutcome, bool, error) {
+	n, err := r.store.StartBatchRequest(ctx, b.ID, req.Line)
+	if err != nil || n == 0 {
+		return BatchOutcome{}, false, err
+	}
+	if n > r.maxAttempts {
+		r.logger.Warn("batch request quarantined", zap.String("batch", b.ID), zap.Int("line", req.Line), zap.Int("attempts", n-1))
+		o, ok := outcome(req.Line, outputLine{ID: newID("batch_req_"), CustomID: req.CustomID, Error: &outputError{Code: "request_quarantined",
+			Message: fmt.Sprintf("This request was started %d times and each time the worker running it crashed or was cut off; it is not run again.", n-1)}}, true)
+		return o, ok, nil
+	}
+	o, ok := r.sendRecovering(ctx, b, op, who, req)
+	if !ok {
+		if err := r.store.AbandonBatchRequest(context.WithoutCancel(ctx), b.ID, req.Line); err != nil {
+			r.logger.Warn("taking back an attempt at a batch request", zap.String("batch", b.ID), zap.Int("line", req.Line), zap.Error(err))
+		}
+	}
+	return o, ok, nil
+}
+
+// sendRecovering is send, with a panic turned into the request's failure.
+func (r *batchRunner) sendRecovering(ctx context.Context, b *Batch, op string, who upstreams.Principal, req BatchRequest) (o BatchOutcome, ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.logger.Error("batch request panicked", zap.String("batch", b.ID), zap.Int("line", req.Line), zap.Any("panic", p), zap.StackSkip("stack", 1))
+			o, ok = outcome(req.Line, outputLine{ID: newID("batch_req_"), CustomID: req.CustomID, Error: &outputError{Code: "server_error",
+				Message: "Running this request failed with an internal error; it is not run again."}}, true)
+		}
+	}()
+	return r.send(ctx, op, who, req)
 }
 
 // send runs one request through the gateway, waiting out 429s and

@@ -179,14 +179,14 @@ func (r records) AddBatchRequests(ctx context.Context, id string, reqs []BatchRe
 }
 
 func (r records) PendingBatchRequests(ctx context.Context, id string, afterLine, limit int) ([]BatchRequest, error) {
-	rows, err := r.db.QueryContext(ctx, r.db.q(`SELECT line, custom_id, body FROM batch_requests
+	rows, err := r.db.QueryContext(ctx, r.db.q(`SELECT line, custom_id, body, attempts FROM batch_requests
 		WHERE batch_id = ? AND result IS NULL AND line > ? ORDER BY line LIMIT ?`), id, afterLine, limit)
 	if err != nil {
 		return nil, fmt.Errorf("reading batch requests: %w", err)
 	}
 	out, err := scanAll(rows, func(rows *sql.Rows) (req BatchRequest, err error) {
 		var body string
-		err = rows.Scan(&req.Line, &req.CustomID, &body)
+		err = rows.Scan(&req.Line, &req.CustomID, &body, &req.Attempts)
 		req.Body = json.RawMessage(body)
 		return req, err
 	})
@@ -194,6 +194,27 @@ func (r records) PendingBatchRequests(ctx context.Context, id string, afterLine,
 		return nil, fmt.Errorf("reading batch requests: %w", err)
 	}
 	return out, nil
+}
+
+func (r records) StartBatchRequest(ctx context.Context, id string, line int) (int, error) {
+	var attempts int
+	err := r.db.QueryRowContext(ctx, r.db.q(`UPDATE batch_requests SET attempts = attempts + 1
+		WHERE batch_id = ? AND line = ? AND result IS NULL RETURNING attempts`), id, line).Scan(&attempts)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("counting an attempt at line %d: %w", line, err)
+	}
+	return attempts, nil
+}
+
+func (r records) AbandonBatchRequest(ctx context.Context, id string, line int) error {
+	if _, err := r.db.ExecContext(ctx, r.db.q(`UPDATE batch_requests SET attempts = attempts - 1
+		WHERE batch_id = ? AND line = ? AND result IS NULL AND attempts > 0`), id, line); err != nil {
+		return fmt.Errorf("taking back an attempt at line %d: %w", line, err)
+	}
+	return nil
 }
 
 // FinishBatchRequest stores the outcome only where none is yet, and counts

@@ -27,6 +27,9 @@ type batchRunner struct {
 	concurrency int
 	// maxBatches is how many batches one runner works on at once.
 	maxBatches int
+	// maxAttempts is how many times a request is started before it is
+	// quarantined (see attempt).
+	maxAttempts int
 
 	wakeup chan struct{}
 	// cancels holds, by batch ID, what stops the work of the batches
@@ -37,11 +40,11 @@ type batchRunner struct {
 	done    chan struct{}
 }
 
-func newBatchRunner(store BatchStore, files FileStore, d upstreams.Dispatcher, logger *zap.Logger, lease time.Duration, concurrency int) *batchRunner {
+func newBatchRunner(store BatchStore, files FileStore, d upstreams.Dispatcher, logger *zap.Logger, lease time.Duration, concurrency, maxAttempts int) *batchRunner {
 	return &batchRunner{
 		store: store, files: files, dispatch: d, logger: logger,
 		worker: newWorkerName(),
-		lease:  lease, concurrency: concurrency, maxBatches: 2,
+		lease:  lease, concurrency: concurrency, maxBatches: 2, maxAttempts: maxAttempts,
 		wakeup: make(chan struct{}, 1), done: make(chan struct{}), cancels: map[string]context.CancelFunc{},
 	}
 }

@@ -52,6 +52,9 @@ type BatchRequest struct {
 	Line     int
 	CustomID string
 	Body     json.RawMessage
+	// Attempts is how many times it was started without finishing (as
+	// PendingBatchRequests reads it).
+	Attempts int
 }
 
 // BatchOutcome is the result of one request, stored as it finishes.
@@ -97,6 +100,15 @@ type BatchStore interface {
 	// PendingBatchRequests returns up to limit requests without an outcome,
 	// after the given line, in line order.
 	PendingBatchRequests(ctx context.Context, id string, afterLine, limit int) ([]BatchRequest, error)
+	// StartBatchRequest counts an attempt at a pending request, durably,
+	// before it is sent, and returns the attempts so far (this one
+	// included); 0 when the request has an outcome already. A process that
+	// dies while the request runs has counted it.
+	StartBatchRequest(ctx context.Context, id string, line int) (int, error)
+	// AbandonBatchRequest takes back the attempt of a request that a stop
+	// cut short (the runner stopped, the batch was cancelled): it did not
+	// crash anything.
+	AbandonBatchRequest(ctx context.Context, id string, line int) error
 	// FinishBatchRequest stores an outcome and counts it, once: a request
 	// that already has one is left as it is.
 	FinishBatchRequest(ctx context.Context, id string, o BatchOutcome) error

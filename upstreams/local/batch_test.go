@@ -71,7 +71,7 @@ func newBatchFixture(t *testing.T) *batchFixture {
 
 // start runs a batch runner on the fixture's store until the test ends.
 func (f *batchFixture) start(d upstreams.Dispatcher, lease time.Duration) *batchRunner {
-	r := newBatchRunner(f.store, f.store, d, zap.NewNop(), lease, 4)
+	r := newBatchRunner(f.store, f.store, d, zap.NewNop(), lease, 4, 2)
 	r.start()
 	f.t.Cleanup(r.Stop)
 	f.runner = r
@@ -454,7 +454,7 @@ func TestBatchWaitsOutRateLimits(t *testing.T) {
 func TestBatchResultFilesAreWrittenOnce(t *testing.T) {
 	useClock(t)
 	f := newBatchFixture(t)
-	r := newBatchRunner(f.store, f.store, &fakeDispatcher{reply: echoReply}, zap.NewNop(), time.Second, 1)
+	r := newBatchRunner(f.store, f.store, &fakeDispatcher{reply: echoReply}, zap.NewNop(), time.Second, 1, 2)
 	b := f.batch("/v1/chat/completions", chatLines(2)...)
 	ctx := context.Background()
 	if err := f.store.AddBatchRequests(ctx, b.ID, []BatchRequest{{Line: 1, CustomID: "a", Body: json.RawMessage(`{}`)}}); err != nil {

@@ -3,6 +3,7 @@ package local
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/ledongthuc/pdf"
@@ -51,8 +53,28 @@ const supportedExtensions = "text, markdown, code, json, csv, html, pdf, docx an
 // maxUnpackedBytes bounds what an office document may unpack to.
 const maxUnpackedBytes = 256 << 20
 
-// extractText returns the text of a file, chosen by its extension.
-func extractText(filename string, data []byte) (string, error) {
+// Extraction budget: what one document may cost, whatever it claims.
+const (
+	// maxPDFPages is the most pages read from a PDF; a page tree claiming
+	// more (a Count of 2e9) is read only this far.
+	maxPDFPages = 10_000
+	// maxPageTreeDepth bounds the walk of a PDF's page tree: a tree that
+	// lists itself among its kids is found out here.
+	maxPageTreeDepth = 32
+	// maxExtractedBytes is the most text one document may yield.
+	maxExtractedBytes = 64 << 20
+	// extractTimeout is how long one document's extraction may run; it is
+	// checked between pages and XML tokens, so a document ends within a
+	// page of it.
+	extractTimeout = 2 * time.Minute
+)
+
+// extractText returns the text of a file, chosen by its extension. It
+// gives up, as an invalid file, when ctx ends or the budget above runs
+// out.
+func extractText(ctx context.Context, filename string, data []byte) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, extractTimeout)
+	defer cancel()
 	ext := strings.ToLower(path.Ext(filename))
 	var text string
 	var err error
@@ -62,16 +84,19 @@ func extractText(filename string, data []byte) (string, error) {
 	case ext == ".html" || ext == ".htm":
 		text, err = htmlText(data)
 	case ext == ".pdf":
-		text, err = pdfText(data)
+		text, err = pdfText(ctx, data)
 	case ext == ".docx":
-		text, err = officeText(data, func(name string) bool { return name == "word/document.xml" })
+		text, err = officeText(ctx, data, func(name string) bool { return name == "word/document.xml" })
 	case ext == ".pptx":
-		text, err = officeText(data, func(name string) bool { return slideName.MatchString(name) })
+		text, err = officeText(ctx, data, func(name string) bool { return slideName.MatchString(name) })
 	default:
 		return "", &fileError{code: codeUnsupportedFile, message: fmt.Sprintf("Files of type %q cannot be indexed; supported: %s.", ext, supportedExtensions)}
 	}
 	if err != nil {
 		return "", err
+	}
+	if len(text) > maxExtractedBytes {
+		return "", invalidFile("The file yields more than the %d bytes of text that can be indexed.", maxExtractedBytes)
 	}
 	if strings.TrimSpace(text) == "" {
 		return "", invalidFile("The file contains no text to index.")
@@ -127,8 +152,11 @@ func htmlText(data []byte) (string, error) {
 }
 
 // pdfText reads the text of every page; a malformed PDF may panic the
-// reader, which is an invalid file, not a crash.
-func pdfText(data []byte) (text string, err error) {
+// reader, which is an invalid file, not a crash. The page tree is walked
+// here rather than by the reader's Page(n), which follows a tree that
+// lists itself forever and trusts its Count: the walk stops at
+// maxPageTreeDepth, maxPDFPages, maxExtractedBytes or when ctx ends.
+func pdfText(ctx context.Context, data []byte) (text string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			text, err = "", invalidFile("The PDF could not be read.")
@@ -138,15 +166,53 @@ func pdfText(data []byte) (text string, err error) {
 	if err != nil {
 		return "", invalidFile("The PDF could not be read: %s.", err.Error())
 	}
-	rd, err := r.GetPlainText()
-	if err != nil {
-		return "", invalidFile("The PDF's text could not be read: %s.", err.Error())
-	}
 	var b strings.Builder
-	if _, err := io.Copy(&b, rd); err != nil {
-		return "", invalidFile("The PDF's text could not be read: %s.", err.Error())
+	pages := 0
+	var walk func(node pdf.Value, depth int) error
+	walk = func(node pdf.Value, depth int) error {
+		if depth > maxPageTreeDepth {
+			return invalidFile("The PDF's page tree is deeper than %d levels or lists itself.", maxPageTreeDepth)
+		}
+		kids := node.Key("Kids")
+		for i := 0; i < kids.Len(); i++ {
+			if err := ctx.Err(); err != nil {
+				return extractionStopped(ctx)
+			}
+			kid := kids.Index(i)
+			switch kid.Key("Type").Name() {
+			case "Pages":
+				if err := walk(kid, depth+1); err != nil {
+					return err
+				}
+			case "Page":
+				if pages++; pages > maxPDFPages {
+					return invalidFile("The PDF has more than the %d pages that can be indexed.", maxPDFPages)
+				}
+				t, err := pdf.Page{V: kid}.GetPlainText(nil)
+				if err != nil {
+					return invalidFile("The PDF's text could not be read: %s.", err.Error())
+				}
+				if b.Len()+len(t) > maxExtractedBytes {
+					return invalidFile("The file yields more than the %d bytes of text that can be indexed.", maxExtractedBytes)
+				}
+				b.WriteString(t)
+			}
+		}
+		return nil
+	}
+	if err := walk(r.Trailer().Key("Root").Key("Pages"), 0); err != nil {
+		return "", err
 	}
 	return strings.ToValidUTF8(b.String(), ""), nil
+}
+
+// extractionStopped is the error of an extraction cut short: by its time
+// budget (the file fails), or by the ingestion's end (a stop, a delete).
+func extractionStopped(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return invalidFile("Extracting the file's text took longer than %s.", extractTimeout)
+	}
+	return ctx.Err()
 }
 
 var slideName = regexp.MustCompile(`^ppt/slides/slide([0-9]+)\.xml$`)
@@ -154,7 +220,7 @@ var slideName = regexp.MustCompile(`^ppt/slides/slide([0-9]+)\.xml$`)
 // officeText reads the text runs (<w:t>, <a:t>) of the parts of an Office
 // Open XML document that want picks, in order (slides by number), with a
 // line break after each paragraph and a tab for each tab.
-func officeText(data []byte, want func(name string) bool) (string, error) {
+func officeText(ctx context.Context, data []byte, want func(name string) bool) (string, error) {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return "", invalidFile("The document is not a valid Office file: %s.", err.Error())
@@ -177,8 +243,11 @@ func officeText(data []byte, want func(name string) bool) (string, error) {
 			return "", invalidFile("The document's part %s could not be read.", f.Name)
 		}
 		lr := &io.LimitedReader{R: rc, N: budget}
-		err = xmlRuns(lr, &b)
+		err = xmlRuns(ctx, lr, &b)
 		rc.Close()
+		if ctx.Err() != nil {
+			return "", extractionStopped(ctx)
+		}
 		if err != nil {
 			return "", invalidFile("The document's part %s is not valid XML.", f.Name)
 		}
@@ -198,10 +267,13 @@ func partNumber(name string) int {
 	return n
 }
 
-func xmlRuns(r io.Reader, b *strings.Builder) error {
+func xmlRuns(ctx context.Context, r io.Reader, b *strings.Builder) error {
 	d := xml.NewDecoder(r)
 	inText := false
-	for {
+	for n := 0; ; n++ {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		tok, err := d.Token()
 		if errors.Is(err, io.EOF) {
 			return nil

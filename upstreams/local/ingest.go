@@ -44,6 +44,9 @@ type ingester struct {
 	// worker names this ingester in the leases it holds.
 	worker string
 	lease  time.Duration
+	// maxAttempts is how many claims of a file are allowed before it is
+	// quarantined (failed, never tried again).
+	maxAttempts int
 
 	dispatcher atomic.Pointer[upstreams.Dispatcher]
 	kick       chan struct{}
@@ -55,10 +58,10 @@ type ingester struct {
 	running int
 }
 
-func newIngester(vs VectorStoreStore, files FileStore, logger *zap.Logger) *ingester {
+func newIngester(vs VectorStoreStore, files FileStore, logger *zap.Logger, maxAttempts int) *ingester {
 	ctx, cancel := context.WithCancel(context.Background())
 	in := &ingester{vs: vs, files: files, logger: logger, kick: make(chan struct{}, 1),
-		worker: newWorkerName(), lease: ingestLease,
+		worker: newWorkerName(), lease: ingestLease, maxAttempts: maxAttempts,
 		ctx: ctx, cancel: cancel}
 	in.embed = embedder{dispatcher: in.currentDispatcher}
 	return in
@@ -185,8 +188,21 @@ func (in *ingester) heartbeat(ctx context.Context, cancel context.CancelFunc, f 
 // ingest runs one job to its end: completed, failed, or outdated (it
 // reports true); or, when stopped or the store fails, left in_progress
 // to be taken up again (false).
-func (in *ingester) ingest(ctx context.Context, f *VectorStoreFile) bool {
+func (in *ingester) ingest(ctx context.Context, f *VectorStoreFile) (ended bool) {
 	log := in.logger.With(zap.String("vector_store", f.VectorStoreID), zap.String("file", f.FileID))
+	if f.Attempts > in.maxAttempts {
+		// Claimed that many times by workers that never gave it back:
+		// each died, or hung past its lease, on this file.
+		log.Warn("ingestion quarantined", zap.Int("attempts", f.Attempts-1))
+		return in.vs.FailIngestion(ctx, f, codeServerError, fmt.Sprintf(
+			"Indexing this file was started %d times and each time the worker crashed or was cut off; it is not tried again.", f.Attempts-1)) == nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			log.Error("ingestion panicked", zap.Any("panic", p), zap.StackSkip("stack", 1))
+			ended = in.vs.FailIngestion(ctx, f, codeServerError, "Indexing this file failed with an internal error; it is not tried again.") == nil
+		}
+	}()
 	text, chunks, err := in.index(ctx, f)
 	if err == nil {
 		var ok bool
@@ -225,7 +241,7 @@ func (in *ingester) index(ctx context.Context, f *VectorStoreFile) (string, []Ch
 	if len(data) > maxIngestBytes {
 		return "", nil, invalidFile("The file is larger than the %d bytes that can be indexed.", maxIngestBytes)
 	}
-	text, err := extractText(f.Filename, data)
+	text, err := extractText(ctx, f.Filename, data)
 	if err != nil {
 		return "", nil, err
 	}

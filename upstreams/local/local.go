@@ -48,6 +48,16 @@ type Local struct {
 	// Caddyfile: `batch_lease <duration>`
 	BatchLease caddy.Duration `json:"batch_lease,omitempty"`
 
+	// MaxAttempts is how many times a batch request or a file's ingestion
+	// is started before it is quarantined: the attempt is recorded before
+	// the work runs, so work that crashed the process (or held its worker
+	// until its lease ran out) that many times ends failed, with an error
+	// line in the batch's error file or the file's last_error, and is
+	// never run again; the rest goes on. Default: 2 (one retry).
+	//
+	// Caddyfile: `max_attempts <n>`
+	MaxAttempts int `json:"max_attempts,omitempty"`
+
 	// Postgres, when set, keeps everything (file contents included) in the
 	// PostgreSQL database this connection string names instead, so that
 	// several instances share one store; data_dir is then not used. A URL
@@ -122,6 +132,12 @@ func (l *Local) Provision(ctx caddy.Context) error {
 	if l.BatchLease == 0 {
 		l.BatchLease = caddy.Duration(30 * time.Second)
 	}
+	if l.MaxAttempts == 0 {
+		l.MaxAttempts = 2
+	}
+	if l.MaxAttempts < 0 {
+		return fmt.Errorf("local upstream: max_attempts must be positive, got %d", l.MaxAttempts)
+	}
 	if l.BatchConcurrency < 0 || l.BatchLease < caddy.Duration(time.Second) {
 		return fmt.Errorf("local upstream: batch_concurrency must be positive and batch_lease at least 1s")
 	}
@@ -189,7 +205,7 @@ func (l *Local) share(key string, open func() (Store, string, error)) error {
 	p := val.(pooledStore)
 	l.store = p.Store
 	if p.vectors != nil {
-		l.vectors = &vectorState{ingest: newIngester(p.vectors, p.Store, l.logger.Named("ingest")), cache: p.cache}
+		l.vectors = &vectorState{ingest: newIngester(p.vectors, p.Store, l.logger.Named("ingest"), l.MaxAttempts), cache: p.cache}
 	}
 	return nil
 }
@@ -211,7 +227,7 @@ func (l *Local) StartWork() error {
 	if l.dispatcher == nil {
 		return errors.New("local upstream: no gateway to send work through")
 	}
-	r := newBatchRunner(l.store, l.store, l.dispatcher, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency)
+	r := newBatchRunner(l.store, l.store, l.dispatcher, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency, l.MaxAttempts)
 	r.start()
 	l.batches.Store(r)
 	if l.vectors != nil {
@@ -303,6 +319,7 @@ func notFoundOr(err error, kind, id string) error {
 //	    data_dir <path>
 //	    batch_concurrency <n>
 //	    batch_lease <duration>
+//	    max_attempts <n>
 //	    postgres <dsn>
 //	    embedding_model <model>
 //	    search_dialect spec|openai|auto
@@ -318,16 +335,17 @@ func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&l.DataDir) {
 				return d.ArgErr()
 			}
-		case "batch_concurrency":
+		case "batch_concurrency", "max_attempts":
+			option := d.Val()
 			var v string
 			if !d.AllArgs(&v) {
 				return d.ArgErr()
 			}
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
-				return d.Errf("batch_concurrency must be a positive integer, got %q", v)
+				return d.Errf("%s must be a positive integer, got %q", option, v)
 			}
-			l.BatchConcurrency = n
+			*map[string]*int{"batch_concurrency": &l.BatchConcurrency, "max_attempts": &l.MaxAttempts}[option] = n
 		case "batch_lease":
 			var v string
 			if !d.AllArgs(&v) {

@@ -152,6 +152,15 @@ var sqliteMigrations = []string{
 	CREATE INDEX vector_store_files_pending ON vector_store_files(status, lease_until, seq);`,
 	// 5: responses and their input items
 	sqliteTypes.Replace(responseTables),
+	// 6: attempts at each batch request and ingestion, counted before
+	// it runs, so that work that keeps killing the worker is quarantined
+	attemptsColumn("batch_requests") + attemptsColumn("vector_store_files"),
+}
+
+// attemptsColumn is the migration that counts the attempts at a table's
+// work items.
+func attemptsColumn(table string) string {
+	return `ALTER TABLE ` + table + ` ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;`
 }
 
 // postgresMigrations are sqliteMigrations for PostgreSQL (vector stores
@@ -202,4 +211,6 @@ var postgresMigrations = []string{
 	postgresTypes.Replace(batchTables),
 	// 3: responses and their input items
 	postgresTypes.Replace(responseTables),
+	// 4: sqliteMigrations 6
+	attemptsColumn("batch_requests"),
 }

@@ -78,6 +78,8 @@ var postgresVectorMigrations = []string{
 		FOR EACH ROW WHEN (NEW.status = 'completed') EXECUTE FUNCTION vector_store_chunks_changed();
 	CREATE TRIGGER vector_store_files_unindexed AFTER DELETE ON vector_store_files
 		FOR EACH ROW EXECUTE FUNCTION vector_store_chunks_changed();`,
+	// 2: sqliteMigrations 6, for ingestions
+	attemptsColumn("vector_store_files"),
 }
 
 // postgresVectors keeps chunk texts in the chunks table, whose generated

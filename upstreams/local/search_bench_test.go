@@ -51,7 +51,7 @@ func testLocal(tb testing.TB, embeddingModel string) (*Local, *sqliteStore) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	in := newIngester(s, s, zap.NewNop())
+	in := newIngester(s, s, zap.NewNop(), 2)
 	l := &Local{EmbeddingModel: embeddingModel, store: s, logger: zap.NewNop(),
 		vectors: &vectorState{ingest: in, cache: &vectorCache{entries: map[[2]string]*vectorMatrix{}}}}
 	in.use(embedDispatcher{})

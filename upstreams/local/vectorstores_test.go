@@ -77,9 +77,14 @@ func TestExtractText(t *testing.T) {
 		{"empty.md", []byte("  \n "), nil, codeInvalidFile},
 		{"broken.pdf", []byte("%PDF-1.4 not really"), nil, codeInvalidFile},
 		{"broken.docx", []byte("PK not a zip"), nil, codeInvalidFile},
+		// Extraction that would never end: a page tree that lists itself,
+		// a page count of two billion (read as the one page there is:
+		// no text).
+		{"cyclic.pdf", testdocs.CyclicPDF(), nil, codeInvalidFile},
+		{"huge-count.pdf", testdocs.HugeCountPDF(), nil, codeInvalidFile},
 	}
 	for _, c := range cases {
-		text, err := extractText(c.name, c.data)
+		text, err := extractText(context.Background(), c.name, c.data)
 		var fe *fileError
 		if c.code != "" {
 			if !errors.As(err, &fe) || fe.code != c.code {

@@ -209,14 +209,14 @@ func (r vsRecords) DeleteVectorStore(ctx context.Context, owner, id string) erro
 
 const vectorStoreFileSelect = `SELECT f.vector_store_id, f.file_id, f.owner, f.key_name, f.created_at, f.status, f.last_error_code,
 	f.last_error_msg, f.usage_bytes, f.max_chunk_tokens, f.overlap_tokens, f.attributes, f.embedding_model, COALESCE(fl.filename, ''),
-	f.lease_owner
+	f.lease_owner, f.attempts
 	FROM vector_store_files f LEFT JOIN files fl ON fl.id = f.file_id`
 
 func scanVectorStoreFile(row rowScanner) (VectorStoreFile, error) {
 	var f VectorStoreFile
 	var attrs sql.NullString
 	err := row.Scan(&f.VectorStoreID, &f.FileID, &f.Owner, &f.KeyName, &f.CreatedAt, &f.Status, &f.LastErrorCode,
-		&f.LastErrorMsg, &f.UsageBytes, &f.MaxChunkTokens, &f.OverlapTokens, &attrs, &f.EmbeddingModel, &f.Filename, &f.LeaseOwner)
+		&f.LastErrorMsg, &f.UsageBytes, &f.MaxChunkTokens, &f.OverlapTokens, &attrs, &f.EmbeddingModel, &f.Filename, &f.LeaseOwner, &f.Attempts)
 	if attrs.Valid {
 		f.Attributes = json.RawMessage(attrs.String)
 	}
@@ -328,7 +328,7 @@ func (r vsRecords) ClaimIngestions(ctx context.Context, worker string, now, unti
 		return nil, fmt.Errorf("claiming ingestions: %w", err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, r.vdb.q(`UPDATE vector_store_files SET lease_owner = ?, lease_until = ?
+	rows, err := tx.QueryContext(ctx, r.vdb.q(`UPDATE vector_store_files SET lease_owner = ?, lease_until = ?, attempts = attempts + 1
 		WHERE seq IN (SELECT seq FROM vector_store_files WHERE status = 'in_progress' AND lease_until < ?
 			ORDER BY seq LIMIT ?`+r.dialect.skipLocked+`)
 		RETURNING seq`), worker, until, now, limit)
@@ -372,7 +372,7 @@ func (r vsRecords) RenewIngestion(ctx context.Context, f *VectorStoreFile, until
 }
 
 func (r vsRecords) ReleaseIngestion(ctx context.Context, f *VectorStoreFile) error {
-	_, err := r.vdb.ExecContext(ctx, r.vdb.q(`UPDATE vector_store_files SET lease_owner = '', lease_until = 0
+	_, err := r.vdb.ExecContext(ctx, r.vdb.q(`UPDATE vector_store_files SET lease_owner = '', lease_until = 0, attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END
 		WHERE vector_store_id = ? AND file_id = ? AND lease_owner = ?`), f.VectorStoreID, f.FileID, f.LeaseOwner)
 	if err != nil {
 		return fmt.Errorf("releasing ingestion lease: %w", err)

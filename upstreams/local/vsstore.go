@@ -63,6 +63,9 @@ type VectorStoreFile struct {
 	// LeaseOwner is the worker holding the attachment's ingestion (as
 	// ClaimIngestions returned it); "" when none ever claimed it.
 	LeaseOwner string
+	// Attempts is how many times its ingestion was claimed (this claim
+	// included) and not given back: claims of workers that died with it.
+	Attempts int
 }
 
 // Chunk is one indexed piece of a vector store file.

@@ -39,6 +39,84 @@ func testVectorStoreStore(t *testing.T, open func(t *testing.T) vectorStoreStore
 	t.Run("IngestionsInProgress", func(t *testing.T) { testVSIngestionsInProgress(t, s) })
 	t.Run("Leases", func(t *testing.T) { testVSLeases(t, s, open(t)) })
 	t.Run("TwoIngesters", func(t *testing.T) { testVSTwoIngesters(t, s, open(t)) })
+	t.Run("Quarantine", func(t *testing.T) { testVSQuarantine(t, s) })
+}
+
+// ingestionScene is a new vector store of owner for an ingestion test, no
+// other subtest's attachment left to claim, and a clock the test sets.
+func ingestionScene(t *testing.T, s VectorStoreStore, owner string) (string, *atomic.Int64) {
+	id := newVectorStore(t, s, owner)
+	claimAll(t, s, "sweeper", 1<<40) // other subtests' leftovers
+	clock := new(atomic.Int64)
+	clock.Store(now())
+	saved := now
+	now = func() int64 { return clock.Load() }
+	t.Cleanup(func() { now = saved })
+	return id, clock
+}
+
+// testVSQuarantine: an attachment claimed by workers that died with it
+// max_attempts times ends failed with a clear last_error, never indexed
+// again; one claimed once less is retried, and completes. A claim given
+// back (a stop) does not count.
+func testVSQuarantine(t *testing.T, s vectorStoreStore) {
+	ctx := t.Context()
+	owner := "quarantine-" + newID("")
+	id, clock := ingestionScene(t, s, owner)
+	attach := func() string {
+		f := putFile(t, s, owner, "assistants", []byte("the patient heron "+newID("")))
+		att := &VectorStoreFile{VectorStoreID: id, FileID: f.ID, Owner: owner, Status: statusInProgress, MaxChunkTokens: 100}
+		if _, err := s.AddVectorStoreFile(ctx, att); err != nil {
+			t.Fatal(err)
+		}
+		return f.ID
+	}
+	poison := attach()
+	// Two workers claim it and die (their leases run out); a third gives
+	// its claim back, as a stopping worker does.
+	for _, worker := range []string{"dead-1", "dead-2"} {
+		if got := claimAll(t, s, worker, clock.Load()); got[poison] == nil || got[poison].Attempts == 0 {
+			t.Fatalf("%s claimed %v", worker, got)
+		}
+		clock.Add(3600)
+	}
+	stopping := claimAll(t, s, "stopping", clock.Load())
+	if err := s.ReleaseIngestion(ctx, stopping[poison]); err != nil {
+		t.Fatal(err)
+	}
+	// A third dies with both.
+	retried := attach()
+	if got := claimAll(t, s, "dead-3", clock.Load()); got[retried] == nil || got[poison] == nil {
+		t.Fatalf("dead-3 claimed %v", got)
+	}
+	clock.Add(3600)
+	in := newIngester(s, s, zap.NewNop(), 2)
+	t.Cleanup(in.stop)
+	in.start()
+	for {
+		p, err := s.GetVectorStoreFile(ctx, owner, id, poison)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.GetVectorStoreFile(ctx, owner, id, retried)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Status != statusInProgress && r.Status != statusInProgress {
+			if p.Status != "failed" || p.LastErrorCode != codeServerError || !strings.Contains(p.LastErrorMsg, "started 3 times") {
+				t.Fatalf("quarantined attachment: %+v", p)
+			}
+			if r.Status != "completed" {
+				t.Fatalf("retried attachment: %+v", r)
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("ingestion did not finish: %s, %s", p.Status, r.Status)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // newVectorStore creates an empty vector store of owner.
@@ -521,13 +599,7 @@ func (c countingFiles) OpenFile(ctx context.Context, owner, id string) (io.ReadC
 func testVSTwoIngesters(t *testing.T, a, b vectorStoreStore) {
 	ctx := t.Context()
 	owner := newID("owner-")
-	id := newVectorStore(t, a, owner)
-	claimAll(t, a, "sweeper", 1<<40) // other subtests' leftovers
-	var clock atomic.Int64
-	clock.Store(now())
-	saved := now
-	now = func() int64 { return clock.Load() }
-	t.Cleanup(func() { now = saved })
+	id, clock := ingestionScene(t, a, owner)
 
 	var files []string
 	add := func() {
@@ -550,7 +622,7 @@ func testVSTwoIngesters(t *testing.T, a, b vectorStoreStore) {
 	count := &openCounter{opened: map[string]int{}}
 	var ingesters []*ingester
 	for _, s := range []vectorStoreStore{a, b} {
-		in := newIngester(s, countingFiles{s, count}, zap.NewNop())
+		in := newIngester(s, countingFiles{s, count}, zap.NewNop(), 2)
 		ingesters = append(ingesters, in)
 		t.Cleanup(in.stop)
 	}

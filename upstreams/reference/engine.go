@@ -94,6 +94,9 @@ func generate(req *request) (*reply, *upstreams.Error) {
 	if n < 1 || n > 128 {
 		return nil, upstreams.InvalidRequest("n", "n must be between 1 and 128")
 	}
+	if err := checkSchemas(req); err != nil {
+		return nil, err
+	}
 	enc := tokens.ForModel(req.Model)
 	base := requestHash(req)
 	r := &reply{
@@ -122,6 +125,9 @@ func generate(req *request) (*reply, *upstreams.Error) {
 		} else {
 			c = textChoice(req, enc, rnd)
 			r.completionTokens += len(c.content)
+		}
+		if err := req.overBudget(); err != nil {
+			return nil, err
 		}
 		r.choices = append(r.choices, c)
 	}
@@ -211,7 +217,7 @@ func draftText(req *request, enc *tokens.Encoding, rnd *rng) string {
 		case "json_schema":
 			if req.ResponseFormat.JSONSchema != nil {
 				schema := req.ResponseFormat.JSONSchema.Schema
-				g := &instance{root: schema, rnd: rnd, words: words}
+				g := req.generator("response_format", schema, rnd, words)
 				b, _ := json.Marshal(g.value(schema))
 				return string(b)
 			}

@@ -33,6 +33,8 @@ type request struct {
 
 	// raw is the decoded request, for counting prompt tokens.
 	raw map[string]any
+	// budget is what the request's schemas may still generate.
+	budget *budget
 }
 
 func (r *request) UnmarshalJSON(b []byte) error {

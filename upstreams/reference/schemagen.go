@@ -13,18 +13,25 @@ import (
 // outputs use: type (also as an array), properties, required,
 // additionalProperties, items, enum, const, numeric bounds and multipleOf,
 // string lengths, array lengths, anyOf/oneOf/allOf (first branch) and
-// $ref into $defs or definitions.
+// $ref into $defs or definitions. Whatever the schema, the work is
+// bounded by the request's budget: a schema that asks for more (minItems
+// 1e9, minLength 1e8, a $ref tree that doubles at every level) spends it
+// and stops, and the request is refused.
 type instance struct {
-	root  map[string]any
-	rnd   *rng
-	words []string
-	depth int
+	root   map[string]any
+	rnd    *rng
+	words  []string
+	depth  int
+	budget *budget
 }
+
+// maxSchemaDepth is how deep generation follows nested schemas and $refs.
+const maxSchemaDepth = 32
 
 func (g *instance) value(schema map[string]any) any {
 	g.depth++
 	defer func() { g.depth-- }()
-	if g.depth > 32 || schema == nil {
+	if g.depth > maxSchemaDepth || schema == nil || !g.budget.spend(1, 0) {
 		return nil
 	}
 	if ref, ok := schema["$ref"].(string); ok {
@@ -111,7 +118,8 @@ func mergeAll(branches []any) map[string]any {
 		for k, v := range m {
 			switch k {
 			case "properties":
-				for pk, pv := range v.(map[string]any) {
+				p, _ := v.(map[string]any)
+				for pk, pv := range p {
 					props[pk] = pv
 				}
 			case "required":
@@ -156,7 +164,11 @@ func (g *instance) object(s map[string]any) map[string]any {
 			}
 		}
 	}
-	for i := len(out); i < intKeyword(s, "minProperties", 0); i++ {
+	want := intKeyword(s, "minProperties", 0)
+	if want > len(out) && !g.budget.affords(want-len(out), 0) {
+		return out
+	}
+	for i := len(out); len(out) < want && !g.budget.exceeded; i++ {
 		out[fmt.Sprintf("extra_%d", i)] = g.value(additional(s))
 	}
 	return out
@@ -177,12 +189,19 @@ func (g *instance) array(s map[string]any) []any {
 	if hi > lo {
 		n += g.rnd.intn(min(hi, lo+2) - lo + 1)
 	}
+	// The items are paid for before any is made: a huge minItems spends
+	// the budget at once instead of allocating.
+	if !g.budget.affords(n, 0) {
+		return nil
+	}
 	items, _ := s["items"].(map[string]any)
+	prefix, _ := s["prefixItems"].([]any)
 	out := make([]any, 0, n)
-	for i := 0; i < n; i++ {
+	for i := 0; i < n && !g.budget.exceeded; i++ {
 		var v any
-		if prefix, ok := s["prefixItems"].([]any); ok && i < len(prefix) {
-			v = g.value(prefix[i].(map[string]any))
+		if i < len(prefix) {
+			p, _ := prefix[i].(map[string]any)
+			v = g.value(p)
 		} else if items != nil {
 			v = g.value(items)
 		} else {
@@ -195,18 +214,21 @@ func (g *instance) array(s map[string]any) []any {
 
 func (g *instance) str(s map[string]any) string {
 	lo := intKeyword(s, "minLength", 0)
-	hi := intKeyword(s, "maxLength", math.MaxInt)
+	hi := intKeyword(s, "maxLength", maxKeyword)
+	if !g.budget.spend(0, max(lo, 4)) {
+		return ""
+	}
 	var b strings.Builder
-	for b.Len() < max(lo, 1) || b.Len() < 4 {
+	for b.Len() < 4 && len(g.words) > 0 {
 		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
 		b.WriteString(g.words[g.rnd.intn(len(g.words))])
 	}
-	out := b.String()
-	for len(out) < lo {
-		out += "x"
+	if b.Len() < lo {
+		b.WriteString(strings.Repeat("x", lo-b.Len()))
 	}
+	out := b.String()
 	if len(out) > hi {
 		out = out[:hi]
 	}
@@ -215,18 +237,30 @@ func (g *instance) str(s map[string]any) string {
 
 func (g *instance) number(s map[string]any) float64 {
 	lo, hi := bounds(s)
+	v := lo + (hi-lo)*float64(g.rnd.intn(1000))/1000
 	if step, ok := num(s["multipleOf"]); ok && step > 0 {
 		k := math.Ceil(lo / step)
 		if k*step > hi {
-			return lo
+			return finite(lo)
 		}
-		return (k + float64(g.rnd.intn(int(math.Min((hi-k*step)/step, 10))+1))) * step
+		v = (k + float64(g.rnd.intn(int(math.Max(0, math.Min((hi-k*step)/step, 10)))+1))) * step
 	}
-	return lo + (hi-lo)*float64(g.rnd.intn(1000))/1000
+	return finite(v)
+}
+
+// finite keeps a generated number encodable: JSON has no NaN or infinity.
+func finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
 }
 
 func (g *instance) integer(s map[string]any) int64 {
 	lo, hi := bounds(s)
+	// Bounds beyond ±2^53 are not exact integers anyway; clamping them
+	// keeps every sum below from wrapping.
+	lo, hi = clamp(lo, -1<<53, 1<<53), clamp(hi, -1<<53, 1<<53)
 	ilo, ihi := int64(math.Ceil(lo)), int64(math.Floor(hi))
 	if _, ok := s["exclusiveMinimum"]; ok && float64(ilo) <= lo {
 		ilo++
@@ -236,7 +270,7 @@ func (g *instance) integer(s map[string]any) int64 {
 	}
 	step := int64(1)
 	if m, ok := num(s["multipleOf"]); ok && m >= 1 {
-		step = int64(m)
+		step = int64(clamp(m, 1, 1<<53))
 	}
 	first := ilo + (step-ilo%step)%step
 	if first > ihi {
@@ -285,9 +319,22 @@ func num(v any) (float64, bool) {
 	return 0, false
 }
 
+// maxKeyword is where a length or count keyword is clamped: far beyond
+// any budget, far below where int arithmetic could wrap.
+const maxKeyword = 1 << 40
+
+// intKeyword reads a count keyword (minItems, maxLength, ...) as an int in
+// [0, maxKeyword], whatever number the schema wrote.
 func intKeyword(s map[string]any, key string, def int) int {
-	if v, ok := num(s[key]); ok {
-		return int(v)
+	if v, ok := num(s[key]); ok && !math.IsNaN(v) {
+		return int(clamp(v, 0, maxKeyword))
 	}
 	return def
+}
+
+func clamp(v, lo, hi float64) float64 {
+	if math.IsNaN(v) {
+		return lo
+	}
+	return math.Min(math.Max(v, lo), hi)
 }

@@ -68,7 +68,7 @@ func toolChoice(req *request, calls []*tool, rnd *rng, choice int) choiceOut {
 		if params == nil {
 			params = map[string]any{"type": "object", "properties": map[string]any{}}
 		}
-		g := &instance{root: params, rnd: rnd, words: words}
+		g := req.generator(fmt.Sprintf("tools[%d].function.parameters", toolIndex(req, t)), params, rnd, words)
 		args, _ := json.Marshal(g.value(params))
 		c.toolCalls = append(c.toolCalls, toolCallOut{
 			id:        fmt.Sprintf("call_%016x%02d%02d", rnd.next(), choice, i),
@@ -77,4 +77,15 @@ func toolChoice(req *request, calls []*tool, rnd *rng, choice int) choiceOut {
 		})
 	}
 	return c
+}
+
+// toolIndex is t's position in the request's tools, for naming its
+// parameters in an error.
+func toolIndex(req *request, t *tool) int {
+	for i := range req.Tools {
+		if &req.Tools[i] == t {
+			return i
+		}
+	}
+	return 0
 }

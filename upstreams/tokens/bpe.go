@@ -115,10 +115,38 @@ const longPiece = 256
 // boundaries, the last one at len(piece), in parts (reused when large
 // enough).
 func (v *vocab) merge(piece string, parts []part) []part {
-	if len(piece) >= longPiece {
+	switch {
+	case len(piece) > maxMergedPiece:
+		return v.mergeSections(piece, parts)
+	case len(piece) >= longPiece:
 		return v.mergeLong(piece, parts)
 	}
 	return v.mergeShort(piece, parts)
+}
+
+// maxMergedPiece bounds the stretch of one piece merged at once. A longer
+// piece (64 KiB without a break: no text a person writes, but a request
+// or an uploaded file can hold 64 MiB of one) is merged in sections of
+// this size, so that its memory is bounded (mergeLong keeps about 36 bytes
+// a byte) and its time linear; its tokens may then differ from the public
+// tokenizer's at the sections' edges, a token or two per 64 KiB.
+const maxMergedPiece = 64 << 10
+
+// mergeSections merges piece in sections of maxMergedPiece bytes, each cut
+// at the start of a character.
+func (v *vocab) mergeSections(piece string, parts []part) []part {
+	for at := 0; at < len(piece); {
+		end := min(at+maxMergedPiece, len(piece))
+		for end < len(piece) && end > at+1 && !utf8.RuneStart(piece[end]) {
+			end--
+		}
+		section := v.mergeLong(piece[at:end], nil)
+		for _, p := range section[:len(section)-1] {
+			parts = append(parts, part{start: at + p.start})
+		}
+		at = end
+	}
+	return append(parts, part{start: len(piece)})
 }
 
 // mergeShort scans every pair for the lowest rank at each step, as the

@@ -50,3 +50,23 @@ func BenchmarkCountLongWord(b *testing.B) {
 		v.count(text)
 	}
 }
+
+// A piece longer than maxMergedPiece is merged in sections, each as the
+// public tokenizer merges it, cut at character starts: the tokens decode to
+// the piece, and counting agrees with encoding.
+func TestLongPieceIsMergedInSections(t *testing.T) {
+	enc := ForModel("gpt-4o-mini")
+	for _, piece := range []string{strings.Repeat("a", 3*maxMergedPiece+5), strings.Repeat("中", maxMergedPiece)} {
+		ids := enc.Encode(piece)
+		if enc.Decode(ids) != piece {
+			t.Fatalf("%d bytes: the tokens do not decode to the piece", len(piece))
+		}
+		if n := enc.Count(piece); n != len(ids) {
+			t.Fatalf("%d bytes: count %d, encode %d", len(piece), n, len(ids))
+		}
+		section := enc.Encode(piece[:maxMergedPiece])
+		if len(ids) < len(section) {
+			t.Fatalf("%d bytes: %d tokens, fewer than its first section's %d", len(piece), len(ids), len(section))
+		}
+	}
+}

@@ -11,7 +11,7 @@ end
 -- A bucket is a token bucket refilled continuously at cap per minute, kept
 -- in a hash {t = tokens, ts = time of t in microseconds}. The rules are
 -- bucket.go's: tokens may go below zero (a debt left by a reply that used
--- more than its estimate) and never above cap; a missing bucket is full.
+-- more than its estimate, at most cap) and never above cap; a missing bucket is full.
 local function bucket_load(key, cap, now)
   local v = redis.call('HMGET', key, 't', 'ts')
   local tokens, ts = tonumber(v[1]), tonumber(v[2])
