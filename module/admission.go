@@ -2,6 +2,7 @@ package modelgate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -243,23 +244,34 @@ func estimateTokens(op, model string, doc map[string]any) int64 {
 		}
 		return ratelimit.Estimate(int64(tokens.CountChat(model, doc)), n, completion)
 	case upstreams.OpEmbeddingsCreate, upstreams.OpModerationsCreate, upstreams.OpCompletionsCreate:
-		enc := tokens.ForModel(model)
-		var total int64
-		switch in := firstOf(doc, "input", "prompt").(type) {
-		case string:
-			total = int64(enc.Count(in))
-		case []any:
-			for _, item := range in {
-				if s, ok := item.(string); ok {
-					total += int64(enc.Count(s))
-				}
-			}
-		}
-		return min(total, ratelimit.MaxTokens)
+		return inputTokens(tokens.ForModel(model), firstOf(doc, "input", "prompt"))
 	case upstreams.OpResponsesCreate:
 		return responseTokens(model, doc)
 	}
 	return 0
+}
+
+// inputTokens counts an input of embeddings, moderations or completions:
+// a string, one token array (a token per number), or an array of strings
+// or of token arrays.
+func inputTokens(enc *tokens.Encoding, input any) int64 {
+	var total int64
+	switch in := input.(type) {
+	case string:
+		total = int64(enc.Count(in))
+	case []any:
+		for _, item := range in {
+			switch item := item.(type) {
+			case string:
+				total += int64(enc.Count(item))
+			case json.Number, float64:
+				total++
+			case []any:
+				total += int64(len(item))
+			}
+		}
+	}
+	return min(total, ratelimit.MaxTokens)
 }
 
 func firstOf(doc map[string]any, keys ...string) any {
