@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"time"
 
@@ -68,7 +69,7 @@ func (g *Gateway) admit(ex *exchange, req *request) *upstreams.Error {
 		if v != nil {
 			return upstreams.InvalidRequest(v.Param, "%s", v.Message)
 		}
-		req.doc = doc
+		req.call.Doc = doc
 		req.call.Model, _ = doc["model"].(string)
 	}
 	if op.Method == http.MethodGet && r.URL.RawQuery != "" {
@@ -76,13 +77,13 @@ func (g *Gateway) admit(ex *exchange, req *request) *upstreams.Error {
 			return upstreams.InvalidRequest(v.Param, "%s", v.Message)
 		}
 	}
-	deprecations := deprecationsFor(op.ID, req.doc)
+	deprecations := deprecationsFor(op.ID, req.call.Doc)
 	setDeprecationHeaders(ex.Header(), deprecations)
 	for _, d := range deprecations {
 		req.findings = append(req.findings, "deprecated: "+d.feature)
 	}
 	if op.ID == upstreams.OpChatCompletionsCreate {
-		ruleErr, findings := checkModelRules(g.modelRules, req.call.Model, req.doc)
+		ruleErr, findings := checkModelRules(g.modelRules, req.call.Model, req.call.Doc)
 		if ruleErr != nil {
 			return ruleErr
 		}
@@ -148,7 +149,7 @@ func (g *Gateway) keyOf(req *request) (*principal, *upstreams.Error) {
 // asked, the store's failure mode admits the request unchecked or
 // answers 503.
 func (g *Gateway) admitRate(ex *exchange, req *request) *upstreams.Error {
-	call, p, doc := req.call, req.key, req.doc
+	call, p, doc := req.call, req.key, req.call.Doc
 	limits := p.limits
 	var estimate int64
 	if limits.TokensPerMinute > 0 {
@@ -187,11 +188,24 @@ func (g *Gateway) admitRate(ex *exchange, req *request) *upstreams.Error {
 	}
 	if limits.TokensPerMinute > 0 && call.Operation == upstreams.OpChatCompletionsCreate && doc["stream"] == true && !clientWantsUsage(doc) {
 		if body, err := sjson.SetBytes(call.Body, "stream_options.include_usage", true); err == nil {
-			call.Body = body
+			call.Body, call.Doc = body, withUsageAsked(doc)
 			req.hideUsage = true
 		}
 	}
 	return nil
+}
+
+// withUsageAsked is doc with stream_options.include_usage set, as a copy:
+// the document the client sent stays as it was for the record.
+func withUsageAsked(doc map[string]any) map[string]any {
+	out := maps.Clone(doc)
+	opts, _ := out["stream_options"].(map[string]any)
+	if opts = maps.Clone(opts); opts == nil {
+		opts = map[string]any{}
+	}
+	opts["include_usage"] = true
+	out["stream_options"] = opts
+	return out
 }
 
 func clientWantsUsage(doc map[string]any) bool {

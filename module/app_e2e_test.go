@@ -81,10 +81,10 @@ func workerLoops(t *testing.T) (batches, ingesters int) {
 		t.Fatal(err)
 	}
 	for _, g := range strings.Split(buf.String(), "\n\n") {
-		if strings.Contains(g, "local.(*batchRunner).loop(") {
+		if strings.Contains(g, "batches.(*Runner).loop(") {
 			batches++
 		}
-		if strings.Contains(g, "local.(*ingester).loop(") {
+		if strings.Contains(g, "vectorstores.(*Ingester).loop(") {
 			ingesters++
 		}
 	}

@@ -130,8 +130,8 @@ func BenchmarkAdmitRate(b *testing.B) {
 		}
 		b.StartTimer()
 		ex := newExchange(w, false)
-		call := &upstreams.Call{Operation: upstreams.OpChatCompletionsCreate, Model: "gpt-4o-mini", Body: body, Request: benchRequest(body)}
-		req := &request{key: p, call: call, doc: doc}
+		call := &upstreams.Call{Operation: upstreams.OpChatCompletionsCreate, Model: "gpt-4o-mini", Body: body, Doc: doc, Request: benchRequest(body)}
+		req := &request{key: p, call: call}
 		if err := g.admitRate(ex, req); err != nil {
 			b.Fatal(err)
 		}

@@ -12,7 +12,7 @@ import (
 // what it decides, in this order:
 //
 //	match  (operations.go)  op, params
-//	admit  (admission.go)   key, call, doc, ticket, findings
+//	admit  (admission.go)   key, call (with its decoded document), ticket, findings
 //	route  (routing.go)     route, upstream
 //	relay  (relay.go)       upstream (the one that answered)
 //	record (recorder.go)    reads it all, with the exchange
@@ -33,11 +33,10 @@ type request struct {
 	// key is the configured key the request acts for, once known.
 	key *principal
 	// call is what an upstream receives; its Body is the request body,
-	// read once.
+	// read once, and its Doc that body decoded once (nil for bodies that
+	// are not JSON): the schemas, model rules, deprecations, the token
+	// estimate and the engine read it.
 	call *upstreams.Call
-	// doc is the body decoded once (nil for bodies that are not JSON): the
-	// schemas, model rules, deprecations and the token estimate read it.
-	doc map[string]any
 	// ticket is the request's charge to its key's rate limits, settled
 	// and released once the reply has been sent; nil without limits.
 	ticket *ratelimit.Ticket

@@ -10,6 +10,8 @@
 package upstreams
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 )
 
@@ -49,6 +51,27 @@ type Call struct {
 	BetaHeader string
 	// Model is the model the request names, "" when its body names none.
 	Model string
+	// Doc is Body as the gateway decoded it (numbers as json.Number), kept
+	// in step with Body, so an upstream that reads fields need not decode
+	// the body again; nil when the body is not a JSON object or the call
+	// did not come through the gateway. Shared: an upstream must not
+	// change it. Read it through Document.
+	Doc map[string]any
+}
+
+// Document is the call's body decoded: Doc when the gateway decoded it,
+// otherwise Body decoded now the same way.
+func (c *Call) Document() (map[string]any, error) {
+	if c.Doc != nil {
+		return c.Doc, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(c.Body))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }
 
 // Upstream serves operations. ServeCall either writes a complete response to

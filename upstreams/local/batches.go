@@ -7,10 +7,8 @@ import (
 	"net/http"
 
 	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/local/store"
 )
-
-// batchWindow is the only completion window: 24h.
-const batchWindow = 24 * 60 * 60
 
 // batchObject is the public Batch; every field is present, null when unset.
 type batchObject struct {
@@ -39,8 +37,8 @@ type batchObject struct {
 }
 
 type batchErrors struct {
-	Object string       `json:"object"`
-	Data   []BatchError `json:"data"`
+	Object string             `json:"object"`
+	Data   []store.BatchError `json:"data"`
 }
 
 type requestCounts struct {
@@ -65,7 +63,7 @@ type reasonTokens struct {
 	ReasoningTokens int64 `json:"reasoning_tokens"`
 }
 
-func toBatchObject(b *Batch) batchObject {
+func toBatchObject(b *store.Batch) batchObject {
 	o := batchObject{
 		ID: b.ID, Object: "batch", Endpoint: b.Endpoint, Model: b.Model, InputFileID: b.InputFileID,
 		CompletionWindow: b.CompletionWindow, Status: b.Status, OutputFileID: b.OutputFileID, ErrorFileID: b.ErrorFileID,
@@ -102,7 +100,7 @@ func (l *Local) createBatch(w http.ResponseWriter, c *upstreams.Call) error {
 	}
 	ctx := c.Request.Context()
 	f, err := l.store.GetFile(ctx, c.Principal.Owner, body.InputFileID)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		return upstreams.InvalidRequest("input_file_id", "No file found with id '%s'.", body.InputFileID)
 	}
 	if err != nil {
@@ -111,11 +109,11 @@ func (l *Local) createBatch(w http.ResponseWriter, c *upstreams.Call) error {
 	if f.Purpose != "batch" {
 		return upstreams.InvalidRequest("input_file_id", "The file '%s' was uploaded with purpose '%s'; a batch's input file must have purpose 'batch'.", f.ID, f.Purpose)
 	}
-	created := now()
-	b := &Batch{
-		ID: newID("batch_"), Owner: c.Principal.Owner, KeyName: c.Principal.KeyName, Endpoint: body.Endpoint,
-		InputFileID: f.ID, CompletionWindow: body.CompletionWindow, Status: StatusValidating,
-		Metadata: body.Metadata, CreatedAt: created, ExpiresAt: created + batchWindow,
+	created := store.Now()
+	b := &store.Batch{
+		ID: store.NewID("batch_"), Owner: c.Principal.Owner, KeyName: c.Principal.KeyName, Endpoint: body.Endpoint,
+		InputFileID: f.ID, CompletionWindow: body.CompletionWindow, Status: store.StatusValidating,
+		Metadata: body.Metadata, CreatedAt: created, ExpiresAt: created + store.BatchWindow,
 	}
 	if body.OutputExpiresAfter != nil {
 		b.OutputExpires = &body.OutputExpiresAfter.Seconds
@@ -123,7 +121,7 @@ func (l *Local) createBatch(w http.ResponseWriter, c *upstreams.Call) error {
 	if err := l.store.CreateBatch(ctx, b); err != nil {
 		return err
 	}
-	l.batches.Load().wake()
+	l.batches.Load().Wake()
 	upstreams.WriteJSON(w, http.StatusOK, toBatchObject(b))
 	return nil
 }
@@ -166,23 +164,23 @@ func (l *Local) cancelBatch(w http.ResponseWriter, c *upstreams.Call) error {
 		if err != nil {
 			return notFoundOr(err, "batch", id)
 		}
-		if b.Status == StatusCancelling || b.Status == StatusCancelled {
+		if b.Status == store.StatusCancelling || b.Status == store.StatusCancelled {
 			upstreams.WriteJSON(w, http.StatusOK, toBatchObject(b))
 			return nil
 		}
-		from, ok := move(b, StatusCancelling, now())
+		from, ok := store.Move(b, store.StatusCancelling, store.Now())
 		if !ok {
 			return &upstreams.Error{Status: http.StatusConflict, Type: upstreams.TypeInvalidRequest,
 				Message: fmt.Sprintf("Cannot cancel a batch with status '%s'.", b.Status)}
 		}
 		err = l.store.UpdateBatch(ctx, b, from)
-		if errors.Is(err, ErrConflict) {
+		if errors.Is(err, store.ErrConflict) {
 			continue // the runner moved it on meanwhile; look again
 		}
 		if err != nil {
 			return err
 		}
-		l.batches.Load().cancel(id)
+		l.batches.Load().Cancel(id)
 		upstreams.WriteJSON(w, http.StatusOK, toBatchObject(b))
 		return nil
 	}

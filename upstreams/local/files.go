@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/local/store"
 )
 
 // Public size limits of uploads.
@@ -37,7 +38,7 @@ type fileObject struct {
 	StatusDetails *string `json:"status_details"`
 }
 
-func toFileObject(f *File) fileObject {
+func toFileObject(f *store.File) fileObject {
 	return fileObject{ID: f.ID, Object: "file", Bytes: f.Bytes, CreatedAt: f.CreatedAt, ExpiresAt: f.ExpiresAt,
 		Filename: f.Filename, Purpose: f.Purpose, Status: "processed"}
 }
@@ -63,7 +64,7 @@ func (l *Local) createFile(w http.ResponseWriter, c *upstreams.Call) error {
 		return upstreams.InvalidRequest("file", "The request is not a multipart/form-data upload with a boundary.")
 	}
 	var form uploadForm
-	var f *File
+	var f *store.File
 	err = l.readUpload(c, mr, &form, &f)
 	if err == nil {
 		err = checkUpload(f, &form)
@@ -88,7 +89,7 @@ const maxFormBytes = 1 << 20
 
 // readUpload reads every part: the form fields into form, the file's
 // content into the store (as *f).
-func (l *Local) readUpload(c *upstreams.Call, mr *multipart.Reader, form *uploadForm, f **File) error {
+func (l *Local) readUpload(c *upstreams.Call, mr *multipart.Reader, form *uploadForm, f **store.File) error {
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
@@ -110,7 +111,7 @@ func (l *Local) readUpload(c *upstreams.Call, mr *multipart.Reader, form *upload
 			if form.purpose == "batch" {
 				limit = maxBatchFileBytes
 			}
-			nf := &File{ID: newID("file-"), Owner: c.Principal.Owner, Filename: name, CreatedAt: now()}
+			nf := &store.File{ID: store.NewID("file-"), Owner: c.Principal.Owner, Filename: name, CreatedAt: store.Now()}
 			src := &countingReader{r: part, left: limit}
 			n, err := l.store.WriteFileContent(c.Request.Context(), nf.ID, src)
 			if err != nil {
@@ -143,7 +144,7 @@ func (l *Local) readUpload(c *upstreams.Call, mr *multipart.Reader, form *upload
 }
 
 // checkUpload checks the form as a whole and sets purpose and expiry.
-func checkUpload(f *File, form *uploadForm) error {
+func checkUpload(f *store.File, form *uploadForm) error {
 	if form.purpose == "" {
 		return upstreams.InvalidRequest("purpose", "purpose is required.")
 	}
@@ -272,7 +273,7 @@ func (l *Local) deleteFile(w http.ResponseWriter, c *upstreams.Call) error {
 	id := c.Params["file_id"]
 	// Its chunks go first: should deleting the file then fail, a retry
 	// finds nothing left to detach, never chunks of a deleted file.
-	if vs, _ := vectorStoreSupport(l.store); vs != nil {
+	if vs, _ := store.VectorStoreSupport(l.store); vs != nil {
 		if err := vs.DetachFileEverywhere(c.Request.Context(), c.Principal.Owner, id); err != nil {
 			return err
 		}

@@ -4,12 +4,13 @@ import (
 	"strconv"
 
 	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/local/store"
 )
 
 // listQuery reads limit, order and after from a list request's query.
-func listQuery(c *upstreams.Call, defaultLimit, maxLimit int) (ListQuery, error) {
+func listQuery(c *upstreams.Call, defaultLimit, maxLimit int) (store.ListQuery, error) {
 	v := c.Request.URL.Query()
-	q := ListQuery{Limit: defaultLimit, Desc: true, After: v.Get("after")}
+	q := store.ListQuery{Limit: defaultLimit, Desc: true, After: v.Get("after")}
 	if s := v.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > maxLimit {

@@ -1,7 +1,18 @@
 // Package local is the upstream kind `local`: the built-in implementations
-// of files, threads, vector stores (with ingestion and search) and batches
-// over a store: embedded SQLite by default; PostgreSQL for several instances
-// keeps files, threads, batches and (with pgvector) vector stores.
+// of files, threads, responses, vector stores (with ingestion and search)
+// and batches over a store: embedded SQLite by default; PostgreSQL for
+// several instances keeps files, threads, batches and (with pgvector)
+// vector stores.
+//
+// This package is the HTTP adapter the gateway (module/) talks to: the
+// Caddy module and its configuration, one handler per operation (reading
+// the call, checking the objects it references belong to the caller,
+// writing the public objects and lists), and the background work it owns
+// for its config. What it serves from sits below it, dependencies
+// pointing down: package store (the SQL layer and its two dialects),
+// package batches (validating and running batches) and package
+// vectorstores (ingestion, extraction, chunking, embeddings and search),
+// the last two on top of store.
 package local
 
 import (
@@ -20,6 +31,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/local/batches"
+	"github.com/modelgate/modelgate/upstreams/local/store"
+	"github.com/modelgate/modelgate/upstreams/local/vectorstores"
 )
 
 func init() {
@@ -88,13 +102,13 @@ type Local struct {
 	// Caddyfile: `search_dialect spec|openai|auto`
 	SearchDialect string `json:"search_dialect,omitempty"`
 
-	store Store
+	store store.Store
 	// dispatcher routes this config's work through its gateway.
 	dispatcher upstreams.Dispatcher
 	// batches holds the runner between StartWork and StopWork; requests
 	// read it to wake or cancel it.
-	batches  *atomic.Pointer[batchRunner]
-	vectors  *vectorState
+	batches  *atomic.Pointer[batches.Runner]
+	vectors  *vectorstores.Vectors
 	storeKey string
 	logger   *zap.Logger
 }
@@ -115,9 +129,9 @@ var stores = caddy.NewUsagePool()
 // The embeddings cached for search are shared with it; the work on the
 // store (batches, ingestion) belongs to each config.
 type pooledStore struct {
-	Store
-	vectors VectorStoreStore // nil when the store keeps no vector stores
-	cache   *vectorCache
+	store.Store
+	vectors store.VectorStoreStore // nil when the store keeps no vector stores
+	cache   *vectorstores.Cache
 }
 
 func (p pooledStore) Destruct() error { return p.Close() }
@@ -125,7 +139,7 @@ func (p pooledStore) Destruct() error { return p.Close() }
 // Provision opens (or shares) the store.
 func (l *Local) Provision(ctx caddy.Context) error {
 	l.logger = ctx.Logger()
-	l.batches = new(atomic.Pointer[batchRunner])
+	l.batches = new(atomic.Pointer[batches.Runner])
 	if l.BatchConcurrency == 0 {
 		l.BatchConcurrency = 8
 	}
@@ -154,13 +168,13 @@ func (l *Local) Provision(ctx caddy.Context) error {
 		dsn := repl.ReplaceAll(l.Postgres, "")
 		// The key tells databases apart without keeping the password in it.
 		sum := sha256.Sum256([]byte(dsn))
-		return l.share("postgres:"+hex.EncodeToString(sum[:]), func() (Store, string, error) {
-			s, err := openPostgres(ctx, dsn)
+		return l.share("postgres:"+hex.EncodeToString(sum[:]), func() (store.Store, string, error) {
+			s, err := store.OpenPostgres(ctx, dsn)
 			if err != nil {
 				return nil, "", fmt.Errorf("local upstream: opening the PostgreSQL store: %w", err)
 			}
-			s.warnOfClockSkew(ctx, time.Now, l.logger)
-			return s, "postgres://" + s.location, nil
+			s.WarnOfClockSkew(ctx, time.Now, l.logger)
+			return s, "postgres://" + s.Location, nil
 		})
 	}
 	dir := repl.ReplaceAll(l.DataDir, "")
@@ -171,8 +185,8 @@ func (l *Local) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("local upstream: data_dir: %w", err)
 	}
-	return l.share("sqlite:"+abs, func() (Store, string, error) {
-		s, err := openSQLite(abs)
+	return l.share("sqlite:"+abs, func() (store.Store, string, error) {
+		s, err := store.OpenSQLite(abs)
 		if err != nil {
 			return nil, "", fmt.Errorf("local upstream: opening store in %s: %w", abs, err)
 		}
@@ -182,7 +196,7 @@ func (l *Local) Provision(ctx caddy.Context) error {
 
 // share takes the store pooled under key, opening it when no config
 // holds it yet.
-func (l *Local) share(key string, open func() (Store, string, error)) error {
+func (l *Local) share(key string, open func() (store.Store, string, error)) error {
 	val, _, err := stores.LoadOrNew(key, func() (caddy.Destructor, error) {
 		s, where, err := open()
 		if err != nil {
@@ -190,11 +204,11 @@ func (l *Local) share(key string, open func() (Store, string, error)) error {
 		}
 		l.logger.Info("local store opened", zap.String("store", where))
 		p := pooledStore{Store: s}
-		vs, why := vectorStoreSupport(s)
+		vs, why := store.VectorStoreSupport(s)
 		if vs == nil {
 			l.logger.Warn("vector stores are off", zap.String("store", where), zap.String("reason", why))
 		} else {
-			p.vectors, p.cache = vs, &vectorCache{entries: map[[2]string]*vectorMatrix{}}
+			p.vectors, p.cache = vs, vectorstores.NewCache()
 		}
 		return p, nil
 	})
@@ -205,7 +219,7 @@ func (l *Local) share(key string, open func() (Store, string, error)) error {
 	p := val.(pooledStore)
 	l.store = p.Store
 	if p.vectors != nil {
-		l.vectors = &vectorState{ingest: newIngester(p.vectors, p.Store, l.logger.Named("ingest"), l.MaxAttempts), cache: p.cache}
+		l.vectors = &vectorstores.Vectors{Model: l.EmbeddingModel, Ingest: vectorstores.NewIngester(p.vectors, p.Store, l.logger.Named("ingest"), l.MaxAttempts), Cache: p.cache}
 	}
 	return nil
 }
@@ -215,7 +229,7 @@ func (l *Local) share(key string, open func() (Store, string, error)) error {
 func (l *Local) UseDispatcher(d upstreams.Dispatcher) {
 	l.dispatcher = d
 	if l.vectors != nil {
-		l.vectors.ingest.use(d)
+		l.vectors.Ingest.Use(d)
 	}
 }
 
@@ -227,11 +241,11 @@ func (l *Local) StartWork() error {
 	if l.dispatcher == nil {
 		return errors.New("local upstream: no gateway to send work through")
 	}
-	r := newBatchRunner(l.store, l.store, l.dispatcher, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency, l.MaxAttempts)
-	r.start()
+	r := batches.NewRunner(l.store, l.store, l.dispatcher, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency, l.MaxAttempts)
+	r.Start()
 	l.batches.Store(r)
 	if l.vectors != nil {
-		l.vectors.ingest.start()
+		l.vectors.Ingest.Start()
 	}
 	return nil
 }
@@ -242,7 +256,7 @@ func (l *Local) StopWork() {
 		l.batches.Swap(nil).Stop()
 	}
 	if l.vectors != nil {
-		l.vectors.ingest.stop()
+		l.vectors.Ingest.Stop()
 	}
 }
 
@@ -307,7 +321,7 @@ func (l *Local) ServeCall(w http.ResponseWriter, c *upstreams.Call) error {
 
 // notFoundOr turns ErrNotFound into the public 404 for the object kind.
 func notFoundOr(err error, kind, id string) error {
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		return upstreams.NotFound("No %s found with id '%s'.", kind, id)
 	}
 	return err

@@ -2,12 +2,17 @@ package local
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/modelgate/modelgate/internal/testpg"
+	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/local/store"
 )
 
 // provisionLocal provisions l the way Caddy does and cleans it up when
@@ -45,12 +50,19 @@ func TestLocalPostgresStoresByDatabase(t *testing.T) {
 	if strings.Contains(a1.storeKey, "@") {
 		t.Fatalf("the store key %q holds the DSN", a1.storeKey)
 	}
-	f := putFile(t, a1.store, "alice", "assistants", []byte("a"))
+	f := &store.File{ID: store.NewID("file-"), Owner: "alice", Filename: "f.jsonl", Purpose: "assistants", Bytes: 1, CreatedAt: store.Now()}
+	if _, err := a1.store.WriteFileContent(t.Context(), f.ID, strings.NewReader("a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a1.store.InsertFile(t.Context(), f); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := a2.store.GetFile(t.Context(), "alice", f.ID); err != nil {
 		t.Fatalf("the shared store misses the file: %v", err)
 	}
-	_, err := b.store.GetFile(t.Context(), "alice", f.ID)
-	mustNotFound(t, "GetFile in another database", err)
+	if _, err := b.store.GetFile(t.Context(), "alice", f.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetFile in another database: got %v, want ErrNotFound", err)
+	}
 
 	key := a1.storeKey
 	a1.Cleanup()
@@ -73,6 +85,38 @@ func TestLocalRefusesPostgresMisconfigurations(t *testing.T) {
 		err := provisionLocal(t, tc.l)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), password) {
 			t.Errorf("provisioning %+v: %v; want an error with %q and no password", tc.l, err, tc.want)
+		}
+	}
+}
+
+// TestPostgresWithoutPgvectorAnswers501: on a server without the vector
+// extension (Debian's PostgreSQL has no pgvector), the vector store
+// operations answer 501 with the reason, which names it.
+func TestPostgresWithoutPgvectorAnswers501(t *testing.T) {
+	l := &Local{Postgres: testpg.DSN(t)}
+	if err := provisionLocal(t, l); err != nil {
+		t.Fatal(err)
+	}
+	if vs, _ := store.VectorStoreSupport(l.store); vs != nil {
+		t.Skip("this server has pgvector")
+	}
+	_, err := l.vectorStores()
+	var ue *upstreams.Error
+	if !errors.As(err, &ue) || ue.Status != http.StatusNotImplemented || !strings.Contains(ue.Message, "pgvector") {
+		t.Fatalf("vector store operation: %v, want a 501 naming pgvector", err)
+	}
+}
+
+func TestMaxAttemptsCaddyfile(t *testing.T) {
+	var l Local
+	if err := l.UnmarshalCaddyfile(caddyfile.NewTestDispenser("local {\n max_attempts 3\n batch_concurrency 5\n}")); err != nil || l.MaxAttempts != 3 || l.BatchConcurrency != 5 {
+		t.Fatalf("%+v %v", l, err)
+	}
+	for _, bad := range []string{"0", "-1", "two"} {
+		var l Local
+		err := l.UnmarshalCaddyfile(caddyfile.NewTestDispenser("local {\n max_attempts " + bad + "\n}"))
+		if err == nil || !strings.Contains(err.Error(), "max_attempts must be a positive integer") {
+			t.Fatalf("max_attempts %s: %v", bad, err)
 		}
 	}
 }

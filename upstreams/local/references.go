@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/local/store"
 )
 
 // threadReferences are the IDs a thread body names: files for code
@@ -84,7 +85,7 @@ func (l *Local) ownFile(ctx context.Context, owner, id, param string) error {
 func (l *Local) ownVectorStore(ctx context.Context, owner, id, param string) error {
 	vs, off := l.vectorStores()
 	if off != nil {
-		return referenceNotFound(ErrNotFound, "vector store", id, param) // none exists
+		return referenceNotFound(store.ErrNotFound, "vector store", id, param) // none exists
 	}
 	_, err := vs.GetVectorStore(ctx, owner, id)
 	return referenceNotFound(err, "vector store", id, param)
@@ -92,7 +93,7 @@ func (l *Local) ownVectorStore(ctx context.Context, owner, id, param string) err
 
 // referenceNotFound is notFoundOr naming the field that held the ID.
 func referenceNotFound(err error, kind, id, param string) error {
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		return &upstreams.Error{Status: http.StatusNotFound, Type: upstreams.TypeInvalidRequest, Param: param,
 			Message: fmt.Sprintf("No %s found with id '%s'.", kind, id)}
 	}

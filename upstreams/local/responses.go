@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/local/store"
 )
 
 // The Responses interface, kept on the local store: a response is made by
@@ -121,11 +122,11 @@ func (l *Local) createResponse(w http.ResponseWriter, c *upstreams.Call) error {
 		if err != nil {
 			return fmt.Errorf("encoding response: %w", err)
 		}
-		stored := make([]ResponseItem, len(items))
+		stored := make([]store.ResponseItem, len(items))
 		for i, it := range items {
-			stored[i] = ResponseItem{ID: it.id, Item: it.raw}
+			stored[i] = store.ResponseItem{ID: it.id, Item: it.raw}
 		}
-		if err := l.store.CreateResponse(ctx, &StoredResponse{ID: resp.ID, Owner: c.Principal.Owner, CreatedAt: resp.CreatedAt,
+		if err := l.store.CreateResponse(ctx, &store.StoredResponse{ID: resp.ID, Owner: c.Principal.Owner, CreatedAt: resp.CreatedAt,
 			PreviousID: req.PreviousResponseID, Object: obj}, stored); err != nil {
 			return err
 		}
@@ -146,7 +147,7 @@ func (l *Local) conversation(c *upstreams.Call, id string) ([]json.RawMessage, e
 	var chain [][]json.RawMessage
 	for next, depth := id, 0; next != "" && depth < maxResponseChain; depth++ {
 		r, err := l.store.GetResponse(ctx, c.Principal.Owner, next)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			if next == id {
 				return nil, &upstreams.Error{Status: http.StatusNotFound, Type: upstreams.TypeInvalidRequest, Param: "previous_response_id",
 					Code: "previous_response_not_found", Message: fmt.Sprintf("Previous response with id '%s' not found.", id)}
@@ -156,7 +157,7 @@ func (l *Local) conversation(c *upstreams.Call, id string) ([]json.RawMessage, e
 		if err != nil {
 			return nil, err
 		}
-		inputs, _, err := l.store.ResponseItems(ctx, c.Principal.Owner, next, ListQuery{Limit: math.MaxInt32})
+		inputs, _, err := l.store.ResponseItems(ctx, c.Principal.Owner, next, store.ListQuery{Limit: math.MaxInt32})
 		if err != nil {
 			return nil, err
 		}
@@ -226,7 +227,7 @@ func (l *Local) listResponseItems(w http.ResponseWriter, c *upstreams.Call) erro
 }
 
 func responseNotFound(err error, id string) error {
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		return upstreams.NotFound("Response with id '%s' not found.", id)
 	}
 	return err

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/local/store"
 )
 
 // inputItem is one input item of a response, normalised to its public
@@ -86,7 +87,7 @@ func orID(id, prefix string) string {
 	if id != "" {
 		return id
 	}
-	return newID(prefix)
+	return store.NewID(prefix)
 }
 
 // messageItem normalises a message: content becomes an array of
@@ -303,9 +304,9 @@ func buildResponse(req *responseRequest, chatReply []byte) (*responseObject, err
 	if err := json.Unmarshal(chatReply, &cc); err != nil || len(cc.Choices) == 0 {
 		return nil, &upstreams.Error{Status: 502, Type: upstreams.TypeServer, Message: "The chat completions route answered with no choice to make a response of."}
 	}
-	created := now()
+	created := store.Now()
 	r := &responseObject{
-		ID: newID("resp_"), Object: "response", CreatedAt: created, Status: "completed", CompletedAt: &created,
+		ID: store.NewID("resp_"), Object: "response", CreatedAt: created, Status: "completed", CompletedAt: &created,
 		Instructions: req.Instructions, MaxOutputTokens: req.MaxOutputTokens, Model: req.Model,
 		ParallelToolCalls: req.ParallelToolCalls == nil || *req.ParallelToolCalls,
 		Reasoning:         map[string]any{"effort": nil, "summary": nil},
@@ -341,12 +342,12 @@ func buildResponse(req *responseRequest, chatReply []byte) (*responseObject, err
 		r.IncompleteDetails = map[string]string{"reason": "max_output_tokens"}
 	}
 	for _, tc := range choice.Message.ToolCalls {
-		item, _ := json.Marshal(map[string]any{"type": "function_call", "id": newID("fc_"), "call_id": tc.ID, "name": tc.Function.Name,
+		item, _ := json.Marshal(map[string]any{"type": "function_call", "id": store.NewID("fc_"), "call_id": tc.ID, "name": tc.Function.Name,
 			"arguments": tc.Function.Arguments, "status": "completed"})
 		r.Output = append(r.Output, item)
 	}
 	if choice.Message.Content != nil && (len(choice.Message.ToolCalls) == 0 || *choice.Message.Content != "") {
-		item, _ := json.Marshal(map[string]any{"type": "message", "id": newID("msg_"), "status": itemStatus, "role": "assistant",
+		item, _ := json.Marshal(map[string]any{"type": "message", "id": store.NewID("msg_"), "status": itemStatus, "role": "assistant",
 			"content": []any{map[string]any{"type": "output_text", "text": *choice.Message.Content, "annotations": []any{}, "logprobs": []any{}}}})
 		r.Output = append(r.Output, item)
 	}

@@ -1,447 +1,83 @@
 package local
 
 import (
-	"cmp"
-	"context"
-	"encoding/json"
-	"fmt"
-	"slices"
+	"errors"
+	"net/http"
 	"strings"
-	"sync"
-	"unicode"
 
 	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/local/store"
+	"github.com/modelgate/modelgate/upstreams/local/vectorstores"
 )
 
-// rrfK is the reciprocal rank fusion constant (as bleve and the
-// literature use): a result at rank r of a list adds 1/(rrfK+r).
-const rrfK = 60
+// The search of a vector store: the request read and checked, the
+// search run (package vectorstores) and its hits answered in the
+// configured shape.
 
-// minCandidates is how many results each ranked list contributes at
-// least before fusion.
-const minCandidates = 50
-
-// searchFilter is a comparison ({type: eq|ne|gt|gte|lt|lte|in|nin, key,
-// value}) or a compound ({type: and|or, filters}) filter on a file's
-// attributes; key file_id compares the file's ID.
-type searchFilter struct {
-	Type    string          `json:"type"`
-	Key     string          `json:"key"`
-	Value   any             `json:"value"`
-	Filters []*searchFilter `json:"filters"`
-}
-
-// match reports whether a file passes the filter. A comparison on an
-// attribute the file lacks, or of values of different types, is false,
-// except ne and nin, which are true.
-func (f *searchFilter) match(fileID string, attrs map[string]any) bool {
-	switch f.Type {
-	case "and", "or":
-		for _, sub := range f.Filters {
-			if sub.match(fileID, attrs) != (f.Type == "and") {
-				return f.Type == "or"
-			}
-		}
-		return f.Type == "and"
-	}
-	var have any = fileID
-	if f.Key != "file_id" {
-		var ok bool
-		if have, ok = attrs[f.Key]; !ok {
-			return f.Type == "ne" || f.Type == "nin"
-		}
-	}
-	switch f.Type {
-	case "in", "nin":
-		list, _ := f.Value.([]any)
-		found := slices.ContainsFunc(list, func(v any) bool { c, ok := compareValues(have, v); return ok && c == 0 })
-		return found == (f.Type == "in")
-	}
-	c, ok := compareValues(have, f.Value)
-	switch f.Type {
-	case "eq":
-		return ok && c == 0
-	case "ne":
-		return !ok || c != 0
-	case "gt":
-		return ok && c > 0
-	case "gte":
-		return ok && c >= 0
-	case "lt":
-		return ok && c < 0
-	case "lte":
-		return ok && c <= 0
-	}
-	return false
-}
-
-// compareValues orders two JSON values of the same type (numbers,
-// strings, booleans with false first); ok is false for different types.
-func compareValues(a, b any) (int, bool) {
-	switch x := a.(type) {
-	case float64:
-		y, ok := b.(float64)
-		return cmp.Compare(x, y), ok
-	case string:
-		y, ok := b.(string)
-		return strings.Compare(x, y), ok
-	case bool:
-		y, ok := b.(bool)
-		if x == y {
-			return 0, ok
-		}
-		if x {
-			return 1, ok
-		}
-		return -1, ok
-	}
-	return 0, false
-}
-
-// searchRequest is the body of vector_stores.search.
-type searchRequest struct {
-	Query          json.RawMessage `json:"query"`
-	MaxNumResults  *int            `json:"max_num_results"`
-	Filters        *searchFilter   `json:"filters"`
-	RewriteQuery   bool            `json:"rewrite_query"`
-	RankingOptions struct {
-		Ranker         string  `json:"ranker"`
-		ScoreThreshold float64 `json:"score_threshold"`
-	} `json:"ranking_options"`
-}
-
-// queries returns the request's query or queries.
-func (r *searchRequest) queries() ([]string, error) {
-	var one string
-	if json.Unmarshal(r.Query, &one) == nil {
-		return []string{one}, nil
-	}
-	var many []string
-	if err := json.Unmarshal(r.Query, &many); err != nil || len(many) == 0 {
-		return nil, upstreams.InvalidRequest("query", "query must be a string or a non-empty array of strings.")
-	}
-	if len(many) > maxQueries {
-		return nil, upstreams.InvalidRequest("query", "query may hold at most %d strings.", maxQueries)
-	}
-	return many, nil
-}
-
-// Search bounds: each query string of a request is one full-text search
-// (and one embedding), and each of its distinct keywords one more term of
-// that search, whose cost grows with the terms; beyond maxQueryTerms the
-// later keywords are ignored.
+// Search response dialects (see DESIGN: the spec's shape and the public
+// API's).
 const (
-	maxQueries    = 16
-	maxQueryTerms = 64
+	dialectSpec   = "spec"
+	dialectOpenAI = "openai"
+	dialectAuto   = "auto"
 )
 
-// stopwords are dropped by the query normalisation of rewrite_query.
-var stopwords = map[string]bool{
-	"a": true, "an": true, "the": true, "is": true, "are": true, "was": true, "were": true, "be": true, "been": true,
-	"of": true, "in": true, "on": true, "at": true, "to": true, "for": true, "with": true, "by": true, "from": true,
-	"and": true, "or": true, "what": true, "which": true, "who": true, "whom": true, "how": true, "why": true, "when": true,
-	"where": true, "do": true, "does": true, "did": true, "can": true, "could": true, "should": true, "would": true,
-	"i": true, "me": true, "my": true, "we": true, "our": true, "you": true, "your": true, "it": true, "its": true,
-	"this": true, "that": true, "these": true, "those": true, "there": true, "about": true, "tell": true, "please": true,
-}
-
-// words splits text into lower-case runs of letters and digits.
-func words(text string) []string {
-	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-}
-
-// keywords are a query's distinct words without stopwords (unless nothing
-// else is left), the first maxQueryTerms of them: in a small corpus a
-// stopword is as rare as a real term, and BM25 would rank by it.
-func keywords(q string) []string {
-	all := words(q)
-	kept := slices.DeleteFunc(slices.Clone(all), func(w string) bool { return stopwords[w] })
-	if len(kept) == 0 {
-		kept = all
+// dialectFor picks the search response shape: the configured one, or by
+// the beta header the client sent (the spec names Vendor-Beta).
+func (l *Local) dialectFor(c *upstreams.Call) string {
+	if l.SearchDialect == dialectSpec || l.SearchDialect == dialectOpenAI {
+		return l.SearchDialect
 	}
-	seen := make(map[string]bool, min(len(kept), maxQueryTerms))
-	return slices.DeleteFunc(kept, func(w string) bool {
-		if seen[w] || len(seen) == maxQueryTerms {
-			return true
-		}
-		seen[w] = true
-		return false
-	})
+	if strings.EqualFold(c.BetaHeader, "Vendor-Beta") {
+		return dialectSpec
+	}
+	return dialectOpenAI
 }
 
-// normalizeQuery is rewrite_query without a model: the keywords, lower
-// case, without punctuation.
-func normalizeQuery(q string) string {
-	if kw := keywords(q); len(kw) > 0 {
-		return strings.Join(kw, " ")
+func (l *Local) searchVectorStore(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+	var req vectorstores.SearchRequest
+	if err := decodeBody(c.Body, &req); err != nil {
+		return err
 	}
-	return q
-}
-
-// rankedList is one ranking of chunks, best first, with scores already
-// in 0..1 (BM25 relative to the best match, cosine similarity clamped).
-type rankedList []ScoredChunk
-
-// fuse merges ranked lists. With fusion (ranker auto), a chunk scores the
-// sum over lists of 1/(rrfK+rank), divided by what a chunk first in every
-// list would get, so 1 is the best possible. Without (ranker none), a
-// chunk keeps its best score in any list. Ties go to the lower chunk ID.
-func fuse(lists []rankedList, rrf bool) []ScoredChunk {
-	scores := map[int64]float64{}
-	for _, l := range lists {
-		for rank, c := range l {
-			if rrf {
-				scores[c.ID] += 1 / float64(rrfK+rank+1)
-			} else {
-				scores[c.ID] = max(scores[c.ID], c.Score)
-			}
-		}
-	}
-	out := make([]ScoredChunk, 0, len(scores))
-	best := float64(len(lists)) / (rrfK + 1)
-	for id, s := range scores {
-		if rrf {
-			s /= best
-		}
-		out = append(out, ScoredChunk{ID: id, Score: s})
-	}
-	slices.SortFunc(out, func(a, b ScoredChunk) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
-	return out
-}
-
-// textList ranks the chunks holding any of a query's keywords by the
-// store's full-text relevance, scores relative to the best.
-func textList(ctx context.Context, vs VectorStoreStore, storeID string, fileIDs []string, q string, limit int) (rankedList, error) {
-	terms := keywords(q)
-	if len(terms) == 0 {
-		return nil, nil
-	}
-	hits, err := vs.SearchText(ctx, storeID, fileIDs, terms, limit)
-	if err != nil || len(hits) == 0 {
-		return nil, err
-	}
-	top := hits[0].Score
-	for i := range hits {
-		if top > 0 {
-			hits[i].Score /= top
-		} else {
-			hits[i].Score = 1
-		}
-	}
-	return hits, nil
-}
-
-// vectorMatrix is a store's embedded chunks, loaded once per version.
-type vectorMatrix struct {
-	version int64
-	chunks  []Chunk
-}
-
-// vectorCache keeps each store's embeddings in memory, for a store that
-// cannot rank them itself (SQLite): scanning the vectors from the
-// database on every query costs far more than the dot products.
-type vectorCache struct {
-	mu      sync.Mutex
-	entries map[[2]string]*vectorMatrix
-}
-
-// matrix returns the store's chunks embedded with model, reloading them
-// when they changed.
-func (vc *vectorCache) matrix(ctx context.Context, vs VectorStoreStore, storeID, model string) (*vectorMatrix, error) {
-	version, err := vs.ChunksVersion(ctx, storeID)
+	queries, err := req.Queries()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	key := [2]string{storeID, model}
-	vc.mu.Lock()
-	m := vc.entries[key]
-	vc.mu.Unlock()
-	if m != nil && m.version == version {
-		return m, nil
+	if req.RewriteQuery {
+		for i, q := range queries {
+			queries[i] = vectorstores.NormalizeQuery(q)
+		}
 	}
-	chunks, err := vs.ChunkEmbeddings(ctx, storeID, model)
+	v, err := activeStore(vs, c)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	m = &vectorMatrix{version: version, chunks: chunks}
-	vc.mu.Lock()
-	vc.entries[key] = m
-	vc.mu.Unlock()
-	return m, nil
-}
-
-// forget drops a deleted store's embeddings.
-func (vc *vectorCache) forget(storeID string) {
-	vc.mu.Lock()
-	defer vc.mu.Unlock()
-	for k := range vc.entries {
-		if k[0] == storeID {
-			delete(vc.entries, k)
-		}
+	hits, err := l.vectors.Search(c.Request.Context(), vs, c.Principal, v.ID, &req, queries)
+	var fe *vectorstores.FileError
+	if errors.As(err, &fe) {
+		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: "upstream_error",
+			Message: "The query could not be embedded: " + fe.Message}
 	}
-}
-
-// vectorList ranks the chunks of the allowed files by cosine similarity
-// to a unit query vector, best first, at most limit. It keeps only the
-// best limit as it goes: sorting every chunk's score cost more than the
-// dot products on large stores.
-func vectorList(m *vectorMatrix, allowed map[string]*VectorStoreFile, q []float32, limit int) rankedList {
-	better := func(a, b ScoredChunk) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	}
-	out := make(rankedList, 0, limit+1)
-	for _, c := range m.chunks {
-		if limit <= 0 || allowed[c.FileID] == nil || len(c.Embedding) != len(q) {
-			continue
-		}
-		sc := ScoredChunk{ID: c.ID, Score: min(max(float64(dot(c.Embedding, q)), 0), 1)}
-		if len(out) == limit && better(sc, out[limit-1]) >= 0 {
-			continue
-		}
-		at, _ := slices.BinarySearchFunc(out, sc, better)
-		out = slices.Insert(out, at, sc)
-		if len(out) > limit {
-			out = out[:limit]
-		}
-	}
-	return out
-}
-
-// nearestChunker is a store that ranks chunks by vector similarity
-// itself (PostgreSQL with pgvector), instead of search keeping the
-// store's embeddings in memory (SQLite).
-type nearestChunker interface {
-	// NearestChunks ranks the chunks of the given files of a store
-	// embedded with model by cosine similarity to the unit vector q, as
-	// vectorList does: best first, scores clamped to 0..1, ties to the
-	// lower chunk ID, at most limit.
-	NearestChunks(ctx context.Context, storeID, model string, fileIDs []string, q []float32, limit int) ([]ScoredChunk, error)
-}
-
-// vectorLists ranks the chunks of the allowed files (whose IDs are ids)
-// by cosine similarity to each unit query vector: in the database when
-// the store can, else over the embeddings cached in memory.
-func (l *Local) vectorLists(ctx context.Context, vs VectorStoreStore, storeID string, allowed map[string]*VectorStoreFile, ids []string, vecs [][]float32, limit int) ([]rankedList, error) {
-	lists := make([]rankedList, len(vecs))
-	if n, ok := vs.(nearestChunker); ok {
-		for i, v := range vecs {
-			var err error
-			if lists[i], err = n.NearestChunks(ctx, storeID, l.EmbeddingModel, ids, v, limit); err != nil {
-				return nil, err
-			}
-		}
-		return lists, nil
-	}
-	m, err := l.vectors.cache.matrix(ctx, vs, storeID, l.EmbeddingModel)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	for i, v := range vecs {
-		lists[i] = vectorList(m, allowed, v, limit)
-	}
-	return lists, nil
-}
-
-// dot is the dot product of two vectors of the same length, four
-// products at a time.
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return s0 + s1 + s2 + s3
-}
-
-// searchHit is a result ready for either response shape.
-type searchHit struct {
-	chunk Chunk
-	score float64
-	file  *VectorStoreFile
-}
-
-// search runs a validated search over a store's completed files.
-func (l *Local) search(ctx context.Context, vs VectorStoreStore, who upstreams.Principal, storeID string, req *searchRequest, queries []string) ([]searchHit, error) {
-	limit := 10
-	if req.MaxNumResults != nil {
-		limit = *req.MaxNumResults
-	}
-	files, err := vs.CompletedVectorStoreFiles(ctx, who.Owner, storeID)
-	if err != nil {
-		return nil, err
-	}
-	allowed := map[string]*VectorStoreFile{}
-	var ids []string
-	hybrid := false
-	for i := range files {
-		f := &files[i]
-		var attrs map[string]any
-		if len(f.Attributes) > 0 {
-			if err := json.Unmarshal(f.Attributes, &attrs); err != nil {
-				return nil, fmt.Errorf("reading attributes of %s: %w", f.FileID, err)
-			}
+	l.touch(vs, c, v.ID)
+	if l.dialectFor(c) == dialectSpec {
+		data := make([]map[string]any, len(hits))
+		for i, h := range hits {
+			data[i] = map[string]any{"type": "vector_store.search_result", "score": h.Score, "content": h.Chunk.Text,
+				"file_id": h.Chunk.FileID, "metadata": map[string]any{"filename": h.File.Filename, "chunk_index": h.Chunk.Index,
+					"attributes": attributesOrNull(h.File)}}
 		}
-		if req.Filters == nil || req.Filters.match(f.FileID, attrs) {
-			allowed[f.FileID] = f
-			ids = append(ids, f.FileID)
-			hybrid = hybrid || (l.EmbeddingModel != "" && f.EmbeddingModel == l.EmbeddingModel)
-		}
+		upstreams.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+		return nil
 	}
-	if len(ids) == 0 {
-		return nil, nil
+	data := make([]map[string]any, len(hits))
+	for i, h := range hits {
+		data[i] = map[string]any{"file_id": h.Chunk.FileID, "filename": h.File.Filename, "score": h.Score,
+			"attributes": attributesOrNull(h.File), "content": []map[string]string{{"type": "text", "text": h.Chunk.Text}}}
 	}
-	candidates := max(4*limit, minCandidates)
-	var lists []rankedList
-	for _, q := range queries {
-		list, err := textList(ctx, vs, storeID, ids, q, candidates)
-		if err != nil {
-			return nil, err
-		}
-		lists = append(lists, list)
-	}
-	if hybrid {
-		vecs, err := l.vectors.ingest.embed.embed(ctx, who, l.EmbeddingModel, queries)
-		if err != nil {
-			return nil, err
-		}
-		vlists, err := l.vectorLists(ctx, vs, storeID, allowed, ids, vecs, candidates)
-		if err != nil {
-			return nil, err
-		}
-		lists = append(lists, vlists...)
-	}
-	ranked := fuse(lists, req.RankingOptions.Ranker != "none")
-	score := map[int64]float64{}
-	var chunkIDs []int64
-	for _, c := range ranked {
-		if len(chunkIDs) == limit || c.Score < req.RankingOptions.ScoreThreshold {
-			break
-		}
-		score[c.ID] = c.Score
-		chunkIDs = append(chunkIDs, c.ID)
-	}
-	chunks, err := vs.Chunks(ctx, chunkIDs)
-	if err != nil {
-		return nil, err
-	}
-	hits := make([]searchHit, 0, len(chunks))
-	for _, c := range chunks {
-		hits = append(hits, searchHit{chunk: c, score: score[c.ID], file: allowed[c.FileID]})
-	}
-	return hits, nil
+	upstreams.WriteJSON(w, http.StatusOK, map[string]any{"object": "vector_store.search_results.page", "search_query": queries,
+		"data": data, "has_more": false, "next_page": nil})
+	return nil
 }

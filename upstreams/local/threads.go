@@ -3,9 +3,11 @@ package local
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/modelgate/modelgate/schemas"
 	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/local/store"
 )
 
 type threadObject struct {
@@ -16,7 +18,7 @@ type threadObject struct {
 	ToolResources json.RawMessage `json:"tool_resources"`
 }
 
-func toThreadObject(t *Thread) threadObject {
+func toThreadObject(t *store.Thread) threadObject {
 	return threadObject{ID: t.ID, Object: "thread", CreatedAt: t.CreatedAt, Metadata: t.Metadata, ToolResources: t.ToolResources}
 }
 
@@ -73,9 +75,9 @@ func (l *Local) createThread(w http.ResponseWriter, c *upstreams.Call) error {
 	if err := l.checkThreadReferences(c.Request.Context(), c.Principal.Owner, b); err != nil {
 		return err
 	}
-	t := &Thread{ID: newID("thread_"), Owner: c.Principal.Owner, CreatedAt: now(),
+	t := &store.Thread{ID: store.NewID("thread_"), Owner: c.Principal.Owner, CreatedAt: store.Now(),
 		Metadata: orEmpty(b.Metadata), ToolResources: orEmpty(b.ToolResources)}
-	msgs := make([]ThreadMessage, 0, len(b.Messages))
+	msgs := make([]store.ThreadMessage, 0, len(b.Messages))
 	for i, m := range b.Messages {
 		if m.Role != "user" && m.Role != "assistant" {
 			return upstreams.InvalidRequest("messages["+itoa(i)+"].role", "role must be user or assistant.")
@@ -88,7 +90,7 @@ func (l *Local) createThread(w http.ResponseWriter, c *upstreams.Call) error {
 		if len(attachments) == 0 || string(attachments) == "null" {
 			attachments = json.RawMessage("[]")
 		}
-		msgs = append(msgs, ThreadMessage{ID: newID("msg_"), Role: m.Role, Content: content,
+		msgs = append(msgs, store.ThreadMessage{ID: store.NewID("msg_"), Role: m.Role, Content: content,
 			Attachments: attachments, Metadata: orEmpty(m.Metadata), CreatedAt: t.CreatedAt})
 	}
 	if err := l.store.CreateThread(c.Request.Context(), t, msgs); err != nil {
@@ -140,3 +142,6 @@ func (l *Local) deleteThread(w http.ResponseWriter, c *upstreams.Call) error {
 	upstreams.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "object": "thread.deleted", "deleted": true})
 	return nil
 }
+
+// itoa formats an index for error params.
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -2,42 +2,20 @@ package local
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
-	"strings"
 
 	"go.uber.org/zap"
 
 	"github.com/modelgate/modelgate/schemas"
 	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/local/store"
+	"github.com/modelgate/modelgate/upstreams/local/vectorstores"
 )
-
-// vectorState is what vector stores need beside the store, shared by
-// every config using the store: the ingestion worker and the embeddings
-// kept in memory for search.
-type vectorState struct {
-	ingest *ingester
-	cache  *vectorCache
-}
-
-// vectorStoreSupport returns the store's vector store persistence, or
-// why it has none: a store may keep them only where its database can
-// (PostgreSQL with pgvector).
-func vectorStoreSupport(s Store) (VectorStoreStore, string) {
-	vs, ok := s.(VectorStoreStore)
-	if !ok {
-		return nil, "this local upstream's store does not keep vector stores; use the embedded SQLite store"
-	}
-	if o, ok := s.(interface{ vectorStoresOff() string }); ok && o.vectorStoresOff() != "" {
-		return nil, o.vectorStoresOff()
-	}
-	return vs, ""
-}
 
 // vectorStores returns the store's vector store persistence, or the 501
 // for a store that has none.
-func (l *Local) vectorStores() (VectorStoreStore, error) {
-	vs, why := vectorStoreSupport(l.store)
+func (l *Local) vectorStores() (store.VectorStoreStore, error) {
+	vs, why := store.VectorStoreSupport(l.store)
 	if vs != nil && l.vectors != nil {
 		return vs, nil
 	}
@@ -47,7 +25,7 @@ func (l *Local) vectorStores() (VectorStoreStore, error) {
 
 // vectorStoreHandler adapts a handler that needs the vector store
 // persistence.
-func vectorStoreHandler(h func(*Local, VectorStoreStore, http.ResponseWriter, *upstreams.Call) error) func(*Local, http.ResponseWriter, *upstreams.Call) error {
+func vectorStoreHandler(h func(*Local, store.VectorStoreStore, http.ResponseWriter, *upstreams.Call) error) func(*Local, http.ResponseWriter, *upstreams.Call) error {
 	return func(l *Local, w http.ResponseWriter, c *upstreams.Call) error {
 		vs, err := l.vectorStores()
 		if err != nil {
@@ -57,44 +35,37 @@ func vectorStoreHandler(h func(*Local, VectorStoreStore, http.ResponseWriter, *u
 	}
 }
 
-const secondsPerDay = 86400
-
 type expiresAfter struct {
 	Anchor string `json:"anchor"`
 	Days   int    `json:"days"`
 }
 
 type vectorStoreObject struct {
-	ID           string          `json:"id"`
-	Object       string          `json:"object"`
-	CreatedAt    int64           `json:"created_at"`
-	Name         string          `json:"name"`
-	UsageBytes   int64           `json:"usage_bytes"`
-	FileCounts   FileCounts      `json:"file_counts"`
-	Status       string          `json:"status"`
-	LastActiveAt int64           `json:"last_active_at"`
-	Metadata     json.RawMessage `json:"metadata"`
-	ExpiresAfter *expiresAfter   `json:"expires_after,omitempty"`
-	ExpiresAt    *int64          `json:"expires_at"`
+	ID           string           `json:"id"`
+	Object       string           `json:"object"`
+	CreatedAt    int64            `json:"created_at"`
+	Name         string           `json:"name"`
+	UsageBytes   int64            `json:"usage_bytes"`
+	FileCounts   store.FileCounts `json:"file_counts"`
+	Status       string           `json:"status"`
+	LastActiveAt int64            `json:"last_active_at"`
+	Metadata     json.RawMessage  `json:"metadata"`
+	ExpiresAfter *expiresAfter    `json:"expires_after,omitempty"`
+	ExpiresAt    *int64           `json:"expires_at"`
 }
 
-// expired reports whether the store's expiry policy has run out.
-func (v *VectorStore) expired() bool {
-	return v.ExpiresAfterDays > 0 && now() >= v.LastActiveAt+int64(v.ExpiresAfterDays)*secondsPerDay
-}
-
-func toVectorStoreObject(v *VectorStore) vectorStoreObject {
+func toVectorStoreObject(v *store.VectorStore) vectorStoreObject {
 	o := vectorStoreObject{ID: v.ID, Object: "vector_store", CreatedAt: v.CreatedAt, Name: v.Name, UsageBytes: v.UsageBytes,
-		FileCounts: v.FileCounts, Status: statusCompleted, LastActiveAt: v.LastActiveAt, Metadata: orEmpty(v.Metadata)}
+		FileCounts: v.FileCounts, Status: store.FileCompleted, LastActiveAt: v.LastActiveAt, Metadata: orEmpty(v.Metadata)}
 	if v.ExpiresAfterDays > 0 {
-		at := v.LastActiveAt + int64(v.ExpiresAfterDays)*secondsPerDay
+		at := v.LastActiveAt + int64(v.ExpiresAfterDays)*store.SecondsPerDay
 		o.ExpiresAfter, o.ExpiresAt = &expiresAfter{Anchor: "last_active_at", Days: v.ExpiresAfterDays}, &at
 	}
 	switch {
-	case v.expired():
+	case v.Expired():
 		o.Status = "expired"
 	case v.FileCounts.InProgress > 0:
-		o.Status = statusInProgress
+		o.Status = store.FileInProgress
 	}
 	return o
 }
@@ -111,13 +82,13 @@ type chunkingStrategy struct {
 // sizes returns the chunk size and overlap; nil or auto is 800/400.
 func (cs *chunkingStrategy) sizes() (int, int) {
 	if cs == nil || cs.Type != "static" {
-		return autoChunkTokens, autoOverlapTokens
+		return vectorstores.AutoChunkTokens, vectorstores.AutoOverlapTokens
 	}
 	return cs.Static.MaxChunkSizeTokens, cs.Static.ChunkOverlapTokens
 }
 
 // newAttachment is a file about to be attached, ready for ingestion.
-func (l *Local) newAttachment(c *upstreams.Call, storeID, fileID string, cs *chunkingStrategy, attrs json.RawMessage) (*VectorStoreFile, error) {
+func (l *Local) newAttachment(c *upstreams.Call, storeID, fileID string, cs *chunkingStrategy, attrs json.RawMessage) (*store.VectorStoreFile, error) {
 	f, err := l.store.GetFile(c.Request.Context(), c.Principal.Owner, fileID)
 	if err != nil {
 		return nil, notFoundOr(err, "file", fileID)
@@ -126,8 +97,8 @@ func (l *Local) newAttachment(c *upstreams.Call, storeID, fileID string, cs *chu
 	if string(attrs) == "null" {
 		attrs = nil
 	}
-	return &VectorStoreFile{VectorStoreID: storeID, FileID: fileID, Owner: c.Principal.Owner, KeyName: c.Principal.KeyName,
-		CreatedAt: now(), Status: statusInProgress, MaxChunkTokens: size, OverlapTokens: overlap, Attributes: attrs,
+	return &store.VectorStoreFile{VectorStoreID: storeID, FileID: fileID, Owner: c.Principal.Owner, KeyName: c.Principal.KeyName,
+		CreatedAt: store.Now(), Status: store.FileInProgress, MaxChunkTokens: size, OverlapTokens: overlap, Attributes: attrs,
 		EmbeddingModel: l.EmbeddingModel, Filename: f.Filename}, nil
 }
 
@@ -141,7 +112,7 @@ func decodeBody(body []byte, v any) error {
 	return nil
 }
 
-func (l *Local) createVectorStore(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+func (l *Local) createVectorStore(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
 	var b struct {
 		Name             string            `json:"name"`
 		FileIDs          []string          `json:"file_ids"`
@@ -152,12 +123,12 @@ func (l *Local) createVectorStore(vs VectorStoreStore, w http.ResponseWriter, c 
 	if err := decodeBody(c.Body, &b); err != nil {
 		return err
 	}
-	t := now()
-	v := &VectorStore{ID: newID("vs_"), Owner: c.Principal.Owner, Name: b.Name, CreatedAt: t, LastActiveAt: t, Metadata: orEmpty(b.Metadata)}
+	t := store.Now()
+	v := &store.VectorStore{ID: store.NewID("vs_"), Owner: c.Principal.Owner, Name: b.Name, CreatedAt: t, LastActiveAt: t, Metadata: orEmpty(b.Metadata)}
 	if b.ExpiresAfter != nil {
 		v.ExpiresAfterDays = b.ExpiresAfter.Days
 	}
-	files := make([]VectorStoreFile, 0, len(b.FileIDs))
+	files := make([]store.VectorStoreFile, 0, len(b.FileIDs))
 	for _, id := range b.FileIDs {
 		f, err := l.newAttachment(c, v.ID, id, b.ChunkingStrategy, nil)
 		if err != nil {
@@ -168,7 +139,7 @@ func (l *Local) createVectorStore(vs VectorStoreStore, w http.ResponseWriter, c 
 	if err := vs.CreateVectorStore(c.Request.Context(), v, files); err != nil {
 		return err
 	}
-	l.vectors.ingest.notify()
+	l.vectors.Ingest.Notify()
 	created, err := vs.GetVectorStore(c.Request.Context(), c.Principal.Owner, v.ID)
 	if err != nil {
 		return err
@@ -178,12 +149,12 @@ func (l *Local) createVectorStore(vs VectorStoreStore, w http.ResponseWriter, c 
 }
 
 // pageQuery reads a vector store list's limit, order, after and before.
-func pageQuery(c *upstreams.Call) (PageQuery, error) {
+func pageQuery(c *upstreams.Call) (store.PageQuery, error) {
 	q, err := listQuery(c, 20, 100)
-	return PageQuery{ListQuery: q, Before: c.Request.URL.Query().Get("before")}, err
+	return store.PageQuery{ListQuery: q, Before: c.Request.URL.Query().Get("before")}, err
 }
 
-func (l *Local) listVectorStores(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+func (l *Local) listVectorStores(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
 	q, err := pageQuery(c)
 	if err != nil {
 		return err
@@ -200,7 +171,7 @@ func (l *Local) listVectorStores(vs VectorStoreStore, w http.ResponseWriter, c *
 	return nil
 }
 
-func (l *Local) retrieveVectorStore(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+func (l *Local) retrieveVectorStore(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
 	id := c.Params["vector_store_id"]
 	v, err := vs.GetVectorStore(c.Request.Context(), c.Principal.Owner, id)
 	if err != nil {
@@ -210,7 +181,7 @@ func (l *Local) retrieveVectorStore(vs VectorStoreStore, w http.ResponseWriter, 
 	return nil
 }
 
-func (l *Local) updateVectorStore(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+func (l *Local) updateVectorStore(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
 	id := c.Params["vector_store_id"]
 	var b struct {
 		Name         *string         `json:"name"`
@@ -220,7 +191,7 @@ func (l *Local) updateVectorStore(vs VectorStoreStore, w http.ResponseWriter, c 
 	if err := decodeBody(c.Body, &b); err != nil {
 		return err
 	}
-	u := StoreUpdate{Name: b.Name}
+	u := store.StoreUpdate{Name: b.Name}
 	if b.Metadata != nil {
 		u.Metadata = orEmpty(b.Metadata)
 	}
@@ -243,25 +214,25 @@ func (l *Local) updateVectorStore(vs VectorStoreStore, w http.ResponseWriter, c 
 	return nil
 }
 
-func (l *Local) deleteVectorStore(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+func (l *Local) deleteVectorStore(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
 	id := c.Params["vector_store_id"]
 	if err := vs.DeleteVectorStore(c.Request.Context(), c.Principal.Owner, id); err != nil {
 		return notFoundOr(err, "vector store", id)
 	}
-	l.vectors.cache.forget(id)
+	l.vectors.Cache.Forget(id)
 	upstreams.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "object": "vector_store.deleted", "deleted": true})
 	return nil
 }
 
 // activeStore returns a store that can take files and searches: it
 // exists for the caller and has not expired.
-func activeStore(vs VectorStoreStore, c *upstreams.Call) (*VectorStore, error) {
+func activeStore(vs store.VectorStoreStore, c *upstreams.Call) (*store.VectorStore, error) {
 	id := c.Params["vector_store_id"]
 	v, err := vs.GetVectorStore(c.Request.Context(), c.Principal.Owner, id)
 	if err != nil {
 		return nil, notFoundOr(err, "vector store", id)
 	}
-	if v.expired() {
+	if v.Expired() {
 		return nil, upstreams.InvalidRequest("vector_store_id", "The vector store %s has expired.", id)
 	}
 	return v, nil
@@ -284,18 +255,18 @@ type vectorStoreFileObject struct {
 	Attributes       json.RawMessage `json:"attributes"`
 }
 
-func toVectorStoreFileObject(f *VectorStoreFile) vectorStoreFileObject {
+func toVectorStoreFileObject(f *store.VectorStoreFile) vectorStoreFileObject {
 	o := vectorStoreFileObject{ID: f.FileID, Object: "vector_store.file", UsageBytes: f.UsageBytes, CreatedAt: f.CreatedAt,
 		VectorStoreID: f.VectorStoreID, Status: f.Status, Attributes: attributesOrNull(f),
 		ChunkingStrategy: map[string]any{"type": "static", "static": map[string]int{
 			"max_chunk_size_tokens": f.MaxChunkTokens, "chunk_overlap_tokens": f.OverlapTokens}}}
-	if f.Status == statusFailed {
+	if f.Status == store.FileFailed {
 		o.LastError = &lastError{Code: f.LastErrorCode, Message: f.LastErrorMsg}
 	}
 	return o
 }
 
-func (l *Local) createVectorStoreFile(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+func (l *Local) createVectorStoreFile(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
 	var b struct {
 		FileID           string            `json:"file_id"`
 		ChunkingStrategy *chunkingStrategy `json:"chunking_strategy"`
@@ -316,7 +287,7 @@ func (l *Local) createVectorStoreFile(vs VectorStoreStore, w http.ResponseWriter
 	if err != nil {
 		return err
 	}
-	l.vectors.ingest.notify()
+	l.vectors.Ingest.Notify()
 	l.touch(vs, c, v.ID)
 	upstreams.WriteJSON(w, http.StatusOK, toVectorStoreFileObject(attached))
 	return nil
@@ -324,15 +295,15 @@ func (l *Local) createVectorStoreFile(vs VectorStoreStore, w http.ResponseWriter
 
 // touch records activity on a store, which its expiry counts from; a
 // failure only delays the expiry, so it is logged.
-func (l *Local) touch(vs VectorStoreStore, c *upstreams.Call, id string) {
-	if err := vs.TouchVectorStore(c.Request.Context(), c.Principal.Owner, id, now()); err != nil {
+func (l *Local) touch(vs store.VectorStoreStore, c *upstreams.Call, id string) {
+	if err := vs.TouchVectorStore(c.Request.Context(), c.Principal.Owner, id, store.Now()); err != nil {
 		l.logger.Warn("recording vector store activity", zap.String("vector_store", id), zap.Error(err))
 	}
 }
 
-var fileStatuses = map[string]bool{statusInProgress: true, statusCompleted: true, statusFailed: true, statusCancelled: true}
+var fileStatuses = map[string]bool{store.FileInProgress: true, store.FileCompleted: true, store.FileFailed: true, store.FileCancelled: true}
 
-func (l *Local) listVectorStoreFiles(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+func (l *Local) listVectorStoreFiles(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
 	q, err := pageQuery(c)
 	if err != nil {
 		return err
@@ -357,7 +328,7 @@ func (l *Local) listVectorStoreFiles(vs VectorStoreStore, w http.ResponseWriter,
 	return nil
 }
 
-func (l *Local) retrieveVectorStoreFile(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+func (l *Local) retrieveVectorStoreFile(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
 	id := c.Params["file_id"]
 	f, err := vs.GetVectorStoreFile(c.Request.Context(), c.Principal.Owner, c.Params["vector_store_id"], id)
 	if err != nil {
@@ -367,7 +338,7 @@ func (l *Local) retrieveVectorStoreFile(vs VectorStoreStore, w http.ResponseWrit
 	return nil
 }
 
-func (l *Local) deleteVectorStoreFile(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+func (l *Local) deleteVectorStoreFile(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
 	id := c.Params["file_id"]
 	if err := vs.DeleteVectorStoreFile(c.Request.Context(), c.Principal.Owner, c.Params["vector_store_id"], id); err != nil {
 		return notFoundOr(err, "vector store file", id)
@@ -376,7 +347,7 @@ func (l *Local) deleteVectorStoreFile(vs VectorStoreStore, w http.ResponseWriter
 	return nil
 }
 
-func (l *Local) vectorStoreFileContent(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
+func (l *Local) vectorStoreFileContent(vs store.VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
 	id := c.Params["file_id"]
 	text, err := vs.VectorStoreFileText(c.Request.Context(), c.Principal.Owner, c.Params["vector_store_id"], id)
 	if err != nil {
@@ -390,75 +361,7 @@ func (l *Local) vectorStoreFileContent(vs VectorStoreStore, w http.ResponseWrite
 	return nil
 }
 
-// Search response dialects (see DESIGN: the spec's shape and the public
-// API's).
-const (
-	dialectSpec   = "spec"
-	dialectOpenAI = "openai"
-	dialectAuto   = "auto"
-)
-
-// dialectFor picks the search response shape: the configured one, or by
-// the beta header the client sent (the spec names Vendor-Beta).
-func (l *Local) dialectFor(c *upstreams.Call) string {
-	if l.SearchDialect == dialectSpec || l.SearchDialect == dialectOpenAI {
-		return l.SearchDialect
-	}
-	if strings.EqualFold(c.BetaHeader, "Vendor-Beta") {
-		return dialectSpec
-	}
-	return dialectOpenAI
-}
-
-func (l *Local) searchVectorStore(vs VectorStoreStore, w http.ResponseWriter, c *upstreams.Call) error {
-	var req searchRequest
-	if err := decodeBody(c.Body, &req); err != nil {
-		return err
-	}
-	queries, err := req.queries()
-	if err != nil {
-		return err
-	}
-	if req.RewriteQuery {
-		for i, q := range queries {
-			queries[i] = normalizeQuery(q)
-		}
-	}
-	v, err := activeStore(vs, c)
-	if err != nil {
-		return err
-	}
-	hits, err := l.search(c.Request.Context(), vs, c.Principal, v.ID, &req, queries)
-	var fe *fileError
-	if errors.As(err, &fe) {
-		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: "upstream_error",
-			Message: "The query could not be embedded: " + fe.message}
-	}
-	if err != nil {
-		return err
-	}
-	l.touch(vs, c, v.ID)
-	if l.dialectFor(c) == dialectSpec {
-		data := make([]map[string]any, len(hits))
-		for i, h := range hits {
-			data[i] = map[string]any{"type": "vector_store.search_result", "score": h.score, "content": h.chunk.Text,
-				"file_id": h.chunk.FileID, "metadata": map[string]any{"filename": h.file.Filename, "chunk_index": h.chunk.Index,
-					"attributes": attributesOrNull(h.file)}}
-		}
-		upstreams.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
-		return nil
-	}
-	data := make([]map[string]any, len(hits))
-	for i, h := range hits {
-		data[i] = map[string]any{"file_id": h.chunk.FileID, "filename": h.file.Filename, "score": h.score,
-			"attributes": attributesOrNull(h.file), "content": []map[string]string{{"type": "text", "text": h.chunk.Text}}}
-	}
-	upstreams.WriteJSON(w, http.StatusOK, map[string]any{"object": "vector_store.search_results.page", "search_query": queries,
-		"data": data, "has_more": false, "next_page": nil})
-	return nil
-}
-
-func attributesOrNull(f *VectorStoreFile) json.RawMessage {
+func attributesOrNull(f *store.VectorStoreFile) json.RawMessage {
 	if f.Attributes == nil {
 		return json.RawMessage("null")
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelgate/modelgate/schemas"
 	"github.com/modelgate/modelgate/upstreams"
 	"github.com/modelgate/modelgate/upstreams/reference"
 )
@@ -15,7 +16,12 @@ import (
 func benchmarkEngine(b *testing.B, messages []map[string]string) {
 	body, _ := json.Marshal(map[string]any{"model": "gpt-4o-mini", "messages": messages})
 	req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
-	call := &upstreams.Call{Operation: upstreams.OpChatCompletionsCreate, Body: body, Request: req}
+	// The gateway hands the engine the document it decoded for validation.
+	doc, v := schemas.ValidateRequest(upstreams.OpChatCompletionsCreate, body)
+	if v != nil {
+		b.Fatal(v.Message)
+	}
+	call := &upstreams.Call{Operation: upstreams.OpChatCompletionsCreate, Body: body, Doc: doc, Request: req}
 	engine := reference.Engine{}
 	engine.ServeCall(httptest.NewRecorder(), call) // loads the encoding once, outside the timing
 	b.ReportAllocs()

@@ -37,13 +37,6 @@ var nativeDims = map[string]int{
 	"text-embedding-3-large": 3072,
 }
 
-type embeddingRequest struct {
-	Model          string          `json:"model"`
-	Input          json.RawMessage `json:"input"`
-	EncodingFormat string          `json:"encoding_format"`
-	Dimensions     *int            `json:"dimensions"`
-}
-
 // embeddingInput is one input: its text (decoded from tokens when it was
 // sent as tokens) and its token count.
 type embeddingInput struct {
@@ -53,17 +46,19 @@ type embeddingInput struct {
 
 // serveEmbeddings answers an embeddings request with feature-hashed
 // vectors: deterministic, and closer for texts that share words.
-func serveEmbeddings(w http.ResponseWriter, body []byte) error {
-	var req embeddingRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return upstreams.InvalidRequest("", "The request body is not a valid embeddings request: %s", err.Error())
+func serveEmbeddings(w http.ResponseWriter, doc map[string]any) error {
+	d := docReader{}
+	model, format := d.str(doc, "model"), d.str(doc, "encoding_format")
+	asked := d.optInt(doc, "dimensions")
+	if d.err != nil {
+		return d.err
 	}
-	dims, err := embeddingDims(req.Model, req.Dimensions)
+	dims, err := embeddingDims(model, asked)
 	if err != nil {
 		return err
 	}
-	enc := tokens.ForModel(req.Model)
-	inputs, err := embeddingInputs(req.Input, enc)
+	enc := tokens.ForModel(model)
+	inputs, err := embeddingInputs(doc["input"], enc)
 	if err != nil {
 		return err
 	}
@@ -78,7 +73,7 @@ func serveEmbeddings(w http.ResponseWriter, body []byte) error {
 	for i, in := range inputs {
 		v := Embed(in.text, dims)
 		var out any = v
-		if req.EncodingFormat == "base64" {
+		if format == "base64" {
 			out = base64Floats(v)
 		}
 		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": out}
@@ -86,7 +81,7 @@ func serveEmbeddings(w http.ResponseWriter, body []byte) error {
 	upstreams.WriteJSON(w, http.StatusOK, map[string]any{
 		"object": "list",
 		"data":   data,
-		"model":  req.Model,
+		"model":  model,
 		"usage":  map[string]int{"prompt_tokens": total, "total_tokens": total},
 	})
 	return nil
@@ -115,21 +110,19 @@ func embeddingDims(model string, asked *int) (int, *upstreams.Error) {
 }
 
 // embeddingInputs reads `input` in its four public forms.
-func embeddingInputs(raw json.RawMessage, enc *tokens.Encoding) ([]embeddingInput, *upstreams.Error) {
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
+func embeddingInputs(input any, enc *tokens.Encoding) ([]embeddingInput, *upstreams.Error) {
+	if one, ok := input.(string); ok {
 		in, err := textInput(one, "input", enc)
 		if err != nil {
 			return nil, err
 		}
 		return []embeddingInput{in}, nil
 	}
-	var list []json.RawMessage
-	if err := json.Unmarshal(raw, &list); err != nil || len(list) == 0 {
+	list, _ := input.([]any)
+	if len(list) == 0 {
 		return nil, upstreams.InvalidRequest("input", "input must be a string, an array of strings, an array of tokens or an array of token arrays, with at least one item")
 	}
-	var ids []int
-	if json.Unmarshal(raw, &ids) == nil {
+	if ids, ok := tokenIDs(list); ok {
 		in, err := tokenInput(ids, "input", enc)
 		if err != nil {
 			return nil, err
@@ -144,9 +137,10 @@ func embeddingInputs(raw json.RawMessage, enc *tokens.Encoding) ([]embeddingInpu
 		param := "input[" + strconv.Itoa(i) + "]"
 		var in embeddingInput
 		var err *upstreams.Error
-		if json.Unmarshal(item, &one) == nil {
+		items, _ := item.([]any)
+		if one, ok := item.(string); ok {
 			in, err = textInput(one, param, enc)
-		} else if json.Unmarshal(item, &ids) == nil && len(ids) > 0 {
+		} else if ids, ok := tokenIDs(items); ok && len(ids) > 0 {
 			in, err = tokenInput(ids, param, enc)
 		} else {
 			err = upstreams.InvalidRequest(param, "%s must be a non-empty string or a non-empty array of tokens", param)
@@ -157,6 +151,30 @@ func embeddingInputs(raw json.RawMessage, enc *tokens.Encoding) ([]embeddingInpu
 		out[i] = in
 	}
 	return out, nil
+}
+
+// tokenIDs reads a decoded array of integers as token ids.
+func tokenIDs(list []any) ([]int, bool) {
+	ids := make([]int, len(list))
+	for i, v := range list {
+		var f float64
+		switch n := v.(type) {
+		case json.Number:
+			var err error
+			if f, err = n.Float64(); err != nil {
+				return nil, false
+			}
+		case float64:
+			f = n
+		default:
+			return nil, false
+		}
+		if f != float64(int32(f)) {
+			return nil, false // not a token id (ids are far below 2^31)
+		}
+		ids[i] = int(f)
+	}
+	return ids, true
 }
 
 func textInput(s, param string, enc *tokens.Encoding) (embeddingInput, *upstreams.Error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -17,7 +18,7 @@ import (
 
 // Version changes whenever the engine's output for a request changes; the
 // system fingerprint is derived from it.
-const Version = "reference-1"
+const Version = "reference-2"
 
 var fingerprint = func() string {
 	sum := sha256.Sum256([]byte(Version))
@@ -139,7 +140,9 @@ func requestHash(req *request) [32]byte {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00", Version, req.Model)
 	for _, m := range req.Messages {
-		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", m.Role, m.Name, m.ToolCallID, m.Content)
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", m.Role, m.Name, m.ToolCallID)
+		writeCanonical(h, m.Content)
+		h.Write([]byte{0})
 	}
 	for _, opt := range []*float64{req.Temperature, req.TopP} {
 		if opt != nil {
@@ -154,6 +157,15 @@ func requestHash(req *request) [32]byte {
 	var sum [32]byte
 	copy(sum[:], h.Sum(nil))
 	return sum
+}
+
+// writeCanonical writes v as JSON in one form (keys sorted, no HTML
+// escaping), so a reply depends on a message's content, not on how the
+// client's JSON spelled it.
+func writeCanonical(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
 }
 
 // completionCap is the requested token cap, if any.

@@ -1,7 +1,6 @@
 package reference
 
 import (
-	"encoding/json"
 	"net/http"
 	"time"
 
@@ -44,22 +43,26 @@ func (Engine) Models() []string { return []string{"reference"} }
 
 // ServeCall answers a chat completion, as JSON or as a stream, or embeddings.
 func (e Engine) ServeCall(w http.ResponseWriter, c *upstreams.Call) error {
-	if c.Operation == upstreams.OpEmbeddingsCreate {
-		return serveEmbeddings(w, c.Body)
+	doc, err := c.Document()
+	if err != nil {
+		return upstreams.InvalidRequest("", "The request body is not a valid request: %s.", schemas.DescribeJSONError(err))
 	}
-	var req request
-	if err := json.Unmarshal(c.Body, &req); err != nil {
-		return upstreams.InvalidRequest("", "The request body is not a valid chat completion request: %s.", schemas.DescribeJSONError(err))
+	if c.Operation == upstreams.OpEmbeddingsCreate {
+		return serveEmbeddings(w, doc)
+	}
+	req, bad := requestFrom(doc)
+	if bad != nil {
+		return bad
 	}
 	if len(req.Messages) == 0 {
 		return upstreams.InvalidRequest("messages", "messages must have at least 1 item")
 	}
-	reply, err := generate(&req)
-	if err != nil {
-		return err
+	reply, bad := generate(req)
+	if bad != nil {
+		return bad
 	}
 	if req.Stream {
-		return writeStream(w, c.Request, &req, reply, time.Duration(e.StreamInterval))
+		return writeStream(w, c.Request, req, reply, time.Duration(e.StreamInterval))
 	}
 	upstreams.WriteJSON(w, http.StatusOK, reply.completion())
 	return nil

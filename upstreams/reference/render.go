@@ -137,7 +137,7 @@ func (r *reply) streamChunks(req *request, enc interface{ Decode([]int) string }
 		finish := c.finishReason
 		out = append(out, mk(chunkChoice{Index: i, Delta: delta{}, FinishReason: &finish}))
 	}
-	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+	if req.IncludeUsage {
 		u := r.usage()
 		last := mk(chunkChoice{})
 		last.Choices = []chunkChoice{}

@@ -1,9 +1,12 @@
 package reference
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -311,6 +314,10 @@ func num(v any) (float64, bool) {
 	switch n := v.(type) {
 	case float64:
 		return n, true
+	case json.Number:
+		// Out of float64's range reads as ±Inf, which callers clamp.
+		f, err := strconv.ParseFloat(string(n), 64)
+		return f, err == nil || errors.Is(err, strconv.ErrRange)
 	case int:
 		return float64(n), true
 	case int64:

@@ -15,21 +15,14 @@ func toolsToCall(req *request) ([]*tool, *upstreams.Error) {
 	}
 	mode := "auto"
 	var forced string
-	if len(req.ToolChoice) > 0 && string(req.ToolChoice) != "null" {
-		if json.Unmarshal(req.ToolChoice, &mode) != nil {
-			var named struct {
-				Type     string `json:"type"`
-				Function struct {
-					Name string `json:"name"`
-				} `json:"function"`
-			}
-			if err := json.Unmarshal(req.ToolChoice, &named); err != nil || named.Function.Name == "" {
-				// allowed_tools and custom choices: treat as auto.
-				mode = "auto"
-			} else {
-				mode, forced = "function", named.Function.Name
-			}
-		}
+	switch choice := req.ToolChoice.(type) {
+	case string:
+		mode = choice
+	case map[string]any:
+		fn, _ := choice["function"].(map[string]any)
+		if name, _ := fn["name"].(string); name != "" {
+			mode, forced = "function", name
+		} // allowed_tools and custom choices: treat as auto.
 	}
 	last := req.Messages[len(req.Messages)-1]
 	if mode == "none" || (mode == "auto" && last.Role == "tool") {

@@ -1,0 +1,283 @@
+package batches
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/local/store"
+)
+
+// Runner runs the open batches of a store in the background: it
+// leases one, validates its input, sends its requests through the
+// gateway's routing and writes its output and error files, storing every
+// outcome as it arrives so that a restarted runner (here or on another
+// instance sharing the store) resumes where this one stopped.
+type Runner struct {
+	store       store.BatchStore
+	files       store.FileStore
+	dispatch    upstreams.Dispatcher
+	logger      *zap.Logger
+	worker      string
+	lease       time.Duration
+	concurrency int
+	// maxBatches is how many batches one runner works on at once.
+	maxBatches int
+	// maxAttempts is how many times a request is started before it is
+	// quarantined (see attempt).
+	maxAttempts int
+
+	wakeup chan struct{}
+	// cancels holds, by batch ID, what stops the work of the batches
+	// running here, for a cancel to take effect at once.
+	mu      sync.Mutex
+	cancels map[string]context.CancelFunc
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+func NewRunner(s store.BatchStore, files store.FileStore, d upstreams.Dispatcher, logger *zap.Logger, lease time.Duration, concurrency, maxAttempts int) *Runner {
+	return &Runner{
+		store: s, files: files, dispatch: d, logger: logger,
+		worker: store.WorkerName(),
+		lease:  lease, concurrency: concurrency, maxBatches: 2, maxAttempts: maxAttempts,
+		wakeup: make(chan struct{}, 1), done: make(chan struct{}), cancels: map[string]context.CancelFunc{},
+	}
+}
+
+// start runs the runner until Stop.
+func (r *Runner) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.stop = cancel
+	go r.loop(ctx)
+}
+
+// Stop ends the runner and waits for it: requests in flight are abandoned
+// (their lines stay pending) and leases are given back. A nil runner (one
+// not started) has nothing to stop.
+func (r *Runner) Stop() {
+	if r == nil {
+		return
+	}
+	r.stop()
+	<-r.done
+}
+
+// wake tells the runner there may be work (a batch created or cancelled).
+func (r *Runner) Wake() {
+	if r == nil {
+		return
+	}
+	select {
+	case r.wakeup <- struct{}{}:
+	default:
+	}
+}
+
+// cancel stops the work of a batch running here; a batch running
+// elsewhere learns of its cancel at its next lease renewal.
+func (r *Runner) Cancel(id string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if stop, ok := r.cancels[id]; ok {
+		stop()
+	}
+}
+
+// pollInterval is how often the store is asked for batches no wake-up
+// announced: another instance's, or a dead worker's whose lease ran out.
+func (r *Runner) pollInterval() time.Duration { return min(time.Second, r.lease/3) }
+
+func (r *Runner) loop(ctx context.Context) {
+	defer close(r.done)
+	var running sync.WaitGroup
+	defer running.Wait()
+	slots := make(chan struct{}, r.maxBatches)
+	poll := time.NewTicker(r.pollInterval())
+	defer poll.Stop()
+	for {
+	claim:
+		for {
+			select {
+			case slots <- struct{}{}:
+			default:
+				break claim
+			}
+			b, err := r.store.ClaimBatch(ctx, r.worker, store.Now(), store.LeaseEnd(r.lease))
+			if err != nil || b == nil {
+				<-slots
+				if err != nil && ctx.Err() == nil {
+					r.logger.Error("claiming a batch", zap.Error(err))
+				}
+				break
+			}
+			running.Add(1)
+			go func() {
+				defer running.Done()
+				defer func() { <-slots }()
+				r.run(ctx, b)
+			}()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.wakeup:
+		case <-poll.C:
+		}
+	}
+}
+
+// run works on one leased batch until it reaches a final state, the lease
+// is lost or the runner stops.
+func (r *Runner) run(ctx context.Context, b *store.Batch) {
+	log := r.logger.With(zap.String("batch", b.ID))
+	ctx, lost := context.WithCancel(ctx)
+	defer lost()
+	// work is cancelled when the user cancels: validation and requests
+	// stop, and the batch finishes as cancelled.
+	work, cancelled := context.WithCancel(ctx)
+	defer cancelled()
+	r.mu.Lock()
+	r.cancels[b.ID] = cancelled
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.cancels, b.ID)
+		r.mu.Unlock()
+	}()
+	go r.heartbeat(ctx, b.ID, lost, cancelled)
+	defer func() {
+		if err := r.store.ReleaseLease(context.WithoutCancel(ctx), b.ID, r.worker); err != nil {
+			log.Warn("releasing a batch", zap.Error(err))
+		}
+	}()
+	for ctx.Err() == nil {
+		var err error
+		switch b.Status {
+		case store.StatusValidating:
+			err = r.validate(work, b)
+		case store.StatusInProgress:
+			err = r.execute(work, b)
+		case store.StatusFinalizing:
+			err = r.finish(ctx, b, store.StatusCompleted, "", "")
+		case store.StatusCancelling:
+			err = r.finish(ctx, b, store.StatusCancelled, "batch_cancelled", "The batch was cancelled before this request was sent.")
+		default:
+			return // a final state
+		}
+		if err != nil && ctx.Err() == nil && work.Err() == nil && !errors.Is(err, store.ErrConflict) {
+			log.Error("running a batch", zap.String("status", b.Status), zap.Error(err))
+			if !upstreams.Sleep(ctx, r.pollInterval()) {
+				return
+			}
+		}
+		// Whatever happened, go on from the stored state: a cancel or
+		// another transition may have moved it.
+		fresh, err := r.store.GetBatch(ctx, b.Owner, b.ID)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Error("reading a batch", zap.Error(err))
+			}
+			return
+		}
+		b = fresh
+		if b.Status == store.StatusCancelling && work.Err() == nil {
+			cancelled()
+		}
+	}
+}
+
+// heartbeat renews the lease; it ends the run when the lease is lost and
+// stops the work when the user cancels.
+func (r *Runner) heartbeat(ctx context.Context, id string, lost, cancelled context.CancelFunc) {
+	store.RenewEvery(ctx, r.lease/3, func() bool {
+		status, err := r.store.RenewLease(ctx, id, r.worker, store.LeaseEnd(r.lease))
+		switch {
+		case errors.Is(err, store.ErrLeaseLost):
+			r.logger.Warn("batch lease lost", zap.String("batch", id))
+			lost()
+			return false
+		case err != nil:
+			if ctx.Err() == nil {
+				r.logger.Warn("renewing a batch lease", zap.String("batch", id), zap.Error(err))
+			}
+		case status == store.StatusCancelling:
+			cancelled()
+		}
+		return true
+	})
+}
+
+// validate checks the input file and stores its requests, then fails the
+// batch or starts it. A validation cut short starts again from the top.
+func (r *Runner) validate(ctx context.Context, b *store.Batch) error {
+	if err := r.store.ReplaceBatchRequests(ctx, b.ID); err != nil {
+		return err
+	}
+	in, err := r.readInput(ctx, b)
+	if err != nil {
+		return err
+	}
+	at := store.Now()
+	if len(in.errors) > 0 {
+		if err := r.store.ReplaceBatchRequests(ctx, b.ID); err != nil {
+			return err
+		}
+		store.Move(b, store.StatusFailed, at)
+		b.Errors = in.errors
+	} else {
+		store.Move(b, store.StatusInProgress, at)
+		b.Total, b.Model = in.total, in.model
+	}
+	return r.store.UpdateBatch(ctx, b, store.StatusValidating)
+}
+
+func (r *Runner) readInput(ctx context.Context, b *store.Batch) (batchInput, error) {
+	f, err := r.files.OpenFile(ctx, b.Owner, b.InputFileID)
+	if errors.Is(err, store.ErrNotFound) {
+		// Deleted since the batch was created.
+		return batchInput{errors: []store.BatchError{{Code: "invalid_file", Message: fmt.Sprintf("The input file %s no longer exists.", b.InputFileID)}}}, nil
+	}
+	if err != nil {
+		return batchInput{}, err
+	}
+	defer f.Close()
+	return validateBatchInput(ctx, f, b.Endpoint, func(reqs []store.BatchRequest) error {
+		return r.store.AddBatchRequests(ctx, b.ID, reqs)
+	})
+}
+
+// finish gives the requests left over their error, writes the output and
+// error files and moves the batch to its final state.
+func (r *Runner) finish(ctx context.Context, b *store.Batch, to, code, message string) error {
+	if code != "" {
+		if b.InProgressAt == nil {
+			// Cancelled while validating: nothing was sent, nothing to report.
+			if err := r.store.ReplaceBatchRequests(ctx, b.ID); err != nil {
+				return err
+			}
+		} else if err := r.store.FailPendingBatchRequests(ctx, b.ID, code, message); err != nil {
+			return err
+		}
+	}
+	var err error
+	if b.OutputFileID, err = r.writeResults(ctx, b, "output", false); err != nil {
+		return err
+	}
+	if b.ErrorFileID, err = r.writeResults(ctx, b, "errors", true); err != nil {
+		return err
+	}
+	from, ok := store.Move(b, to, store.Now())
+	if !ok {
+		return fmt.Errorf("batch %s cannot go from %s to %s", b.ID, from, to)
+	}
+	return r.store.UpdateBatch(ctx, b, from)
+}

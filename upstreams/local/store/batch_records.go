@@ -1,0 +1,315 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// The batch half of records: one set of statements for SQLite and
+// PostgreSQL, bound with q; where the dialects differ, sqlDB's dialect
+// supplies the fragment.
+
+const batchColumns = `id, owner, key_name, endpoint, input_file_id, completion_window, status, metadata,
+	output_expires, model, errors, output_file_id, error_file_id, created_at, in_progress_at, expires_at,
+	finalizing_at, completed_at, failed_at, expired_at, cancelling_at, cancelled_at,
+	total, completed, failed, input_tokens, output_tokens`
+
+func scanBatch(row rowScanner) (*Batch, error) {
+	var b Batch
+	var meta, errs sql.NullString
+	err := row.Scan(&b.ID, &b.Owner, &b.KeyName, &b.Endpoint, &b.InputFileID, &b.CompletionWindow, &b.Status, &meta,
+		&b.OutputExpires, &b.Model, &errs, &b.OutputFileID, &b.ErrorFileID, &b.CreatedAt, &b.InProgressAt, &b.ExpiresAt,
+		&b.FinalizingAt, &b.CompletedAt, &b.FailedAt, &b.ExpiredAt, &b.CancellingAt, &b.CancelledAt,
+		&b.Total, &b.Completed, &b.Failed, &b.InputTokens, &b.OutputTokens)
+	if err != nil {
+		return nil, err
+	}
+	if meta.Valid {
+		b.Metadata = json.RawMessage(meta.String)
+	}
+	if errs.Valid {
+		if err := json.Unmarshal([]byte(errs.String), &b.Errors); err != nil {
+			return nil, fmt.Errorf("batch %s errors: %w", b.ID, err)
+		}
+	}
+	return &b, nil
+}
+
+func (r records) CreateBatch(ctx context.Context, b *Batch) error {
+	_, err := r.db.ExecContext(ctx, r.db.q(`INSERT INTO batches(id, owner, key_name, endpoint, input_file_id, completion_window,
+		status, metadata, output_expires, created_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)`),
+		b.ID, b.Owner, b.KeyName, b.Endpoint, b.InputFileID, b.CompletionWindow, b.Status, nullableJSON(b.Metadata),
+		b.OutputExpires, b.CreatedAt, b.ExpiresAt)
+	if err != nil {
+		return fmt.Errorf("creating batch: %w", err)
+	}
+	return nil
+}
+
+func (r records) GetBatch(ctx context.Context, owner, id string) (*Batch, error) {
+	b, err := scanBatch(r.db.QueryRowContext(ctx, r.db.q(`SELECT `+batchColumns+` FROM batches WHERE owner = ? AND id = ?`), owner, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading batch: %w", err)
+	}
+	return b, nil
+}
+
+func (r records) ListBatches(ctx context.Context, owner string, q ListQuery) ([]Batch, bool, error) {
+	return listRows(ctx, r.db, "batches", batchColumns, "", nil, "owner", owner, q, scanBatch)
+}
+
+func (r records) UpdateBatch(ctx context.Context, b *Batch, from ...string) error {
+	var errs any
+	if b.Errors != nil {
+		data, err := json.Marshal(b.Errors)
+		if err != nil {
+			return fmt.Errorf("batch errors: %w", err)
+		}
+		errs = string(data)
+	}
+	args := []any{b.Status, b.Model, errs, b.OutputFileID, b.ErrorFileID, b.InProgressAt, b.FinalizingAt, b.CompletedAt,
+		b.FailedAt, b.ExpiredAt, b.CancellingAt, b.CancelledAt, b.Total, b.ID}
+	for _, f := range from {
+		args = append(args, f)
+	}
+	res, err := r.db.ExecContext(ctx, r.db.q(`UPDATE batches SET status = ?, model = ?, errors = ?, output_file_id = ?, error_file_id = ?,
+		in_progress_at = ?, finalizing_at = ?, completed_at = ?, failed_at = ?, expired_at = ?, cancelling_at = ?, cancelled_at = ?, total = ?
+		WHERE id = ? AND status IN (`+placeholders(len(from))+`)`), args...)
+	if err != nil {
+		return fmt.Errorf("updating batch %s: %w", b.ID, err)
+	}
+	n, err := affected(res)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrConflict
+	}
+	return nil
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+// openStatuses are the states a worker still has something to do in.
+const openStatuses = `'validating', 'in_progress', 'finalizing', 'cancelling'`
+
+// ClaimBatch picks and leases a batch in one statement. On PostgreSQL the
+// pick locks the row and passes over rows other claims hold (SKIP
+// LOCKED), and the lease is checked again on the row as it is when
+// updated, so two claims at once never lease one batch twice; SQLite runs
+// one writer at a time.
+func (r records) ClaimBatch(ctx context.Context, worker string, now, until int64) (*Batch, error) {
+	b, err := scanBatch(r.db.QueryRowContext(ctx, r.db.q(`UPDATE batches SET lease_owner = ?, lease_until = ?
+		WHERE id = (SELECT id FROM batches WHERE status IN (`+openStatuses+`) AND lease_until < ? ORDER BY seq LIMIT 1`+r.db.skipLocked+`)
+		AND lease_until < ?
+		RETURNING `+batchColumns), worker, until, now, now))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("claiming a batch: %w", err)
+	}
+	return b, nil
+}
+
+func (r records) RenewLease(ctx context.Context, id, worker string, until int64) (string, error) {
+	var status string
+	err := r.db.QueryRowContext(ctx, r.db.q(`UPDATE batches SET lease_until = ? WHERE id = ? AND lease_owner = ? RETURNING status`),
+		until, id, worker).Scan(&status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", ErrLeaseLost
+	}
+	if err != nil {
+		return "", fmt.Errorf("renewing the lease of batch %s: %w", id, err)
+	}
+	return status, nil
+}
+
+func (r records) ReleaseLease(ctx context.Context, id, worker string) error {
+	if _, err := r.db.ExecContext(ctx, r.db.q(`UPDATE batches SET lease_owner = '', lease_until = 0 WHERE id = ? AND lease_owner = ?`), id, worker); err != nil {
+		return fmt.Errorf("releasing the lease of batch %s: %w", id, err)
+	}
+	return nil
+}
+
+func (r records) ReplaceBatchRequests(ctx context.Context, id string) error {
+	if _, err := r.db.ExecContext(ctx, r.db.q(`DELETE FROM batch_requests WHERE batch_id = ?`), id); err != nil {
+		return fmt.Errorf("dropping the requests of batch %s: %w", id, err)
+	}
+	return nil
+}
+
+// requestsPerInsert is how many requests one INSERT statement stores: a
+// round trip per row would make a 50,000-line validation on a remote
+// PostgreSQL slow, and 4 parameters a row stay far below either
+// database's limit.
+const requestsPerInsert = 250
+
+func (r records) AddBatchRequests(ctx context.Context, id string, reqs []BatchRequest) error {
+	tx, err := r.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("storing batch requests: %w", err)
+	}
+	defer tx.Rollback()
+	for len(reqs) > 0 {
+		part := reqs[:min(len(reqs), requestsPerInsert)]
+		reqs = reqs[len(part):]
+		args := make([]any, 0, 4*len(part))
+		for _, req := range part {
+			args = append(args, id, req.Line, req.CustomID, string(req.Body))
+		}
+		values := strings.TrimSuffix(strings.Repeat("(?,?,?,?),", len(part)), ",")
+		if _, err := tx.ExecContext(ctx, r.db.q(`INSERT INTO batch_requests(batch_id, line, custom_id, body) VALUES `+values), args...); err != nil {
+			return fmt.Errorf("storing batch requests on lines %d to %d: %w", part[0].Line, part[len(part)-1].Line, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("storing batch requests: %w", err)
+	}
+	return nil
+}
+
+func (r records) PendingBatchRequests(ctx context.Context, id string, afterLine, limit int) ([]BatchRequest, error) {
+	rows, err := r.db.QueryContext(ctx, r.db.q(`SELECT line, custom_id, body, attempts FROM batch_requests
+		WHERE batch_id = ? AND result IS NULL AND line > ? ORDER BY line LIMIT ?`), id, afterLine, limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading batch requests: %w", err)
+	}
+	out, err := scanAll(rows, func(rows *sql.Rows) (req BatchRequest, err error) {
+		var body string
+		err = rows.Scan(&req.Line, &req.CustomID, &body, &req.Attempts)
+		req.Body = json.RawMessage(body)
+		return req, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading batch requests: %w", err)
+	}
+	return out, nil
+}
+
+func (r records) StartBatchRequest(ctx context.Context, id string, line int) (int, error) {
+	var attempts int
+	err := r.db.QueryRowContext(ctx, r.db.q(`UPDATE batch_requests SET attempts = attempts + 1
+		WHERE batch_id = ? AND line = ? AND result IS NULL RETURNING attempts`), id, line).Scan(&attempts)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("counting an attempt at line %d: %w", line, err)
+	}
+	return attempts, nil
+}
+
+func (r records) AbandonBatchRequest(ctx context.Context, id string, line int) error {
+	if _, err := r.db.ExecContext(ctx, r.db.q(`UPDATE batch_requests SET attempts = attempts - 1
+		WHERE batch_id = ? AND line = ? AND result IS NULL AND attempts > 0`), id, line); err != nil {
+		return fmt.Errorf("taking back an attempt at line %d: %w", line, err)
+	}
+	return nil
+}
+
+// FinishBatchRequest stores the outcome only where none is yet, and counts
+// it only if it did: of two workers racing on one request (the second
+// waits for the first's row lock, then finds the result set), one counts.
+func (r records) FinishBatchRequest(ctx context.Context, id string, o BatchOutcome) error {
+	tx, err := r.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("storing a batch outcome: %w", err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, r.db.q(`UPDATE batch_requests SET result = ?, failed = ? WHERE batch_id = ? AND line = ? AND result IS NULL`),
+		string(o.Result), o.Failed, id, o.Line)
+	if err != nil {
+		return fmt.Errorf("storing the outcome of line %d: %w", o.Line, err)
+	}
+	n, err := affected(res)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	completed, failed := 1, 0
+	if o.Failed {
+		completed, failed = 0, 1
+	}
+	if _, err := tx.ExecContext(ctx, r.db.q(`UPDATE batches SET completed = completed + ?, failed = failed + ?,
+		input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?`),
+		completed, failed, o.InputTokens, o.OutputTokens, id); err != nil {
+		return fmt.Errorf("counting the outcome of line %d: %w", o.Line, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("storing the outcome of line %d: %w", o.Line, err)
+	}
+	return nil
+}
+
+// FailPendingBatchRequests writes each pending request's error line in
+// SQL, shaped as OutputLine marshals it, so that no line goes through Go.
+func (r records) FailPendingBatchRequests(ctx context.Context, id, code, message string) error {
+	lineError, err := json.Marshal(OutputError{Code: code, Message: message})
+	if err != nil {
+		return fmt.Errorf("failing pending batch requests: %w", err)
+	}
+	tx, err := r.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("failing pending batch requests: %w", err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, r.db.q(`UPDATE batch_requests SET failed = ?, result =
+			'{"id":"batch_req_' || `+r.db.randomHex+` || '","custom_id":' || `+fmt.Sprintf(r.db.jsonString, "custom_id")+` ||
+			',"response":null,"error":' || CAST(? AS TEXT) || '}'
+		WHERE batch_id = ? AND result IS NULL`), true, string(lineError), id)
+	if err != nil {
+		return fmt.Errorf("failing pending requests of batch %s: %w", id, err)
+	}
+	n, err := affected(res)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, r.db.q(`UPDATE batches SET failed = failed + ? WHERE id = ?`), n, id); err != nil {
+		return fmt.Errorf("counting failed requests of batch %s: %w", id, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("failing pending requests of batch %s: %w", id, err)
+	}
+	return nil
+}
+
+func (r records) EachBatchResult(ctx context.Context, id string, fn func(customID string, result []byte, failed bool) error) error {
+	rows, err := r.db.QueryContext(ctx, r.db.q(`SELECT custom_id, result, failed FROM batch_requests WHERE batch_id = ? ORDER BY line`), id)
+	if err != nil {
+		return fmt.Errorf("reading batch results: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var customID string
+		var result sql.RawBytes
+		var failed bool
+		if err := rows.Scan(&customID, &result, &failed); err != nil {
+			return fmt.Errorf("reading batch results: %w", err)
+		}
+		if err := fn(customID, result, failed); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading batch results: %w", err)
+	}
+	return nil
+}
+
+// Interface guards
+var (
+	_ BatchStore = (*SQLite)(nil)
+	_ BatchStore = (*Postgres)(nil)
+)

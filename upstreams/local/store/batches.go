@@ -1,0 +1,140 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+)
+
+// Batch is a stored batch. Timestamps are Unix seconds; nil ones are null
+// in the public object.
+type Batch struct {
+	ID               string
+	Owner            string
+	KeyName          string // the key that created it: its requests run under its limits
+	Endpoint         string
+	InputFileID      string
+	CompletionWindow string
+	Status           string
+	Metadata         json.RawMessage
+	// OutputExpires is output_expires_after.seconds, when given.
+	OutputExpires *int64
+	Model         *string
+	// Errors is the public errors list's data, when validation failed.
+	Errors       []BatchError
+	OutputFileID *string
+	ErrorFileID  *string
+
+	CreatedAt    int64
+	InProgressAt *int64
+	ExpiresAt    int64
+	FinalizingAt *int64
+	CompletedAt  *int64
+	FailedAt     *int64
+	ExpiredAt    *int64
+	CancellingAt *int64
+	CancelledAt  *int64
+
+	Total, Completed, Failed  int
+	InputTokens, OutputTokens int64
+}
+
+// BatchError is one entry of a failed batch's errors.
+type BatchError struct {
+	Code    string  `json:"code"`
+	Message string  `json:"message"`
+	Param   *string `json:"param"`
+	Line    *int    `json:"line"`
+}
+
+// BatchRequest is one line of a batch's input file, as validated.
+type BatchRequest struct {
+	Line     int
+	CustomID string
+	Body     json.RawMessage
+	// Attempts is how many times it was started without finishing (as
+	// PendingBatchRequests reads it).
+	Attempts int
+}
+
+// BatchOutcome is the result of one request, stored as it finishes.
+type BatchOutcome struct {
+	Line int
+	// Result is the whole output (or error) file line.
+	Result []byte
+	// Failed puts the line in the error file.
+	Failed                    bool
+	InputTokens, OutputTokens int64
+}
+
+// ErrConflict: the batch is not in a state the change starts from (it was
+// cancelled, or another instance moved it on).
+var ErrConflict = errors.New("batch state changed")
+
+// ErrLeaseLost: another worker holds the batch now.
+var ErrLeaseLost = errors.New("batch lease lost")
+
+// BatchStore keeps batches, their requests and their outcomes, and leases
+// open batches to the workers that run them so that one batch runs in one
+// place at a time, and a dead worker's batch is picked up by another.
+type BatchStore interface {
+	CreateBatch(ctx context.Context, b *Batch) error
+	GetBatch(ctx context.Context, owner, id string) (*Batch, error)
+	ListBatches(ctx context.Context, owner string, q ListQuery) ([]Batch, bool, error)
+	// UpdateBatch writes b's status, timestamps, model, errors and file
+	// IDs, if the stored status is one of from; else ErrConflict.
+	UpdateBatch(ctx context.Context, b *Batch, from ...string) error
+
+	// ClaimBatch leases to worker, until the Unix time until, the oldest
+	// open batch whose lease has run out; nil when there is none.
+	ClaimBatch(ctx context.Context, worker string, now, until int64) (*Batch, error)
+	// RenewLease extends worker's lease and returns the batch's status,
+	// which a user's cancel may have changed; ErrLeaseLost if it is gone.
+	RenewLease(ctx context.Context, id, worker string, until int64) (string, error)
+	ReleaseLease(ctx context.Context, id, worker string) error
+
+	// ReplaceBatchRequests drops the batch's requests (a validation cut
+	// short); AddBatchRequests appends validated ones.
+	ReplaceBatchRequests(ctx context.Context, id string) error
+	AddBatchRequests(ctx context.Context, id string, reqs []BatchRequest) error
+	// PendingBatchRequests returns up to limit requests without an outcome,
+	// after the given line, in line order.
+	PendingBatchRequests(ctx context.Context, id string, afterLine, limit int) ([]BatchRequest, error)
+	// StartBatchRequest counts an attempt at a pending request, durably,
+	// before it is sent, and returns the attempts so far (this one
+	// included); 0 when the request has an outcome already. A process that
+	// dies while the request runs has counted it.
+	StartBatchRequest(ctx context.Context, id string, line int) (int, error)
+	// AbandonBatchRequest takes back the attempt of a request that a stop
+	// cut short (the runner stopped, the batch was cancelled): it did not
+	// crash anything.
+	AbandonBatchRequest(ctx context.Context, id string, line int) error
+	// FinishBatchRequest stores an outcome and counts it, once: a request
+	// that already has one is left as it is.
+	FinishBatchRequest(ctx context.Context, id string, o BatchOutcome) error
+	// FailPendingBatchRequests gives every request without an outcome a
+	// failed one with the error code (batch_cancelled, batch_expired).
+	FailPendingBatchRequests(ctx context.Context, id, code, message string) error
+	// EachBatchResult calls fn for every request in line order with its
+	// stored result (nil when it never finished).
+	EachBatchResult(ctx context.Context, id string, fn func(customID string, result []byte, failed bool) error) error
+}
+
+// OutputLine is a line of a batch's output or error file.
+type OutputLine struct {
+	ID       string          `json:"id"`
+	CustomID string          `json:"custom_id"`
+	Response *OutputResponse `json:"response"`
+	Error    *OutputError    `json:"error"`
+}
+
+type OutputResponse struct {
+	StatusCode int             `json:"status_code"`
+	RequestID  string          `json:"request_id"`
+	Body       json.RawMessage `json:"body"`
+}
+
+type OutputError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}

@@ -1,0 +1,131 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	_ "modernc.org/sqlite" // pure-Go SQLite driver: no cgo, so xcaddy builds stay simple
+)
+
+// SQLite keeps metadata in one SQLite database (WAL) and file contents
+// as files in a folder beside it.
+type SQLite struct {
+	records
+	vsRecords
+	blobs string
+}
+
+// OpenSQLite opens (creating if needed) the store in dir and applies
+// pending migrations. Leftovers of an interrupted upload are removed.
+func OpenSQLite(dir string) (*SQLite, error) {
+	blobs := filepath.Join(dir, "files")
+	if err := os.MkdirAll(blobs, 0o750); err != nil {
+		return nil, fmt.Errorf("creating data folder: %w", err)
+	}
+	// The path is escaped for the file: URI, where a '#' would start a
+	// fragment and a '?' the query, putting the database somewhere else.
+	path := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(filepath.Join(dir, "modelgate.db"))
+	dsn := "file:" + path +
+		"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("opening database: %w", err)
+	}
+	d := &sqlDB{DB: db, dialect: sqliteDialect}
+	s := &SQLite{records: records{db: d}, vsRecords: vsRecords{vdb: d, dialect: sqliteVectors}, blobs: blobs}
+	if err := migrate(context.Background(), s.db, sqliteMigrations, ""); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.removeOrphanBlobs(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// removeOrphanBlobs deletes temporary uploads and contents whose row was
+// never written: what a crash mid-upload leaves behind.
+func (s *SQLite) removeOrphanBlobs() error {
+	entries, err := os.ReadDir(s.blobs)
+	if err != nil {
+		return fmt.Errorf("reading blob folder: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, "tmp-") {
+			var n int
+			if err := s.db.QueryRow(`SELECT COUNT(*) FROM files WHERE id = ?`, name).Scan(&n); err != nil {
+				return fmt.Errorf("checking blob %s: %w", name, err)
+			}
+			if n > 0 {
+				continue
+			}
+		}
+		if err := os.Remove(filepath.Join(s.blobs, name)); err != nil {
+			return fmt.Errorf("removing orphan blob: %w", err)
+		}
+	}
+	return nil
+}
+
+func (s *SQLite) Close() error { return s.db.Close() }
+
+func (s *SQLite) WriteFileContent(ctx context.Context, id string, content io.Reader) (int64, error) {
+	tmp, err := os.CreateTemp(s.blobs, "tmp-")
+	if err != nil {
+		return 0, fmt.Errorf("creating blob: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	n, err := io.Copy(tmp, content)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, fmt.Errorf("writing blob: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(s.blobs, id)); err != nil {
+		return 0, fmt.Errorf("storing blob: %w", err)
+	}
+	return n, nil
+}
+
+func (s *SQLite) DiscardFileContent(id string) error {
+	if err := os.Remove(filepath.Join(s.blobs, id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing blob: %w", err)
+	}
+	return nil
+}
+
+func (s *SQLite) InsertFile(ctx context.Context, f *File) error {
+	return s.insertFile(ctx, s.db, f)
+}
+
+func (s *SQLite) OpenFile(ctx context.Context, owner, id string) (io.ReadCloser, error) {
+	if _, err := s.GetFile(ctx, owner, id); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(s.blobs, id))
+	if err != nil {
+		return nil, fmt.Errorf("opening blob: %w", err)
+	}
+	return f, nil
+}
+
+// DeleteFile removes the row first, so the file disappears atomically;
+// the content goes after.
+func (s *SQLite) DeleteFile(ctx context.Context, owner, id string) error {
+	if err := s.deleteFileRow(ctx, owner, id); err != nil {
+		return err
+	}
+	return s.DiscardFileContent(id)
+}

@@ -1,0 +1,14 @@
+// Package vectorstores indexes and searches the files attached to the
+// local upstream's vector stores: an Ingester leases attachments in
+// progress from the store and extracts their text (extract.go: text,
+// HTML, PDF, docx, pptx), cuts it into token windows (chunk.go), embeds
+// the chunks through the gateway's embeddings route on the attaching
+// key's behalf (embed.go) and stores them; Vectors.Search ranks a store's
+// chunks by BM25 and, with an embedding model, by cosine similarity,
+// fused by reciprocal rank (search.go), in the database where it can
+// (PostgreSQL with pgvector) or over embeddings cached in memory.
+//
+// It depends on the store (package store) and on upstreams for the
+// Dispatcher; the HTTP handlers of vector stores and their files are the
+// local upstream's (package local).
+package vectorstores

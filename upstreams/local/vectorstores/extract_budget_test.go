@@ -1,0 +1,61 @@
+package vectorstores
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/modelgate/modelgate/internal/testdocs"
+)
+
+// pagesPDF is a PDF of n pages sharing one content stream that shows
+// "page".
+func pagesPDF(n int) []byte {
+	kids := make([]string, n)
+	objects := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>", "",
+		"<< /Length 37 >>\nstream\nBT /F1 12 Tf 72 720 Td (page) Tj ET\nendstream",
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+	}
+	for i := range n {
+		kids[i] = fmt.Sprintf("%d 0 R", len(objects)+1)
+		objects = append(objects, "<< /Type /Page /Parent 2 0 R /Contents 3 0 R /Resources << /Font << /F1 4 0 R >> >> >>")
+	}
+	objects[1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), n)
+	return testdocs.PDFObjects(objects...)
+}
+
+// A PDF is read up to maxPDFPages pages; one more is refused, with a
+// clear error, after reading no more than that.
+func TestPDFPageBudget(t *testing.T) {
+	text, err := extractText(context.Background(), "fits.pdf", pagesPDF(maxPDFPages))
+	if err != nil || strings.Count(text, "page") != maxPDFPages {
+		t.Fatalf("%d pages: %d pages of text, %v", maxPDFPages, strings.Count(text, "page"), err)
+	}
+	_, err = extractText(context.Background(), "over.pdf", pagesPDF(maxPDFPages+1))
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.Code != codeInvalidFile || !strings.Contains(fe.Message, "more than the 10000 pages") {
+		t.Fatalf("%d pages: %v", maxPDFPages+1, err)
+	}
+	_, err = extractText(context.Background(), "cyclic.pdf", testdocs.CyclicPDF())
+	if !errors.As(err, &fe) || !strings.Contains(fe.Message, "lists itself") {
+		t.Fatalf("cyclic page tree: %v", err)
+	}
+}
+
+// An extraction whose ingestion ends (a stop, a delete) ends at the next
+// page; it is not a failure of the file.
+func TestExtractionStopsWithItsIngestion(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := extractText(ctx, "many.pdf", pagesPDF(50))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled extraction: %v", err)
+	}
+	_, err = extractText(ctx, "d.docx", testdocs.DOCX("words"))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled docx extraction: %v", err)
+	}
+}

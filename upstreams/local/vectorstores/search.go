@@ -1,0 +1,406 @@
+package vectorstores
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/local/store"
+)
+
+// rrfK is the reciprocal rank fusion constant (as bleve and the
+// literature use): a result at rank r of a list adds 1/(rrfK+r).
+const rrfK = 60
+
+// minCandidates is how many results each ranked list contributes at
+// least before fusion.
+const minCandidates = 50
+
+// searchFilter is a comparison ({type: eq|ne|gt|gte|lt|lte|in|nin, key,
+// value}) or a compound ({type: and|or, filters}) filter on a file's
+// attributes; key file_id compares the file's ID.
+type searchFilter struct {
+	Type    string          `json:"type"`
+	Key     string          `json:"key"`
+	Value   any             `json:"value"`
+	Filters []*searchFilter `json:"filters"`
+}
+
+// match reports whether a file passes the filter. A comparison on an
+// attribute the file lacks, or of values of different types, is false,
+// except ne and nin, which are true.
+func (f *searchFilter) match(fileID string, attrs map[string]any) bool {
+	switch f.Type {
+	case "and", "or":
+		for _, sub := range f.Filters {
+			if sub.match(fileID, attrs) != (f.Type == "and") {
+				return f.Type == "or"
+			}
+		}
+		return f.Type == "and"
+	}
+	var have any = fileID
+	if f.Key != "file_id" {
+		var ok bool
+		if have, ok = attrs[f.Key]; !ok {
+			return f.Type == "ne" || f.Type == "nin"
+		}
+	}
+	switch f.Type {
+	case "in", "nin":
+		list, _ := f.Value.([]any)
+		found := slices.ContainsFunc(list, func(v any) bool { c, ok := compareValues(have, v); return ok && c == 0 })
+		return found == (f.Type == "in")
+	}
+	c, ok := compareValues(have, f.Value)
+	switch f.Type {
+	case "eq":
+		return ok && c == 0
+	case "ne":
+		return !ok || c != 0
+	case "gt":
+		return ok && c > 0
+	case "gte":
+		return ok && c >= 0
+	case "lt":
+		return ok && c < 0
+	case "lte":
+		return ok && c <= 0
+	}
+	return false
+}
+
+// compareValues orders two JSON values of the same type (numbers,
+// strings, booleans with false first); ok is false for different types.
+func compareValues(a, b any) (int, bool) {
+	switch x := a.(type) {
+	case float64:
+		y, ok := b.(float64)
+		return cmp.Compare(x, y), ok
+	case string:
+		y, ok := b.(string)
+		return strings.Compare(x, y), ok
+	case bool:
+		y, ok := b.(bool)
+		if x == y {
+			return 0, ok
+		}
+		if x {
+			return 1, ok
+		}
+		return -1, ok
+	}
+	return 0, false
+}
+
+// SearchRequest is the body of vector_stores.search.
+type SearchRequest struct {
+	Query          json.RawMessage `json:"query"`
+	MaxNumResults  *int            `json:"max_num_results"`
+	Filters        *searchFilter   `json:"filters"`
+	RewriteQuery   bool            `json:"rewrite_query"`
+	RankingOptions struct {
+		Ranker         string  `json:"ranker"`
+		ScoreThreshold float64 `json:"score_threshold"`
+	} `json:"ranking_options"`
+}
+
+// queries returns the request's query or queries.
+func (r *SearchRequest) Queries() ([]string, error) {
+	var one string
+	if json.Unmarshal(r.Query, &one) == nil {
+		return []string{one}, nil
+	}
+	var many []string
+	if err := json.Unmarshal(r.Query, &many); err != nil || len(many) == 0 {
+		return nil, upstreams.InvalidRequest("query", "query must be a string or a non-empty array of strings.")
+	}
+	if len(many) > maxQueries {
+		return nil, upstreams.InvalidRequest("query", "query may hold at most %d strings.", maxQueries)
+	}
+	return many, nil
+}
+
+// Search bounds: each query string of a request is one full-text search
+// (and one embedding), and each of its distinct keywords one more term of
+// that search, whose cost grows with the terms; beyond maxQueryTerms the
+// later keywords are ignored.
+const (
+	maxQueries    = 16
+	maxQueryTerms = 64
+)
+
+// stopwords are dropped by the query normalisation of rewrite_query.
+var stopwords = map[string]bool{
+	"a": true, "an": true, "the": true, "is": true, "are": true, "was": true, "were": true, "be": true, "been": true,
+	"of": true, "in": true, "on": true, "at": true, "to": true, "for": true, "with": true, "by": true, "from": true,
+	"and": true, "or": true, "what": true, "which": true, "who": true, "whom": true, "how": true, "why": true, "when": true,
+	"where": true, "do": true, "does": true, "did": true, "can": true, "could": true, "should": true, "would": true,
+	"i": true, "me": true, "my": true, "we": true, "our": true, "you": true, "your": true, "it": true, "its": true,
+	"this": true, "that": true, "these": true, "those": true, "there": true, "about": true, "tell": true, "please": true,
+}
+
+// words splits text into lower-case runs of letters and digits.
+func words(text string) []string {
+	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// keywords are a query's distinct words without stopwords (unless nothing
+// else is left), the first maxQueryTerms of them: in a small corpus a
+// stopword is as rare as a real term, and BM25 would rank by it.
+func keywords(q string) []string {
+	all := words(q)
+	kept := slices.DeleteFunc(slices.Clone(all), func(w string) bool { return stopwords[w] })
+	if len(kept) == 0 {
+		kept = all
+	}
+	seen := make(map[string]bool, min(len(kept), maxQueryTerms))
+	return slices.DeleteFunc(kept, func(w string) bool {
+		if seen[w] || len(seen) == maxQueryTerms {
+			return true
+		}
+		seen[w] = true
+		return false
+	})
+}
+
+// normalizeQuery is rewrite_query without a model: the keywords, lower
+// case, without punctuation.
+func NormalizeQuery(q string) string {
+	if kw := keywords(q); len(kw) > 0 {
+		return strings.Join(kw, " ")
+	}
+	return q
+}
+
+// rankedList is one ranking of chunks, best first, with scores already
+// in 0..1 (BM25 relative to the best match, cosine similarity clamped).
+type rankedList []store.ScoredChunk
+
+// fuse merges ranked lists. With fusion (ranker auto), a chunk scores the
+// sum over lists of 1/(rrfK+rank), divided by what a chunk first in every
+// list would get, so 1 is the best possible. Without (ranker none), a
+// chunk keeps its best score in any list. Ties go to the lower chunk ID.
+func fuse(lists []rankedList, rrf bool) []store.ScoredChunk {
+	scores := map[int64]float64{}
+	for _, l := range lists {
+		for rank, c := range l {
+			if rrf {
+				scores[c.ID] += 1 / float64(rrfK+rank+1)
+			} else {
+				scores[c.ID] = max(scores[c.ID], c.Score)
+			}
+		}
+	}
+	out := make([]store.ScoredChunk, 0, len(scores))
+	best := float64(len(lists)) / (rrfK + 1)
+	for id, s := range scores {
+		if rrf {
+			s /= best
+		}
+		out = append(out, store.ScoredChunk{ID: id, Score: s})
+	}
+	slices.SortFunc(out, func(a, b store.ScoredChunk) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return out
+}
+
+// textList ranks the chunks holding any of a query's keywords by the
+// store's full-text relevance, scores relative to the best.
+func textList(ctx context.Context, vs store.VectorStoreStore, storeID string, fileIDs []string, q string, limit int) (rankedList, error) {
+	terms := keywords(q)
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	hits, err := vs.SearchText(ctx, storeID, fileIDs, terms, limit)
+	if err != nil || len(hits) == 0 {
+		return nil, err
+	}
+	top := hits[0].Score
+	for i := range hits {
+		if top > 0 {
+			hits[i].Score /= top
+		} else {
+			hits[i].Score = 1
+		}
+	}
+	return hits, nil
+}
+
+// vectorMatrix is a store's embedded chunks, loaded once per version.
+type vectorMatrix struct {
+	version int64
+	chunks  []store.Chunk
+}
+
+// Cache keeps each store's embeddings in memory, for a store that
+// cannot rank them itself (SQLite): scanning the vectors from the
+// database on every query costs far more than the dot products.
+type Cache struct {
+	mu      sync.Mutex
+	entries map[[2]string]*vectorMatrix
+}
+
+// matrix returns the store's chunks embedded with model, reloading them
+// when they changed.
+func (vc *Cache) matrix(ctx context.Context, vs store.VectorStoreStore, storeID, model string) (*vectorMatrix, error) {
+	version, err := vs.ChunksVersion(ctx, storeID)
+	if err != nil {
+		return nil, err
+	}
+	key := [2]string{storeID, model}
+	vc.mu.Lock()
+	m := vc.entries[key]
+	vc.mu.Unlock()
+	if m != nil && m.version == version {
+		return m, nil
+	}
+	chunks, err := vs.ChunkEmbeddings(ctx, storeID, model)
+	if err != nil {
+		return nil, err
+	}
+	m = &vectorMatrix{version: version, chunks: chunks}
+	vc.mu.Lock()
+	vc.entries[key] = m
+	vc.mu.Unlock()
+	return m, nil
+}
+
+// NewCache returns an empty cache.
+func NewCache() *Cache {
+	return &Cache{entries: map[[2]string]*vectorMatrix{}}
+}
+
+// forget drops a deleted store's embeddings.
+func (vc *Cache) Forget(storeID string) {
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	for k := range vc.entries {
+		if k[0] == storeID {
+			delete(vc.entries, k)
+		}
+	}
+}
+
+// vectorLists ranks the chunks of the allowed files (whose IDs are ids)
+// by cosine similarity to each unit query vector: in the database when
+// the store can, else over the embeddings cached in memory.
+func (v *Vectors) vectorLists(ctx context.Context, vs store.VectorStoreStore, storeID string, allowed map[string]*store.VectorStoreFile, ids []string, vecs [][]float32, limit int) ([]rankedList, error) {
+	lists := make([]rankedList, len(vecs))
+	if n, ok := vs.(store.NearestChunker); ok {
+		for i, q := range vecs {
+			var err error
+			if lists[i], err = n.NearestChunks(ctx, storeID, v.Model, ids, q, limit); err != nil {
+				return nil, err
+			}
+		}
+		return lists, nil
+	}
+	m, err := v.Cache.matrix(ctx, vs, storeID, v.Model)
+	if err != nil {
+		return nil, err
+	}
+	for i, q := range vecs {
+		lists[i] = store.VectorList(m.chunks, allowed, q, limit)
+	}
+	return lists, nil
+}
+
+// Hit is a result ready for either response shape.
+type Hit struct {
+	Chunk store.Chunk
+	Score float64
+	File  *store.VectorStoreFile
+}
+
+// search runs a validated search over a store's completed files.
+func (v *Vectors) Search(ctx context.Context, vs store.VectorStoreStore, who upstreams.Principal, storeID string, req *SearchRequest, queries []string) ([]Hit, error) {
+	limit := 10
+	if req.MaxNumResults != nil {
+		limit = *req.MaxNumResults
+	}
+	files, err := vs.CompletedVectorStoreFiles(ctx, who.Owner, storeID)
+	if err != nil {
+		return nil, err
+	}
+	allowed := map[string]*store.VectorStoreFile{}
+	var ids []string
+	hybrid := false
+	for i := range files {
+		f := &files[i]
+		var attrs map[string]any
+		if len(f.Attributes) > 0 {
+			if err := json.Unmarshal(f.Attributes, &attrs); err != nil {
+				return nil, fmt.Errorf("reading attributes of %s: %w", f.FileID, err)
+			}
+		}
+		if req.Filters == nil || req.Filters.match(f.FileID, attrs) {
+			allowed[f.FileID] = f
+			ids = append(ids, f.FileID)
+			hybrid = hybrid || (v.Model != "" && f.EmbeddingModel == v.Model)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	candidates := max(4*limit, minCandidates)
+	var lists []rankedList
+	for _, q := range queries {
+		list, err := textList(ctx, vs, storeID, ids, q, candidates)
+		if err != nil {
+			return nil, err
+		}
+		lists = append(lists, list)
+	}
+	if hybrid {
+		vecs, err := v.Ingest.embed.embed(ctx, who, v.Model, queries)
+		if err != nil {
+			return nil, err
+		}
+		vlists, err := v.vectorLists(ctx, vs, storeID, allowed, ids, vecs, candidates)
+		if err != nil {
+			return nil, err
+		}
+		lists = append(lists, vlists...)
+	}
+	ranked := fuse(lists, req.RankingOptions.Ranker != "none")
+	score := map[int64]float64{}
+	var chunkIDs []int64
+	for _, c := range ranked {
+		if len(chunkIDs) == limit || c.Score < req.RankingOptions.ScoreThreshold {
+			break
+		}
+		score[c.ID] = c.Score
+		chunkIDs = append(chunkIDs, c.ID)
+	}
+	chunks, err := vs.Chunks(ctx, chunkIDs)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]Hit, 0, len(chunks))
+	for _, c := range chunks {
+		hits = append(hits, Hit{Chunk: c, Score: score[c.ID], File: allowed[c.FileID]})
+	}
+	return hits, nil
+}
+
+// Vectors is what a config's vector stores need beside the store:
+// its embedding model, its ingestion worker (whose embedder search uses
+// too) and the embeddings kept in memory for search, which configs
+// sharing the store share.
+type Vectors struct {
+	// model embeds the queries of searches; "" for BM25 only.
+	Model  string
+	Ingest *Ingester
+	Cache  *Cache
+}
