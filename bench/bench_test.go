@@ -75,20 +75,23 @@ func TestUpstreamRepliesConform(t *testing.T) {
 }
 
 func TestReadStreamTimesEveryChunk(t *testing.T) {
-	sent := time.Now().Add(-time.Millisecond)
+	sent := time.Now().Add(-time.Hour)
 	stream := "data: " + streamChunk(sent.UnixNano(), "") + "\n\n" +
 		": keep-alive\n\n" +
-		"data: " + streamChunk(sent.UnixNano(), "") + "\n\n" +
+		"data: " + streamChunk(sent.Add(time.Hour-time.Millisecond).UnixNano(), "") + "\n\n" +
 		"data: [DONE]\n\n"
 	s, err := readStream(strings.NewReader(stream), sent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.first <= 0 || len(s.delays) != 2 || s.delays[0] < time.Millisecond {
-		t.Errorf("first %v, delays %v; want two delays of at least 1ms", s.first, s.delays)
+	if s.first < time.Hour || len(s.delays) != 2 || s.delays[0] < time.Hour || s.delays[1] < time.Millisecond || s.delays[1] > time.Hour {
+		t.Errorf("first %v, delays %v; want an hour, then a millisecond", s.first, s.delays)
 	}
-	if s.total < s.first || s.events != 3 {
-		t.Errorf("total %v (first %v), %d events; want the total at least the first chunk's and 3 events (the keep-alive is no event)", s.total, s.first, s.events)
+	// The first chunk was sent as the request was (the hour is its delay),
+	// the pacing (an hour less a millisecond) is taken out: what is left
+	// is the last chunk's millisecond to the reading of [DONE].
+	if s.total < time.Millisecond || s.total > time.Minute || s.events != 3 {
+		t.Errorf("total %v, %d events; want a millisecond or a little more and 3 events (the keep-alive is no event)", s.total, s.events)
 	}
 	if _, err := readStream(strings.NewReader("data: [DONE]\n\n"), sent); err == nil {
 		t.Error("a stream without content chunks was accepted")

@@ -112,7 +112,10 @@ type Streams struct {
 	// it to the client reading it.
 	ChunkDelay []time.Duration
 	// Total is, per stream, the time from sending the request to reading
-	// [DONE].
+	// [DONE] less the upstream's pacing (from sending its first content
+	// chunk to sending its last), which is the same through any gateway
+	// but swings with the upstream's timers on a loaded machine: what is
+	// left is the time the way there and back added to the stream.
 	Total []time.Duration
 	// Events counts the events (data lines, [DONE] included) of the
 	// completed streams.
@@ -181,7 +184,8 @@ func streams(ctx context.Context, baseURL, key string, n int, d time.Duration) S
 
 // streamRead is what the client saw of one stream.
 type streamRead struct {
-	// first is the time to the first content chunk, total to [DONE].
+	// first is the time to the first content chunk, total to [DONE] less
+	// the upstream's pacing (see Streams.Total).
 	first, total time.Duration
 	// delays are the content chunks' times from the upstream to the client.
 	delays []time.Duration
@@ -214,6 +218,7 @@ func streamOnce(ctx context.Context, client *http.Client, baseURL, key string, b
 // read, and the whole stream.
 func readStream(r io.Reader, start time.Time) (streamRead, error) {
 	var s streamRead
+	var firstSent, lastSent time.Time
 	br := bufio.NewReaderSize(r, 64<<10) // whole events: chunks are far smaller
 	for {
 		line, err := br.ReadSlice('\n')
@@ -225,13 +230,15 @@ func readStream(r io.Reader, start time.Time) (streamRead, error) {
 				if s.first == 0 {
 					return streamRead{}, fmt.Errorf("the stream had no content chunk")
 				}
-				s.total = now.Sub(start)
+				s.total = now.Sub(start) - lastSent.Sub(firstSent)
 				return s, nil
 			}
 			if sent, ok := sentTime(data); ok {
 				if s.first == 0 {
 					s.first = now.Sub(start)
+					firstSent = sent
 				}
+				lastSent = sent
 				s.delays = append(s.delays, now.Sub(sent))
 			}
 		}

@@ -49,10 +49,12 @@ type exchange struct {
 	findings []string
 
 	// checkStream checks a 2xx event stream of operation with the schemas
-	// as it passes.
+	// as it passes: what was written is checked once it has been flushed
+	// to the client (or at the end), so the check never delays an event.
 	checkStream bool
 	operation   string
 	checker     schemas.EventChecker
+	unchecked   []byte
 
 	// recording: the exchange goes to the recorder, which wants the
 	// stream's events too (up to maxEventBytes of them).
@@ -103,24 +105,51 @@ func (e *exchange) Write(p []byte) (int, error) {
 	case e.stream && e.dropUsageChunk:
 		// Events reach the client through onEvent as each completes.
 		e.splitter.Write(p)
-		if e.checker != nil {
-			e.checker.Write(p)
-		}
+		e.toCheck(p)
 		if e.writeErr != nil {
 			return 0, e.writeErr
 		}
 		return len(p), nil
 	case e.stream:
 		e.splitter.Write(p)
-		if e.checker != nil {
-			e.checker.Write(p)
-		}
+		e.toCheck(p)
 	case e.capture.Len() < maxCapture:
 		e.capture.Write(p[:min(len(p), maxCapture-e.capture.Len())])
 	}
 	n, err := e.ResponseWriterWrapper.Write(p)
 	e.written += int64(n)
 	return n, err
+}
+
+// toCheck keeps stream bytes for the checker until the next flush (or,
+// from a writer that does not flush, until maxUnchecked are kept).
+func (e *exchange) toCheck(p []byte) {
+	if e.checker != nil {
+		e.unchecked = append(e.unchecked, p...)
+		if len(e.unchecked) >= maxUnchecked {
+			e.check()
+		}
+	}
+}
+
+// maxUnchecked bounds the stream bytes kept for the checker between
+// flushes.
+const maxUnchecked = 64 << 10
+
+// check feeds the checker what was kept for it.
+func (e *exchange) check() {
+	if len(e.unchecked) > 0 {
+		e.checker.Write(e.unchecked)
+		e.unchecked = e.unchecked[:0]
+	}
+}
+
+// FlushError sends what was written to the client, then checks it: the
+// reply check runs after each event has left, not before.
+func (e *exchange) FlushError() error {
+	err := http.NewResponseController(e.ResponseWriterWrapper.ResponseWriter).Flush()
+	e.check()
+	return err
 }
 
 // ReadFrom must not be promoted from the wrapper: io.Copy would bypass
@@ -196,6 +225,7 @@ func (e *exchange) finish() {
 		n, _ := e.ResponseWriterWrapper.Write(e.splitter.Pending())
 		e.written += int64(n)
 	}
+	e.check()
 	if e.capture != nil && e.usage == nil {
 		if u := gjson.GetBytes(e.capture.Bytes(), "usage"); u.IsObject() {
 			e.usage = readUsage(u)

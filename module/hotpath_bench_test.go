@@ -3,9 +3,11 @@ package modelgate
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -190,4 +192,65 @@ func BenchmarkRecord(b *testing.B) {
 	for b.Loop() {
 		w.write(newExchangeRecord(start, req, ex, nil, cfg.MaxBody))
 	}
+}
+
+// benchStreamEvents is an upstream's chat stream as the harness's fake
+// sends it when asked for usage: 20 content chunks, the final chunk, the
+// usage chunk, [DONE].
+func benchStreamEvents() [][]byte {
+	const head = `{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1741569952,"model":"gpt-4o-mini","choices":[`
+	var events [][]byte
+	for i := range 20 {
+		events = append(events, []byte("data: "+head+`{"index":0,"delta":{"content":"sent:17419`+strconv.Itoa(100000000+i)+
+			`"},"logprobs":null,"finish_reason":null}],"usage":null}`+"\n\n"))
+	}
+	events = append(events,
+		[]byte("data: "+head+`{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null}`+"\n\n"),
+		[]byte("data: "+head+`],"usage":{"prompt_tokens":180,"completion_tokens":20,"total_tokens":200}}`+"\n\n"),
+		[]byte("data: [DONE]\n\n"))
+	return events
+}
+
+// eventReader hands out one event per Read, as an upstream that flushes
+// each event is read.
+type eventReader struct{ events [][]byte }
+
+func (r *eventReader) Read(p []byte) (int, error) {
+	if len(r.events) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.events[0])
+	r.events[0] = r.events[0][n:]
+	if len(r.events[0]) == 0 {
+		r.events = r.events[1:]
+	}
+	return n, nil
+}
+
+// BenchmarkObserveStream is the exchange's work on a relayed stream with
+// everything on (the usage chunk asked for and hidden, every event
+// recorded and checked), per stream of 23 events, from the upstream's
+// bytes to the client's and the reply check's end.
+func BenchmarkObserveStream(b *testing.B) {
+	g := &Gateway{logger: zap.NewNop()}
+	op, _ := operationByID(upstreams.OpChatCompletionsCreate)
+	req := &request{op: op}
+	events := benchStreamEvents()
+	b.ReportAllocs()
+	for b.Loop() {
+		ex := newExchange(httptest.NewRecorder(), true)
+		ex.operation = op.ID
+		ex.observe(true, true)
+		resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"text/event-stream"}},
+			Body: io.NopCloser(&eventReader{events: slices.Clone(events)})}
+		if err := upstreams.Relay(ex, resp, 1<<20); err != nil {
+			b.Fatal(err)
+		}
+		ex.finish()
+		g.checkReply(req, ex)
+		if ex.usage == nil || len(ex.findings) > 0 || len(ex.events) != 22 {
+			b.Fatalf("usage %v, findings %v, %d events recorded", ex.usage, ex.findings, len(ex.events))
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")
 }

@@ -25,6 +25,20 @@ func conforms(name string, doc map[string]any) bool {
 	return fast != nil && fast(doc)
 }
 
+// fastDefinitions are the fast paths of defs.json's definitions that
+// Validate checks, by name: a stream's chunks, each checked as it passes.
+var fastDefinitions = map[string]func(map[string]any) bool{
+	"chat_completion_chunk": chatChunkConforms,
+}
+
+// definitionConforms reports whether doc surely conforms to the named
+// definition.
+func definitionConforms(name string, doc any) bool {
+	fast := fastDefinitions[name]
+	obj, ok := doc.(map[string]any)
+	return fast != nil && ok && fast(obj)
+}
+
 // chatRequestFields checks each property of the chat request schema; a
 // property the schema does not name is unconstrained.
 var chatRequestFields = map[string]func(any) bool{
@@ -233,6 +247,25 @@ func chatCompletionConforms(doc map[string]any) bool {
 	return has(doc, "id", isString) && doc["object"] == "chat.completion" && has(doc, "created", isInteger) &&
 		has(doc, "model", isString) && optional(doc, "system_fingerprint", nullOr(isString)) &&
 		optional(doc, "usage", usage) && has(doc, "choices", func(v any) bool { return arrayOf(v, 0, -1, choice) })
+}
+
+// chatChunkConforms is defs.json's chat_completion_chunk. Chunks with
+// logprobs or tool calls are left to the schema.
+func chatChunkConforms(doc map[string]any) bool {
+	return has(doc, "id", isString) && doc["object"] == "chat.completion.chunk" && has(doc, "created", isInteger) &&
+		has(doc, "model", isString) && optional(doc, "usage", nullOr(usage)) &&
+		has(doc, "choices", func(v any) bool { return arrayOf(v, 0, -1, chunkChoice) })
+}
+
+func chunkChoice(v any) bool {
+	c, ok := v.(map[string]any)
+	return ok && has(c, "index", nonNegative) && optional(c, "finish_reason", nullOr(finishReason)) &&
+		optional(c, "logprobs", func(v any) bool { return v == nil }) &&
+		has(c, "delta", func(v any) bool {
+			d, ok := v.(map[string]any)
+			return ok && optional(d, "role", isString) && optional(d, "content", nullOr(isString)) &&
+				optional(d, "refusal", nullOr(isString)) && optional(d, "tool_calls", func(any) bool { return false })
+		})
 }
 
 func usage(v any) bool {

@@ -2,6 +2,7 @@ package schemas
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -158,6 +159,46 @@ func (g gen) reply() map[string]any {
 	}
 }
 
+// chunk is a stream chunk: a content delta, the final one, the usage one,
+// or one with a tool call (which the fast path leaves to the schema).
+func (g gen) chunk() map[string]any {
+	choice := map[string]any{"index": json.Number("0"), "delta": map[string]any{"content": "hi"}, "logprobs": nil, "finish_reason": nil}
+	choices := []any{choice}
+	var usage any
+	switch g.pick(5) {
+	case 0:
+		choice["delta"] = map[string]any{"role": "assistant", "content": "", "refusal": nil}
+	case 1:
+		choice["delta"], choice["finish_reason"] = map[string]any{}, "stop"
+	case 2:
+		choices = []any{}
+		usage = map[string]any{"prompt_tokens": json.Number("1"), "completion_tokens": json.Number("2"), "total_tokens": json.Number("3")}
+	case 3:
+		choice["delta"] = map[string]any{"tool_calls": []any{map[string]any{"index": json.Number("0"), "id": "call_1", "type": "function",
+			"function": map[string]any{"name": "f", "arguments": "{}"}}}}
+	}
+	return map[string]any{
+		"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": json.Number("1741569952"), "model": "gpt-4o-mini",
+		"choices": choices, "usage": usage,
+	}
+}
+
+// mostlyBroken is doc as JSON, mutated one to three times unless i is a
+// multiple of 4.
+func (g gen) mostlyBroken(t *testing.T, i int, doc map[string]any) []byte {
+	t.Helper()
+	if i%4 != 0 {
+		for range 1 + g.pick(3) {
+			g.mutate(doc)
+		}
+	}
+	body, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}
+
 // mutate deletes, replaces or adds one property or item somewhere in doc.
 func (g gen) mutate(doc map[string]any) {
 	var containers []any
@@ -203,16 +244,7 @@ func TestFastPathsAgreeWithSchemas(t *testing.T) {
 	var fast, valid, refused int
 	const n = 5000
 	for i := range n {
-		doc := g.request()
-		if i%4 != 0 {
-			for range 1 + g.pick(3) {
-				g.mutate(doc)
-			}
-		}
-		body, err := json.Marshal(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
+		body := g.mostlyBroken(t, i, g.request())
 		if !checkAgreement(t, body) {
 			return
 		}
@@ -240,6 +272,101 @@ func TestFastPathsAgreeWithSchemas(t *testing.T) {
 	t.Logf("%d valid (%d by the fast path), %d refused", valid, fast, refused)
 	if refused < n/2 || fast < valid*9/10 {
 		t.Fatalf("generator too weak: %d valid (%d by the fast path), %d refused", valid, fast, refused)
+	}
+}
+
+// TestChunkFastPathAgreesWithSchema: on generated stream chunks, valid
+// and broken, the chunk's fast path accepts only what the schema accepts,
+// and it takes the chunks a stream mostly carries.
+func TestChunkFastPathAgreesWithSchema(t *testing.T) {
+	g := gen{rand.New(rand.NewPCG(21, 5))}
+	s, err := definitionSchema("chat_completion_chunk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fast, valid, refused int
+	const n = 5000
+	for i := range n {
+		body := g.mostlyBroken(t, i, g.chunk())
+		doc, v := decodeAny(body)
+		if v != nil {
+			t.Fatal(v)
+		}
+		schemaErr := s.Validate(doc)
+		accepted := definitionConforms("chat_completion_chunk", doc)
+		if accepted && schemaErr != nil {
+			t.Fatalf("fast path accepts a chunk the schema refuses (%v): %s", schemaErr, body)
+		}
+		if got := Validate("chat_completion_chunk", body); (len(got) == 0) != (schemaErr == nil) {
+			t.Fatalf("Validate = %v, schema alone = %v: %s", got, schemaErr, body)
+		}
+		switch {
+		case schemaErr != nil:
+			refused++
+		case accepted:
+			fast++
+			valid++
+		default:
+			valid++
+		}
+	}
+	t.Logf("%d valid (%d by the fast path), %d refused", valid, fast, refused)
+	if refused < n/3 || fast < valid*3/4 {
+		t.Fatalf("generator too weak: %d valid (%d by the fast path), %d refused", valid, fast, refused)
+	}
+	for _, typical := range []string{
+		`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":"fp","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}`,
+		`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":null,"finish_reason":null}]}`,
+		`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null}`,
+		`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`,
+	} {
+		if doc, _ := decodeAny([]byte(typical)); !definitionConforms("chat_completion_chunk", doc) {
+			t.Errorf("fast path does not take %s", typical)
+		}
+	}
+}
+
+// TestStreamCheckerFastPathFindsWhatTheSchemaFinds: streams of generated
+// chunks, valid and broken, get the same findings whether conforming
+// chunks take the fast path or all go through the schema.
+func TestStreamCheckerFastPathFindsWhatTheSchemaFinds(t *testing.T) {
+	g := gen{rand.New(rand.NewPCG(21, 6))}
+	findings := func(stream []byte) string {
+		c := NewStreamChecker()
+		c.Write(stream)
+		var out []string
+		for _, f := range c.Close() {
+			out = append(out, f.String())
+		}
+		slices.Sort(out) // Close reports unfinished choices in map order
+		return fmt.Sprint(out)
+	}
+	fastTaken := 0
+	for i := range 1000 {
+		var stream []byte
+		for k := range 1 + g.pick(4) {
+			chunk := g.chunk()
+			if (i+k)%3 == 0 {
+				g.mutate(chunk)
+			}
+			body, _ := json.Marshal(chunk)
+			if doc, v := decodeAny(body); v == nil && definitionConforms(chunkDefinition, doc) {
+				fastTaken++
+			}
+			stream = append(append(append(stream, "data: "...), body...), "\n\n"...)
+		}
+		stream = append(stream, "data: [DONE]\n\n"...)
+		withFast := findings(stream)
+		fast := fastDefinitions[chunkDefinition]
+		delete(fastDefinitions, chunkDefinition)
+		schemaOnly := findings(stream)
+		fastDefinitions[chunkDefinition] = fast
+		if withFast != schemaOnly {
+			t.Fatalf("with the fast path %s, schema only %s:\n%s", withFast, schemaOnly, stream)
+		}
+	}
+	if fastTaken < 1000 {
+		t.Fatalf("only %d chunks took the fast path", fastTaken)
 	}
 }
 

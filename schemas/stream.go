@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/modelgate/modelgate/internal/sse"
 )
@@ -54,6 +55,11 @@ func (c *StreamChecker) onEvent(ev sse.Event) {
 		c.done = true
 		return
 	}
+	if doc, ok := parseObject(data); ok && ev.Name != "error" && doc["error"] == nil && definitionConforms(chunkDefinition, doc) {
+		// The chunk's fast path: it conforms, its fields are of their types.
+		c.track(n, chunkOf(doc))
+		return
+	}
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(data, &probe); err != nil {
 		c.add(n, "event data is not JSON: %v", err)
@@ -65,20 +71,51 @@ func (c *StreamChecker) onEvent(ev sse.Event) {
 		}
 		return
 	}
-	for _, f := range Validate("chat_completion_chunk", data) {
+	for _, f := range Validate(chunkDefinition, data) {
 		c.add(n, "%s", f)
 	}
-	var chunk struct {
-		ID      string          `json:"id"`
-		Usage   json.RawMessage `json:"usage"`
-		Choices []struct {
-			Index        *int64  `json:"index"`
-			FinishReason *string `json:"finish_reason"`
-		} `json:"choices"`
-	}
+	var chunk streamChunk
 	if json.Unmarshal(data, &chunk) != nil {
 		return
 	}
+	c.track(n, chunk)
+}
+
+// chunkDefinition is the definition each chat stream chunk conforms to.
+const chunkDefinition = "chat_completion_chunk"
+
+// streamChunk is what the checker follows of a chunk from one to the next.
+type streamChunk struct {
+	ID      string          `json:"id"`
+	Usage   json.RawMessage `json:"usage"`
+	Choices []streamChoice  `json:"choices"`
+}
+
+type streamChoice struct {
+	Index        *int64  `json:"index"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+// chunkOf reads a chunk that chatChunkConforms accepted.
+func chunkOf(doc map[string]any) streamChunk {
+	chunk := streamChunk{ID: doc["id"].(string)}
+	if doc["usage"] != nil {
+		chunk.Usage = json.RawMessage("{}") // an object: its fields are not followed
+	}
+	for _, v := range doc["choices"].([]any) {
+		ch := v.(map[string]any)
+		index, _ := strconv.ParseInt(string(ch["index"].(json.Number)), 10, 64)
+		var finish *string
+		if f, ok := ch["finish_reason"].(string); ok {
+			finish = &f
+		}
+		chunk.Choices = append(chunk.Choices, streamChoice{Index: &index, FinishReason: finish})
+	}
+	return chunk
+}
+
+// track follows a chunk's id and choices against the stream's so far.
+func (c *StreamChecker) track(n int, chunk streamChunk) {
 	if c.id == "" {
 		c.id = chunk.ID
 	} else if chunk.ID != c.id {

@@ -13,7 +13,8 @@ import (
 type Event struct {
 	// Name is the `event:` field, "" when absent.
 	Name string
-	// Data is the joined `data:` lines.
+	// Data is the joined `data:` lines. Like Raw, it may share the
+	// Splitter's buffer: read it, do not write to it.
 	Data []byte
 	// Raw is the event's bytes as received, including its terminating
 	// blank line.
@@ -125,6 +126,13 @@ func parse(lines, raw []byte) Event {
 		case "event":
 			ev.Name = string(value)
 		}
+	}
+	if len(data) == 1 {
+		// One data line, as nearly every event has: its bytes, not a copy.
+		// The Splitter never writes over the bytes of an event it has
+		// handed out, so they stay as they are.
+		ev.Data = data[0]
+		return ev
 	}
 	ev.Data = bytes.Join(data, []byte("\n"))
 	return ev

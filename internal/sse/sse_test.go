@@ -105,3 +105,23 @@ func BenchmarkSplitterByteAtATime(b *testing.B) {
 		}
 	}
 }
+
+// TestHandedOutEventsStayAsTheyWere: an event kept past OnEvent (Data of
+// one line or of several, and Raw) is not changed by what is written after.
+func TestHandedOutEventsStayAsTheyWere(t *testing.T) {
+	var kept []Event
+	s := Splitter{OnEvent: func(ev Event) { kept = append(kept, ev) }}
+	s.Write([]byte("data: one\n\ndata: a\ndata: b\n\ndata: par"))
+	for range 100 {
+		s.Write([]byte("tial\n\ndata: xxxxxxxxxxxxxxxx\n\ndata: par"))
+	}
+	want := []string{"one", "a\nb", "partial"}
+	for i, w := range want {
+		if string(kept[i].Data) != w {
+			t.Errorf("event %d: data %q, want %q", i, kept[i].Data, w)
+		}
+	}
+	if string(kept[0].Raw) != "data: one\n\n" {
+		t.Errorf("event 0: raw %q", kept[0].Raw)
+	}
+}

@@ -154,7 +154,7 @@ func TestChunksLeaveEveryIndex(t *testing.T) {
 	if n := indexed(); n != 0 {
 		t.Fatalf("after deleting the store: %d chunks indexed, want 0", n)
 	}
-	// An attachment cancelled by the file's deletion does not complete.
+	// An attachment in progress goes with the file, and does not complete.
 	f := &VectorStoreFile{VectorStoreID: "vs_1", FileID: "file-d", Owner: "o", Status: FileInProgress, MaxChunkTokens: 100}
 	if _, err := s.AddVectorStoreFile(ctx, f); err != nil {
 		t.Fatal(err)
@@ -163,10 +163,8 @@ func TestChunksLeaveEveryIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	if ok, err := s.CompleteIngestion(ctx, f, "x", []Chunk{{Text: "x"}}); ok || err != nil {
-		t.Fatalf("a cancelled ingestion completed: %v %v", ok, err)
+		t.Fatalf("the ingestion of a deleted file completed: %v %v", ok, err)
 	}
-	got, err := s.GetVectorStoreFile(ctx, "o", "vs_1", "file-d")
-	if err != nil || got.Status != FileCancelled {
-		t.Fatalf("status %v %v, want cancelled", got, err)
-	}
+	_, err = s.GetVectorStoreFile(ctx, "o", "vs_1", "file-d")
+	mustNotFound(t, "the attachment in progress of a deleted file", err)
 }

@@ -239,19 +239,12 @@ func (r vsRecords) DeleteVectorStoreFile(ctx context.Context, owner, storeID, fi
 	return foundIfAffected(res)
 }
 
+// DetachFileEverywhere removes every attachment of the file, those still
+// being ingested too ("Deleting a file also removes it from all vector
+// stores"): an ingestion under way then finds its row gone, so it neither
+// completes nor fails anything, and its lease renewal stops it.
 func (r vsRecords) DetachFileEverywhere(ctx context.Context, owner, fileID string) error {
-	tx, err := r.vdb.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("detaching deleted file: %w", err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, r.vdb.q(`DELETE FROM vector_store_files WHERE owner = ? AND file_id = ? AND status <> 'in_progress'`), owner, fileID); err != nil {
-		return fmt.Errorf("detaching deleted file: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, r.vdb.q(`UPDATE vector_store_files SET status = 'cancelled' WHERE owner = ? AND file_id = ?`), owner, fileID); err != nil {
-		return fmt.Errorf("cancelling deleted file's ingestion: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
+	if _, err := r.vdb.ExecContext(ctx, r.vdb.q(`DELETE FROM vector_store_files WHERE owner = ? AND file_id = ?`), owner, fileID); err != nil {
 		return fmt.Errorf("detaching deleted file: %w", err)
 	}
 	return nil

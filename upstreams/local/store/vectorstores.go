@@ -117,8 +117,8 @@ type VectorStoreStore interface {
 	CompletedVectorStoreFiles(ctx context.Context, owner, storeID string) ([]VectorStoreFile, error)
 	// DeleteVectorStoreFile detaches a file from a store and drops its chunks.
 	DeleteVectorStoreFile(ctx context.Context, owner, storeID, fileID string) error
-	// DetachFileEverywhere drops a (deleted) file's chunks from every store:
-	// finished attachments go, ones still being ingested end cancelled.
+	// DetachFileEverywhere removes a (deleted) file from every store, with
+	// its chunks, whether its ingestion has finished or not.
 	DetachFileEverywhere(ctx context.Context, owner, fileID string) error
 	// VectorStoreFileText returns the text extracted from an ingested file.
 	VectorStoreFileText(ctx context.Context, owner, storeID, fileID string) (string, error)

@@ -389,13 +389,18 @@ func testVSDetach(t *testing.T, s VectorStoreStore) {
 	if hits, err := s.SearchText(ctx, one, []string{done.FileID}, []string{"quartz"}, 10); err != nil || len(hits) != 0 {
 		t.Fatalf("a deleted file's chunks are still found: %v %v", hits, err)
 	}
-	// An attachment cancelled by the file's deletion does not complete.
+	// An attachment still being ingested goes too, and its ingestion
+	// cannot bring it back.
+	_, err = s.GetVectorStoreFile(ctx, owner, two, done.FileID)
+	mustNotFound(t, "an attachment in progress of a deleted file", err)
 	if ok, err := s.CompleteIngestion(ctx, pending, "x", []Chunk{{Text: "x"}}); ok || err != nil {
-		t.Fatalf("a cancelled ingestion completed: %v %v", ok, err)
+		t.Fatalf("the ingestion of a deleted file completed: %v %v", ok, err)
 	}
-	if got, err := s.GetVectorStoreFile(ctx, owner, two, done.FileID); err != nil || got.Status != FileCancelled {
-		t.Fatalf("status %+v %v, want cancelled", got, err)
+	if err := s.FailIngestion(ctx, pending, "server_error", "x"); err != nil {
+		t.Fatal(err)
 	}
+	_, err = s.GetVectorStoreFile(ctx, owner, two, done.FileID)
+	mustNotFound(t, "a deleted file after its ingestion ended", err)
 	mustNotFound(t, "detaching from another owner's store", s.DeleteVectorStoreFile(ctx, "someone-else", one, done.FileID))
 }
 
