@@ -2,6 +2,7 @@ package modelgate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -88,10 +89,38 @@ func (g *Gateway) admit(ex *exchange, req *request) *upstreams.Error {
 		}
 		req.findings = append(req.findings, findings...)
 	}
-	if key.limiter != nil {
-		return g.admitRate(ex, req)
+	if key.limiter == nil {
+		return nil
 	}
-	return nil
+	if parent := parentOf(req); parent != nil && parent.key == key {
+		req.parent = parent
+		return nil
+	}
+	return g.admitRate(ex, req)
+}
+
+// parentRequest marks the context of an admitted request whose upstream
+// may dispatch work for it while serving it; its value is the *request.
+type parentRequest struct{}
+
+// dispatchesWork: the local upstream makes a response through the chat
+// route, and a hybrid search embeds its query through the embeddings
+// route, on the caller's key.
+func dispatchesWork(op string) bool {
+	return op == upstreams.OpResponsesCreate || op == upstreams.OpVectorStoresSearch
+}
+
+// parentOf is the request dispatched work runs inside, nil for a client
+// request or work dispatched outside one (a batch line, an ingestion).
+// Work inside a request of the same key is part of it: it takes no
+// request, concurrency slot or tokens of the key's limits again, and its
+// tokens are the parent's (see request.usageToSettle).
+func parentOf(req *request) *request {
+	if req.dispatchedFor == nil {
+		return nil
+	}
+	parent, _ := req.http.Context().Value(parentRequest{}).(*request)
+	return parent
 }
 
 // keyOf is the configured key a request acts for: the one its
@@ -153,6 +182,10 @@ func (g *Gateway) admitRate(ex *exchange, req *request) *upstreams.Error {
 	}
 	ticket.SetHeaders(ex.Header())
 	req.ticket = ticket
+	if dispatchesWork(call.Operation) {
+		req.http = req.http.WithContext(context.WithValue(req.http.Context(), parentRequest{}, req))
+		call.Request = req.http
+	}
 	if limits.TokensPerMinute > 0 && call.Operation == upstreams.OpChatCompletionsCreate && doc["stream"] == true && !clientWantsUsage(doc) {
 		if body, err := sjson.SetBytes(call.Body, "stream_options.include_usage", true); err == nil {
 			call.Body, call.Doc = body, withUsageAsked(doc)
@@ -225,23 +258,34 @@ func estimateTokens(op, model string, doc map[string]any) int64 {
 		}
 		return ratelimit.Estimate(int64(tokens.CountChat(model, doc)), n, completion)
 	case upstreams.OpEmbeddingsCreate, upstreams.OpModerationsCreate, upstreams.OpCompletionsCreate:
-		enc := tokens.ForModel(model)
-		var total int64
-		switch in := firstOf(doc, "input", "prompt").(type) {
-		case string:
-			total = int64(enc.Count(in))
-		case []any:
-			for _, item := range in {
-				if s, ok := item.(string); ok {
-					total += int64(enc.Count(s))
-				}
-			}
-		}
-		return min(total, ratelimit.MaxTokens)
+		return inputTokens(tokens.ForModel(model), firstOf(doc, "input", "prompt"))
 	case upstreams.OpResponsesCreate:
 		return responseTokens(model, doc)
 	}
 	return 0
+}
+
+// inputTokens counts an input of embeddings, moderations or completions:
+// a string, one token array (a token per number), or an array of strings
+// or of token arrays.
+func inputTokens(enc *tokens.Encoding, input any) int64 {
+	var total int64
+	switch in := input.(type) {
+	case string:
+		total = int64(enc.Count(in))
+	case []any:
+		for _, item := range in {
+			switch item := item.(type) {
+			case string:
+				total += int64(enc.Count(item))
+			case json.Number, float64:
+				total++
+			case []any:
+				total += int64(len(item))
+			}
+		}
+	}
+	return min(total, ratelimit.MaxTokens)
 }
 
 func firstOf(doc map[string]any, keys ...string) any {

@@ -104,8 +104,13 @@ func TestStreamedAndNonStreamedRepliesChargeTheSameTokens(t *testing.T) {
 	if strings.Contains(string(lastBody), `"choices":[]`) || strings.Contains(string(lastBody), `"usage":{`) {
 		t.Fatalf("the client saw the usage chunk it did not ask for:\n%s", lastBody)
 	}
-	// A tiny probe on each key shows what is left after settling.
+	// A tiny probe on each key shows what is left after settling. The
+	// reply's settlement runs as its handler ends, which a client that
+	// has read the whole reply can overtake: a first probe on each key
+	// gives it the time, and the second one is read.
 	probe := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}],"max_completion_tokens":1}`
+	rawRequest(t, "POST", base+"/v1/chat/completions", probe, headers(clientKey))
+	rawRequest(t, "POST", base+"/v1/chat/completions", probe, headers(streamKey))
 	at[4] = time.Now()
 	ra, _ := rawRequest(t, "POST", base+"/v1/chat/completions", probe, headers(clientKey))
 	at[5] = time.Now()

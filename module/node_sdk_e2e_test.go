@@ -3,11 +3,18 @@ package modelgate_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelgate/modelgate/internal/nodesdk"
@@ -25,15 +32,89 @@ var nodeSDKChecks = []string{"chat", "chat_again_same_seed", "tools", "stream", 
 // typed errors (module/testdata/node_sdk.mjs).
 func TestNodeSDKAgainstQuickstart(t *testing.T) {
 	for _, sdk := range nodesdk.SDKs(t) {
-		t.Run("openai-node-"+sdk.Version, func(t *testing.T) { runNodeSDK(t, sdk) })
+		t.Run("openai-node-"+sdk.Version, func(t *testing.T) { runNodeSDK(t, sdk, testgateway.Quickstart(t, "")) })
 	}
 }
 
-// runNodeSDK runs the script with sdk against a quick start of its own, so
-// that what one SDK's run leaves in the store does not show in the other's
-// listings.
-func runNodeSDK(t *testing.T, sdk nodesdk.SDK) {
-	base := testgateway.Quickstart(t, "")
+// TestNodeSDKThroughAProvider runs the same script against the quick start
+// with responses and embeddings routed to a provider, every reply and
+// stream event checked strictly: a second modelgate site serving them
+// offline, behind an httptest proxy that counts what reaches it.
+func TestNodeSDKThroughAProvider(t *testing.T) {
+	for _, sdk := range nodesdk.SDKs(t) {
+		t.Run("openai-node-"+sdk.Version, func(t *testing.T) {
+			base, reached := quickstartWithProvider(t)
+			runNodeSDK(t, sdk, base)
+			n := reached()
+			if n["/v1/responses"] < 8 || n["/v1/embeddings"] < 3 {
+				t.Fatalf("the provider served %v", n)
+			}
+			t.Logf("the provider served %v", n)
+		})
+	}
+}
+
+// quickstartWithProvider serves the quick start with responses.* and
+// embeddings.create routed to a provider, and returns its base URL and a
+// count of the provider's requests by the first two path segments.
+func quickstartWithProvider(t *testing.T) (string, func() map[string]int) {
+	src, err := os.ReadFile(filepath.Join("..", "caddyfiles", "quickstart.Caddyfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	backPort := testgateway.FreePort(t)
+	target, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", backPort))
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.FlushInterval = -1
+	var mu sync.Mutex
+	reached := map[string]int{}
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		parts := strings.SplitN(r.URL.Path, "/", 4)
+		mu.Lock()
+		reached[strings.Join(parts[:min(3, len(parts))], "/")]++
+		mu.Unlock()
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	front := string(src)
+	for _, r := range [][2]string{
+		{"route chat.completions.create embeddings.create to reference", "route chat.completions.create to reference\n\t\troute responses.* embeddings.create to provider"},
+		{"route files.* threads.* vector_stores.* batches.* responses.* to local", "route files.* threads.* vector_stores.* batches.* to local"},
+		{"\tmodelgate {\n", "\tmodelgate {\n\t\tresponse_check strict\n\t\tupstream provider {\n\t\t\tbase_url " + proxy.URL + "/v1\n\t\t\tapi_key " + upstreamKey + "\n\t\t}\n"},
+	} {
+		if !strings.Contains(front, r[0]) {
+			t.Fatalf("the quick start no longer says %q", r[0])
+		}
+		front = strings.Replace(front, r[0], r[1], 1)
+	}
+	back := fmt.Sprintf(`
+http://127.0.0.1:%d {
+	modelgate {
+		key %s {
+			owner provider
+		}
+		upstream local local {
+			data_dir %s
+		}
+		route chat.completions.create embeddings.create to reference
+		route responses.* to local
+	}
+}
+`, backPort, upstreamKey, t.TempDir())
+	port := testgateway.FreePort(t)
+	t.Setenv("MODELGATE_DATA_DIR", t.TempDir())
+	testgateway.Load(t, testgateway.OnPorts(front, map[int]int{8080: port})+back)
+	return fmt.Sprintf("http://localhost:%d", port), func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(reached)
+	}
+}
+
+// runNodeSDK runs the script with sdk against base, a quick start of its
+// own, so that what one SDK's run leaves in the store does not show in the
+// other's listings.
+func runNodeSDK(t *testing.T, sdk nodesdk.SDK, base string) {
 	// The script imports `openai` as any user's code does: from a folder
 	// whose node_modules holds the SDK under that name.
 	run := t.TempDir()

@@ -2,6 +2,7 @@ package modelgate
 
 import (
 	"net/http"
+	"sync/atomic"
 
 	"github.com/modelgate/modelgate/module/ratelimit"
 	"github.com/modelgate/modelgate/upstreams"
@@ -39,6 +40,12 @@ type request struct {
 	// ticket is the request's charge to its key's rate limits, settled
 	// and released once the reply has been sent; nil without limits.
 	ticket *ratelimit.Ticket
+	// parent is the admitted request of the same key this dispatched work
+	// runs inside (see parentOf), which charges it; nil otherwise.
+	parent *request
+	// dispatched is the tokens the work dispatched inside this request
+	// used, settled when its own reply reports no usage.
+	dispatched atomic.Int64
 	// hideUsage: the gateway asked a stream for the usage chunk the client
 	// did not ask for, to settle tokens; the exchange hides it again.
 	hideUsage bool
@@ -50,6 +57,17 @@ type request struct {
 	// findings are the request's departures from the spec (deprecated
 	// features, discouraged combinations); the reply's are the exchange's.
 	findings []string
+}
+
+// usageToSettle is what the request's tokens settle on: its reply's usage
+// (a response's counts the chat it dispatched), or for a reply that
+// reports none the usage of the work dispatched inside it (a hybrid
+// search's query embeddings); nil for neither.
+func (req *request) usageToSettle(ex *exchange) *usage {
+	if n := req.dispatched.Load(); ex.usage == nil && n > 0 {
+		return &usage{total: n}
+	}
+	return ex.usage
 }
 
 // opID names the request's operation in metrics and records.

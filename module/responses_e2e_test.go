@@ -32,13 +32,14 @@ func notFound(t *testing.T, err error, code string) {
 	}
 }
 
-// TestResponsesOffline runs the Responses interface with openai-go on the
-// local store and the reference engine: create, retrieve, input items,
-// a tool call round trip through previous_response_id, structured output,
-// store false, delete and owner isolation.
+// TestResponsesOffline runs the Responses interface with openai-go against
+// the quick start (the local store and the reference engine), with a
+// second key of another owner: create, retrieve, input items, a tool call
+// round trip through previous_response_id, structured output, store
+// false, delete and owner isolation.
 func TestResponsesOffline(t *testing.T) {
-	base := startLocal(t, t.TempDir())
-	testResponses(t, sdk(base), sdk(base, option.WithAPIKey(otherKey)))
+	base := testgateway.Quickstart(t, "key "+otherKey+" {\n owner bob\n }\n")
+	testResponses(t, sdk(base, option.WithAPIKey(testgateway.QuickstartDevKey)), sdk(base, option.WithAPIKey(otherKey)))
 }
 
 // TestResponsesOfflineOnPostgres: the same on a PostgreSQL store.

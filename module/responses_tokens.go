@@ -1,6 +1,7 @@
 package modelgate
 
 import (
+	"github.com/modelgate/modelgate/module/ratelimit"
 	"github.com/modelgate/modelgate/upstreams/tokens"
 )
 
@@ -9,7 +10,7 @@ import (
 // the input (a string or items: message content, function call arguments
 // and outputs) as messages, plus max_output_tokens. The conversation a
 // previous_response_id brings is not known here; the reply's usage
-// settles it.
+// settles it. It saturates (see ratelimit.Estimate).
 func responseTokens(model string, doc map[string]any) int64 {
 	var msgs []any
 	if s, ok := doc["instructions"].(string); ok && s != "" {
@@ -32,5 +33,5 @@ func responseTokens(model string, doc map[string]any) int64 {
 		}
 	}
 	completion, _ := number(doc["max_output_tokens"])
-	return int64(tokens.CountChat(model, map[string]any{"messages": msgs, "tools": doc["tools"]})) + completion
+	return ratelimit.Estimate(int64(tokens.CountChat(model, map[string]any{"messages": msgs, "tools": doc["tools"]})), 1, completion)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/modelgate/modelgate/module/ratelimit"
 	"github.com/modelgate/modelgate/upstreams"
 )
 
@@ -69,8 +70,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 func (g *Gateway) serve(ex *exchange, req *request) {
 	g.answer(ex, req)
 	ex.finish()
+	if req.parent != nil && ex.usage != nil && ex.usage.total > 0 {
+		req.parent.dispatched.Add(min(ex.usage.total, ratelimit.MaxTokens))
+	}
 	if req.ticket != nil {
-		if finding := g.settle(req.http.Context(), req.ticket, ex.usage); finding != "" {
+		if finding := g.settle(req.http.Context(), req.ticket, req.usageToSettle(ex)); finding != "" {
 			req.findings = append(req.findings, finding)
 		}
 	}

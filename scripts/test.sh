@@ -3,7 +3,8 @@
 # need (PostgreSQL, PostgreSQL with pgvector on PGlite, Redis) started on loopback for the run and stopped
 # after it, the pinned openai-node SDKs installed (scripts/services/node-sdk.sh) and Debian's chromium for the
 # tests that drive a browser (scripts/services/chromium.sh). Extra arguments go
-# to go test, e.g. `bash scripts/test.sh -race`.
+# to go test, e.g. `bash scripts/test.sh -race`; packages named among them
+# (`./module/...`) are tested instead of all of them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trap 'bash scripts/services/redis.sh stop; bash scripts/services/pglite.sh stop; bash scripts/services/postgres.sh stop' EXIT
@@ -14,4 +15,8 @@ eval "$(bash scripts/services/node-sdk.sh)"
 eval "$(bash scripts/services/chromium.sh)"
 # A test that needs a service and finds none fails instead of skipping.
 export MODELGATE_REQUIRE_SERVICES=1
-go test "$@" ./...
+packages=(./...)
+for arg in "$@"; do
+	case $arg in ./*) packages=() ;; esac
+done
+go test "$@" "${packages[@]}"
