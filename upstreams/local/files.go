@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -271,14 +272,10 @@ func (l *Local) retrieveFile(w http.ResponseWriter, c *upstreams.Call) error {
 
 func (l *Local) deleteFile(w http.ResponseWriter, c *upstreams.Call) error {
 	id := c.Params["file_id"]
-	// Its chunks go first: should deleting the file then fail, a retry
-	// finds nothing left to detach, never chunks of a deleted file.
-	if vs, _ := store.VectorStoreSupport(l.store); vs != nil {
-		if err := vs.DetachFileEverywhere(c.Request.Context(), c.Principal.Owner, id); err != nil {
-			return err
-		}
+	if _, err := l.store.GetFile(c.Request.Context(), c.Principal.Owner, id); err != nil {
+		return notFoundOr(err, "file", id) // an expired file is gone already
 	}
-	if err := l.store.DeleteFile(c.Request.Context(), c.Principal.Owner, id); err != nil {
+	if err := removeFile(c.Request.Context(), l.store, c.Principal.Owner, id); err != nil {
 		return notFoundOr(err, "file", id)
 	}
 	upstreams.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "object": "file", "deleted": true})
@@ -303,4 +300,16 @@ func (l *Local) fileContent(w http.ResponseWriter, c *upstreams.Call) error {
 		l.logger.Debug("sending file content cut short", zap.String("file", id), zap.Error(err))
 	}
 	return nil
+}
+
+// removeFile deletes a file, expired or not, with its chunks in vector
+// stores. The chunks go first: should deleting the file then fail, a retry
+// finds nothing left to detach, never chunks of a deleted file.
+func removeFile(ctx context.Context, s store.Store, owner, id string) error {
+	if vs, _ := store.VectorStoreSupport(s); vs != nil {
+		if err := vs.DetachFileEverywhere(ctx, owner, id); err != nil {
+			return err
+		}
+	}
+	return s.DeleteFile(ctx, owner, id)
 }

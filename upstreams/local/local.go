@@ -72,6 +72,14 @@ type Local struct {
 	// Caddyfile: `max_attempts <n>`
 	MaxAttempts int `json:"max_attempts,omitempty"`
 
+	// FileSweepInterval is how often files past their expires_at (set by
+	// expires_after at upload, or a batch's output_expires_after) are
+	// deleted, contents and rows; from expires_at on they are gone for
+	// clients already (404, not listed). Default: 1m.
+	//
+	// Caddyfile: `file_sweep_interval <duration>`
+	FileSweepInterval caddy.Duration `json:"file_sweep_interval,omitempty"`
+
 	// Postgres, when set, keeps everything (file contents included) in the
 	// PostgreSQL database this connection string names instead, so that
 	// several instances share one store; data_dir is then not used. A URL
@@ -107,7 +115,9 @@ type Local struct {
 	dispatcher upstreams.Dispatcher
 	// batches holds the runner between StartWork and StopWork; requests
 	// read it to wake or cancel it.
-	batches  *atomic.Pointer[batches.Runner]
+	batches *atomic.Pointer[batches.Runner]
+	// sweeper deletes expired files between StartWork and StopWork.
+	sweeper  *fileSweeper
 	vectors  *vectorstores.Vectors
 	storeKey string
 	logger   *zap.Logger
@@ -148,6 +158,12 @@ func (l *Local) Provision(ctx caddy.Context) error {
 	}
 	if l.MaxAttempts == 0 {
 		l.MaxAttempts = 2
+	}
+	if l.FileSweepInterval == 0 {
+		l.FileSweepInterval = caddy.Duration(defaultFileSweep)
+	}
+	if l.FileSweepInterval < 0 {
+		return fmt.Errorf("local upstream: file_sweep_interval must be positive, got %v", time.Duration(l.FileSweepInterval))
 	}
 	if l.MaxAttempts < 0 {
 		return fmt.Errorf("local upstream: max_attempts must be positive, got %d", l.MaxAttempts)
@@ -234,7 +250,7 @@ func (l *Local) UseDispatcher(d upstreams.Dispatcher) {
 }
 
 // StartWork starts this config's background work on the store: the batch
-// runner and ingestion, which take up what an earlier run left open.
+// runner, the file sweeper and ingestion, which take up what an earlier run left open.
 // Configs sharing a store (one being replaced by the next, say) work on
 // it side by side under their leases.
 func (l *Local) StartWork() error {
@@ -244,14 +260,18 @@ func (l *Local) StartWork() error {
 	r := batches.NewRunner(l.store, l.store, l.dispatcher, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency, l.MaxAttempts)
 	r.Start()
 	l.batches.Store(r)
+	l.sweeper = startFileSweeper(l.store, time.Duration(l.FileSweepInterval), l.logger.Named("files"))
 	if l.vectors != nil {
 		l.vectors.Ingest.Start()
 	}
 	return nil
 }
 
-// StopWork stops the batch runner and ingestion and waits for them.
+// StopWork stops the batch runner, the file sweeper and ingestion and
+// waits for them.
 func (l *Local) StopWork() {
+	l.sweeper.Stop()
+	l.sweeper = nil
 	if l.batches != nil {
 		l.batches.Swap(nil).Stop()
 	}
@@ -334,6 +354,7 @@ func notFoundOr(err error, kind, id string) error {
 //	    batch_concurrency <n>
 //	    batch_lease <duration>
 //	    max_attempts <n>
+//	    file_sweep_interval <duration>
 //	    postgres <dsn>
 //	    embedding_model <model>
 //	    search_dialect spec|openai|auto
@@ -360,16 +381,17 @@ func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("%s must be a positive integer, got %q", option, v)
 			}
 			*map[string]*int{"batch_concurrency": &l.BatchConcurrency, "max_attempts": &l.MaxAttempts}[option] = n
-		case "batch_lease":
+		case "batch_lease", "file_sweep_interval":
+			option := d.Val()
 			var v string
 			if !d.AllArgs(&v) {
 				return d.ArgErr()
 			}
 			dur, err := caddy.ParseDuration(v)
 			if err != nil {
-				return d.Errf("batch_lease: %v", err)
+				return d.Errf("%s: %v", option, err)
 			}
-			l.BatchLease = caddy.Duration(dur)
+			*map[string]*caddy.Duration{"batch_lease": &l.BatchLease, "file_sweep_interval": &l.FileSweepInterval}[option] = caddy.Duration(dur)
 		case "postgres":
 			if !d.AllArgs(&l.Postgres) {
 				return d.ArgErr()

@@ -155,7 +155,12 @@ var sqliteMigrations = []string{
 	// 6: attempts at each batch request and ingestion, counted before
 	// it runs, so that work that keeps killing the worker is quarantined
 	attemptsColumn("batch_requests") + attemptsColumn("vector_store_files"),
+	// 7: the files the sweeper looks for
+	expiringFilesIndex,
 }
+
+// expiringFilesIndex finds the files past their expires_at.
+const expiringFilesIndex = `CREATE INDEX files_expiring ON files(expires_at) WHERE expires_at IS NOT NULL;`
 
 // attemptsColumn is the migration that counts the attempts at a table's
 // work items.
@@ -213,4 +218,6 @@ var postgresMigrations = []string{
 	postgresTypes.Replace(responseTables),
 	// 4: sqliteMigrations 6
 	attemptsColumn("batch_requests"),
+	// 5: sqliteMigrations 7
+	expiringFilesIndex,
 }

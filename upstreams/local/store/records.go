@@ -146,8 +146,14 @@ func scanFile(row rowScanner) (*File, error) {
 	return &f, nil
 }
 
+// notExpired is the condition, with Now() as its argument, that a file
+// has not expired: an expired file is gone for every reader (retrieve,
+// content, list, references) from its expires_at on, before the sweeper
+// removes it.
+const notExpired = ` AND (expires_at IS NULL OR expires_at > ?)`
+
 func (r records) GetFile(ctx context.Context, owner, id string) (*File, error) {
-	f, err := scanFile(r.db.QueryRowContext(ctx, r.db.q(`SELECT `+fileColumns+` FROM files WHERE owner = ? AND id = ?`), owner, id))
+	f, err := scanFile(r.db.QueryRowContext(ctx, r.db.q(`SELECT `+fileColumns+` FROM files WHERE owner = ? AND id = ?`+notExpired), owner, id, Now()))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -158,14 +164,35 @@ func (r records) GetFile(ctx context.Context, owner, id string) (*File, error) {
 }
 
 func (r records) ListFiles(ctx context.Context, owner string, q ListQuery) ([]File, bool, error) {
-	where, args := ``, []any(nil)
+	where, args := notExpired, []any{Now()}
 	if q.Purpose != "" {
-		where, args = ` AND purpose = ?`, []any{q.Purpose}
+		where, args = where+` AND purpose = ?`, append(args, q.Purpose)
 	}
 	return listRows(ctx, r.db, "files", fileColumns, where, args, "owner", owner, q, scanFile)
 }
 
-// deleteFileRow unlists a file; its content is the caller's to remove.
+// ExpiredFiles lists up to limit files whose expires_at is at or before at,
+// soonest first, of every owner.
+func (r records) ExpiredFiles(ctx context.Context, at int64, limit int) ([]File, error) {
+	rows, err := r.db.QueryContext(ctx, r.db.q(`SELECT `+fileColumns+` FROM files WHERE expires_at <= ? ORDER BY expires_at LIMIT ?`), at, limit)
+	if err != nil {
+		return nil, fmt.Errorf("listing expired files: %w", err)
+	}
+	files, err := scanAll(rows, func(rows *sql.Rows) (File, error) {
+		f, err := scanFile(rows)
+		if err != nil {
+			return File{}, err
+		}
+		return *f, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing expired files: %w", err)
+	}
+	return files, nil
+}
+
+// deleteFileRow unlists a file, expired or not; its content is the
+// caller's to remove.
 func (r records) deleteFileRow(ctx context.Context, owner, id string) error {
 	res, err := r.db.ExecContext(ctx, r.db.q(`DELETE FROM files WHERE owner = ? AND id = ?`), owner, id)
 	if err != nil {

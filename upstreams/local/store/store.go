@@ -55,7 +55,11 @@ type FileStore interface {
 	ListFiles(ctx context.Context, owner string, q ListQuery) (files []File, hasMore bool, err error)
 	// OpenFile returns the file's content.
 	OpenFile(ctx context.Context, owner, id string) (io.ReadCloser, error)
+	// DeleteFile removes a file and its content, expired or not.
 	DeleteFile(ctx context.Context, owner, id string) error
+	// ExpiredFiles lists up to limit files, of any owner, whose expires_at
+	// is at or before at. GetFile, ListFiles and OpenFile see none of them.
+	ExpiredFiles(ctx context.Context, at int64, limit int) ([]File, error)
 }
 
 // ThreadStore keeps threads and the messages they were created with.

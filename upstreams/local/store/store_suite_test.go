@@ -31,6 +31,7 @@ func testStore(t *testing.T, loc storeLocation) {
 	t.Run("OwnerIsolation", func(t *testing.T) { testOwnerIsolation(t, s) })
 	t.Run("ContentRoundTrip", func(t *testing.T) { testContentRoundTrip(t, s) })
 	t.Run("DeleteFile", func(t *testing.T) { testDeleteFile(t, loc, s) })
+	t.Run("FileExpiry", func(t *testing.T) { testFileExpiry(t, loc, s) })
 	t.Run("PartialUploadDiscarded", func(t *testing.T) { testPartialUploadDiscarded(t, loc, s) })
 	t.Run("Threads", func(t *testing.T) { testThreads(t, s) })
 	t.Run("Responses", func(t *testing.T) { testResponseStore(t, s) })
