@@ -14,6 +14,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"go.uber.org/zap"
 
+	"github.com/modelgate/modelgate/schemas"
 	"github.com/modelgate/modelgate/upstreams"
 )
 
@@ -241,7 +242,7 @@ func DataURL(s string) (mediaType, data string, ok bool) {
 func DecodeChat(kind string, call *upstreams.Call, maxN int) (*ChatRequest, error) {
 	var req ChatRequest
 	if err := json.Unmarshal(call.Body, &req); err != nil {
-		return nil, upstreams.InvalidRequest("", "The request body could not be read: %v", err)
+		return nil, upstreams.InvalidRequest("", "The request body could not be read: %s.", schemas.DescribeJSONError(err))
 	}
 	if n := req.Choices(); n > maxN {
 		if maxN == 1 {

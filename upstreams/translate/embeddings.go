@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 
+	"github.com/modelgate/modelgate/schemas"
 	"github.com/modelgate/modelgate/upstreams"
 )
 
@@ -27,7 +28,7 @@ func DecodeEmbeddings(kind string, call *upstreams.Call) (*EmbeddingsRequest, er
 		EncodingFormat string          `json:"encoding_format"`
 	}
 	if err := json.Unmarshal(call.Body, &raw); err != nil {
-		return nil, upstreams.InvalidRequest("", "The request body could not be read: %v", err)
+		return nil, upstreams.InvalidRequest("", "The request body could not be read: %s.", schemas.DescribeJSONError(err))
 	}
 	req := &EmbeddingsRequest{Model: raw.Model, Dimensions: raw.Dimensions, EncodingFormat: raw.EncodingFormat}
 	var one string

@@ -30,9 +30,23 @@ const (
 
 // FileError is why a file cannot be indexed; it becomes the attachment's
 // last_error.
-type FileError struct{ Code, Message string }
+type FileError struct {
+	Code, Message string
+	// Cause is a library's own error behind Message, for the log only:
+	// last_error says what is wrong with the file in our words, never in
+	// a parser's.
+	Cause error
+}
 
 func (e *FileError) Error() string { return e.Code + ": " + e.Message }
+
+func (e *FileError) Unwrap() error { return e.Cause }
+
+// because records the library error behind e.
+func (e *FileError) because(cause error) *FileError {
+	e.Cause = cause
+	return e
+}
 
 func invalidFile(format string, args ...any) *FileError {
 	return &FileError{Code: codeInvalidFile, Message: fmt.Sprintf(format, args...)}
@@ -164,7 +178,7 @@ func pdfText(ctx context.Context, data []byte) (text string, err error) {
 	}()
 	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		return "", invalidFile("The PDF could not be read: %s.", err.Error())
+		return "", invalidFile("The PDF is damaged, encrypted or not a PDF.").because(err)
 	}
 	var b strings.Builder
 	pages := 0
@@ -190,7 +204,7 @@ func pdfText(ctx context.Context, data []byte) (text string, err error) {
 				}
 				t, err := pdf.Page{V: kid}.GetPlainText(nil)
 				if err != nil {
-					return invalidFile("The PDF's text could not be read: %s.", err.Error())
+					return invalidFile("The text of page %d of the PDF could not be read.", pages).because(err)
 				}
 				if b.Len()+len(t) > maxExtractedBytes {
 					return invalidFile("The file yields more than the %d bytes of text that can be indexed.", maxExtractedBytes)
@@ -223,7 +237,7 @@ var slideName = regexp.MustCompile(`^ppt/slides/slide([0-9]+)\.xml$`)
 func officeText(ctx context.Context, data []byte, want func(name string) bool) (string, error) {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		return "", invalidFile("The document is not a valid Office file: %s.", err.Error())
+		return "", invalidFile("The document is not a valid Office file (it is not a readable zip archive).").because(err)
 	}
 	var parts []*zip.File
 	for _, f := range zr.File {
@@ -240,7 +254,7 @@ func officeText(ctx context.Context, data []byte, want func(name string) bool) (
 	for _, f := range parts {
 		rc, err := f.Open()
 		if err != nil {
-			return "", invalidFile("The document's part %s could not be read.", f.Name)
+			return "", invalidFile("The document's part %s could not be read.", f.Name).because(err)
 		}
 		lr := &io.LimitedReader{R: rc, N: budget}
 		err = xmlRuns(ctx, lr, &b)
@@ -249,7 +263,7 @@ func officeText(ctx context.Context, data []byte, want func(name string) bool) (
 			return "", extractionStopped(ctx)
 		}
 		if err != nil {
-			return "", invalidFile("The document's part %s is not valid XML.", f.Name)
+			return "", invalidFile("The document's part %s is not valid XML.", f.Name).because(err)
 		}
 		if budget = lr.N; budget <= 0 {
 			return "", invalidFile("The document unpacks to more than %d bytes.", maxUnpackedBytes)

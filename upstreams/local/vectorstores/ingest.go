@@ -214,7 +214,7 @@ func (in *Ingester) ingest(ctx context.Context, f *store.VectorStoreFile) (ended
 	}
 	var fe *FileError
 	if errors.As(err, &fe) {
-		log.Info("file not indexed", zap.String("code", fe.Code), zap.String("reason", fe.Message))
+		log.Info("file not indexed", zap.String("code", fe.Code), zap.String("reason", fe.Message), zap.NamedError("cause", fe.Cause))
 		err = in.vs.FailIngestion(ctx, f, fe.Code, fe.Message)
 	}
 	if err != nil && ctx.Err() == nil {

@@ -83,12 +83,20 @@ func TestExtractText(t *testing.T) {
 		{"cyclic.pdf", testdocs.CyclicPDF(), nil, codeInvalidFile},
 		{"huge-count.pdf", testdocs.HugeCountPDF(), nil, codeInvalidFile},
 	}
+	ourWords := map[string]string{
+		"broken.pdf":  "The PDF is damaged, encrypted or not a PDF.",
+		"broken.docx": "The document is not a valid Office file (it is not a readable zip archive).",
+	}
 	for _, c := range cases {
 		text, err := extractText(context.Background(), c.name, c.data)
 		var fe *FileError
 		if c.code != "" {
 			if !errors.As(err, &fe) || fe.Code != c.code {
 				t.Errorf("%s: error %v, want code %s", c.name, err, c.code)
+			}
+			// last_error is ours, never a parser's text.
+			if want, ok := ourWords[c.name]; ok && (fe == nil || fe.Message != want || fe.Cause == nil) {
+				t.Errorf("%s: %+v, want the message %q with the library's error kept apart", c.name, fe, want)
 			}
 			continue
 		}
