@@ -5,6 +5,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,6 +31,7 @@ func testVectorStoreStore(t *testing.T, open func(t *testing.T) vectorStoreStore
 	s := open(t)
 	t.Run("StoresAndFiles", func(t *testing.T) { testVSStoresAndFiles(t, s) })
 	t.Run("SearchText", func(t *testing.T) { testVSSearchText(t, s) })
+	t.Run("SearchTextCancelled", func(t *testing.T) { testVSSearchTextCancelled(t, s) })
 	t.Run("Embeddings", func(t *testing.T) { testVSEmbeddings(t, s) })
 	t.Run("NearestChunks", func(t *testing.T) { testVSNearestChunks(t, s) })
 	t.Run("Detach", func(t *testing.T) { testVSDetach(t, s) })
@@ -223,6 +225,25 @@ func testVSSearchText(t *testing.T, s VectorStoreStore) {
 	}
 	if hits, err := s.SearchText(ctx, id, both, []string{"absent"}, 10); err != nil || len(hits) != 0 {
 		t.Fatalf("no match: %v %v", hits, err)
+	}
+}
+
+// testVSSearchTextCancelled: a search whose context is cancelled (the
+// client went away) runs no query and says why, so a search that ran on
+// a context of its own (context.Background()) fails it by returning hits.
+func testVSSearchTextCancelled(t *testing.T, s VectorStoreStore) {
+	owner := NewID("owner-")
+	id := newVectorStore(t, s, owner)
+	f := indexFile(t, s, owner, id, []string{"The zebra crossed the harbour."}, nil)
+	terms := []string{"zebra", "harbour"}
+	if hits, err := s.SearchText(t.Context(), id, []string{f.FileID}, terms, 10); err != nil || len(hits) != 1 {
+		t.Fatalf("live context: %v %v", hits, err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	hits, err := s.SearchText(ctx, id, []string{f.FileID}, terms, 10)
+	if !errors.Is(err, context.Canceled) || hits != nil {
+		t.Fatalf("cancelled context: %v %v, want context.Canceled", hits, err)
 	}
 }
 

@@ -322,3 +322,43 @@ func BenchmarkIngest(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSearchTextTerms measures SQLite FTS5 search (the SQL alone, no
+// query parsing or fusion) on one store of about 4,000 chunks against
+// the number of query terms, distinct words of the corpus, so ns/op per
+// term count shows how the cost grows with the terms (ns/term is ns/op
+// over the term count; matched is the chunks holding any of the terms):
+//
+//	go test -run '^$' -bench SearchTextTerms -benchtime 20x ./upstreams/local/vectorstores/
+func BenchmarkSearchTextTerms(b *testing.B) {
+	st := buildSearchStore(b, "", 4_000)
+	fileIDs := make([]string, len(st.corpus.docs))
+	for i := range fileIDs {
+		fileIDs[i] = fmt.Sprintf("file-%05d", i)
+	}
+	var words []string
+	for _, w := range strings.Fields(strings.Join(st.corpus.docs, " ")) {
+		if w = strings.Trim(w, "."); !slices.Contains(words, w) {
+			words = append(words, w)
+		}
+		if len(words) == 64 {
+			break
+		}
+	}
+	for _, n := range []int{1, 4, 16, 64} {
+		b.Run(fmt.Sprintf("terms=%d", n), func(b *testing.B) {
+			all, err := st.s.SearchText(context.Background(), st.storeID, fileIDs, words[:n], st.chunks)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := st.s.SearchText(context.Background(), st.storeID, fileIDs, words[:n], 20); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/term")
+			b.ReportMetric(float64(len(all)), "matched")
+			b.ReportMetric(float64(st.chunks), "chunks")
+		})
+	}
+}
