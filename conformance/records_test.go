@@ -30,7 +30,12 @@ func TestRecordedTrafficRoundTrip(t *testing.T) {
 			only = append(only, ch.ID)
 		}
 	}
-	report, err := conformance.Run(context.Background(), conformance.Config{BaseURL: first, APIKey: devKey, Areas: implementedAreas, Only: only})
+	// One check at a time: records are written as exchanges end, and with
+	// checks running side by side a create that ended after a list (but
+	// was stored before it) is replayed after that list, which then
+	// differs. Replayed in record order, a sequential recording is the
+	// order the server saw.
+	report, err := conformance.Run(context.Background(), conformance.Config{BaseURL: first, APIKey: devKey, Areas: implementedAreas, Only: only, Parallel: 1})
 	if err != nil || report.Count(conformance.Fail) > 0 {
 		t.Fatalf("recording run: %v, %d failures", err, report.Count(conformance.Fail))
 	}
