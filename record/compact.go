@@ -1,0 +1,188 @@
+package record
+
+// Compacting a JSON body as encoding/json writes a json.RawMessage, for
+// the Encoder.
+
+import (
+	"unicode/utf8"
+
+	"github.com/modelgate/modelgate/internal/jsonlex"
+)
+
+// maxJSONDepth is encoding/json's limit on nested objects and arrays.
+const maxJSONDepth = 10000
+
+// appendCompactJSON appends src as encoding/json writes a json.RawMessage:
+// without insignificant space, with <, >, & and U+2028, U+2029 escaped;
+// strings are otherwise copied as they are, but for invalid UTF-8, which
+// encoding/json copies and this replaces by \ufffd, byte by byte, as
+// encoding/json writes a Go string's (replaced reports it did). It reports
+// ok false, with what it appended to be cut off, when src is not JSON by
+// json.Valid's rules.
+func appendCompactJSON(dst, src []byte) (out []byte, ok, replaced bool) {
+	c := compactor{src: src, dst: dst}
+	c.skipSpace()
+	ok = c.value(0)
+	c.skipSpace()
+	return c.dst, ok && c.i == len(src), c.replaced
+}
+
+type compactor struct {
+	src, dst []byte
+	i        int  // next byte of src
+	replaced bool // invalid UTF-8 was replaced
+}
+
+func (c *compactor) skipSpace() { c.i = jsonlex.SkipSpace(c.src, c.i) }
+
+// value copies one value; depth is how many objects and arrays hold it.
+func (c *compactor) value(depth int) bool {
+	if c.i >= len(c.src) {
+		return false
+	}
+	switch ch := c.src[c.i]; {
+	case ch == '"':
+		return c.str()
+	case ch == '{', ch == '[':
+		return c.container(depth+1, ch+2) // } and ] follow { and [ by two
+	case ch == 't':
+		return c.literal("true")
+	case ch == 'f':
+		return c.literal("false")
+	case ch == 'n':
+		return c.literal("null")
+	case ch == '-', '0' <= ch && ch <= '9':
+		return c.number()
+	}
+	return false
+}
+
+// container copies an object (end '}') or an array (end ']').
+func (c *compactor) container(depth int, end byte) bool {
+	if depth > maxJSONDepth {
+		return false
+	}
+	c.dst = append(c.dst, c.src[c.i])
+	c.i++
+	c.skipSpace()
+	if c.i < len(c.src) && c.src[c.i] == end {
+		c.dst = append(c.dst, end)
+		c.i++
+		return true
+	}
+	for {
+		if end == '}' {
+			if c.i >= len(c.src) || c.src[c.i] != '"' || !c.str() {
+				return false
+			}
+			c.skipSpace()
+			if c.i >= len(c.src) || c.src[c.i] != ':' {
+				return false
+			}
+			c.dst = append(c.dst, ':')
+			c.i++
+			c.skipSpace()
+		}
+		if !c.value(depth) {
+			return false
+		}
+		c.skipSpace()
+		if c.i >= len(c.src) {
+			return false
+		}
+		switch ch := c.src[c.i]; ch {
+		case ',':
+			c.dst = append(c.dst, ',')
+			c.i++
+			c.skipSpace()
+		case end:
+			c.dst = append(c.dst, end)
+			c.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (c *compactor) literal(word string) bool {
+	if len(c.src)-c.i < len(word) || string(c.src[c.i:c.i+len(word)]) != word {
+		return false
+	}
+	c.dst = append(c.dst, word...)
+	c.i += len(word)
+	return true
+}
+
+func (c *compactor) number() bool {
+	end := jsonlex.NumberEnd(c.src, c.i)
+	if end < 0 {
+		return false
+	}
+	c.dst = append(c.dst, c.src[c.i:end]...)
+	c.i = end
+	return true
+}
+
+// str copies a string, escaping <, >, & and U+2028, U+2029 as
+// encoding/json does, and replacing invalid UTF-8 by \ufffd.
+func (c *compactor) str() bool {
+	s := c.src
+	start := c.i
+	for i := c.i + 1; i < len(s); {
+		ch := s[i]
+		if plainInString[ch] {
+			i++
+			continue
+		}
+		switch {
+		case ch == '"':
+			c.dst = append(c.dst, s[start:i+1]...)
+			c.i = i + 1
+			return true
+		case ch == '\\':
+			if i+1 >= len(s) {
+				return false
+			}
+			switch s[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+5 >= len(s) || !isHex(s[i+2]) || !isHex(s[i+3]) || !isHex(s[i+4]) || !isHex(s[i+5]) {
+					return false
+				}
+				i += 6
+			default:
+				return false
+			}
+		case ch < 0x20:
+			return false
+		case ch == '<', ch == '>', ch == '&':
+			c.dst = append(c.dst, s[start:i]...)
+			c.dst = append(c.dst, '\\', 'u', '0', '0', hexDigits[ch>>4], hexDigits[ch&0xF])
+			i++
+			start = i
+		default: // ch >= utf8.RuneSelf
+			r, size := utf8.DecodeRune(s[i:])
+			switch {
+			case r == utf8.RuneError && size == 1:
+				c.dst = append(c.dst, s[start:i]...)
+				c.dst = append(c.dst, `\ufffd`...)
+				c.replaced = true
+			case r == '\u2028' || r == '\u2029':
+				c.dst = append(c.dst, s[start:i]...)
+				c.dst = append(c.dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			default:
+				i += size
+				continue
+			}
+			i += size
+			start = i
+		}
+	}
+	return false
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
