@@ -112,7 +112,10 @@ var promiseFaults = []fault{
 				d["filename"] = strings.ReplaceAll(name, " ", "_")
 			}
 		}))},
-	{name: "purpose filter ignored", areas: filesArea, want: []string{"files.round-trip"},
+	// files.list.paging walks a purpose-filtered list a few pages deep:
+	// with the filter ignored, it misses its own files when enough others
+	// were uploaded before them.
+	{name: "purpose filter ignored", areas: filesArea, want: []string{"files.round-trip"}, mayFail: []string{"files.list.paging"},
 		intercept: func(_ *faultState, r *http.Request, _ []byte) (int, string, bool) {
 			if q := r.URL.Query(); r.Method == http.MethodGet && r.URL.Path == "/v1/files" && q.Has("purpose") {
 				q.Del("purpose")
