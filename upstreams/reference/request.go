@@ -104,8 +104,8 @@ func requestFrom(doc map[string]any) (*request, *upstreams.Error) {
 	case string:
 		r.Stop = []string{s}
 	case []any:
-		for i := range s {
-			r.Stop = append(r.Stop, d.str(map[string]any{"stop": s[i]}, "stop"))
+		for _, v := range s {
+			r.Stop = append(r.Stop, d.text(v, "stop"))
 		}
 	}
 	r.MaxCompletionTokens = d.optInt(doc, "max_completion_tokens")
@@ -173,13 +173,16 @@ func (d *docReader) wrong(param, want string) {
 	}
 }
 
-func (d *docReader) str(obj map[string]any, key string) string {
-	switch v := obj[key].(type) {
+func (d *docReader) str(obj map[string]any, key string) string { return d.text(obj[key], key) }
+
+// text reads v as a string; param names it in the error.
+func (d *docReader) text(v any, param string) string {
+	switch s := v.(type) {
 	case nil:
 	case string:
-		return v
+		return s
 	default:
-		d.wrong(key, "a string")
+		d.wrong(param, "a string")
 	}
 	return ""
 }
