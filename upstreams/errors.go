@@ -33,24 +33,30 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%d %s: %s", e.Status, e.Type, e.Message)
 }
 
+// Envelope is the public error envelope's wire shape, for reading one
+// (a provider's, a dispatched reply's) and for writing one.
+type Envelope struct {
+	Error EnvelopeError `json:"error"`
+}
+
+// EnvelopeError is the envelope's error object.
+type EnvelopeError struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+}
+
 // MarshalJSON encodes the envelope, with empty param and code as null.
 func (e *Error) MarshalJSON() ([]byte, error) {
-	type body struct {
-		Message string  `json:"message"`
-		Type    string  `json:"type"`
-		Param   *string `json:"param"`
-		Code    *string `json:"code"`
-	}
-	b := body{Message: e.Message, Type: e.Type}
+	b := EnvelopeError{Message: e.Message, Type: e.Type}
 	if e.Param != "" {
 		b.Param = &e.Param
 	}
 	if e.Code != "" {
 		b.Code = &e.Code
 	}
-	return json.Marshal(struct {
-		Error body `json:"error"`
-	}{b})
+	return json.Marshal(Envelope{Error: b})
 }
 
 // ErrRequestSent wraps a forwarding failure that came after the request

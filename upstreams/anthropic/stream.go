@@ -110,7 +110,7 @@ func (s *stream) Next(w *translate.ChunkWriter) error {
 	case "error":
 		typ := upstreams.TypeServer
 		code := ev.Error.Type
-		w.Error(&translate.Envelope{Error: translate.EnvelopeError{Message: "anthropic: " + ev.Error.Message, Type: typ, Code: &code}})
+		w.Error(&upstreams.Envelope{Error: upstreams.EnvelopeError{Message: "anthropic: " + ev.Error.Message, Type: typ, Code: &code}})
 		s.done = true
 	}
 	return nil

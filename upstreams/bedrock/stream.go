@@ -71,7 +71,7 @@ func (s *stream) Next(w *translate.ChunkWriter) error {
 	}
 	if kind := msg.Headers.Get(":message-type"); kind != nil && kind.String() == "exception" {
 		code := msg.Headers.Get(":exception-type").String()
-		w.Error(&translate.Envelope{Error: translate.EnvelopeError{Message: "bedrock: " + ev.Message, Type: upstreams.TypeServer, Code: &code}})
+		w.Error(&upstreams.Envelope{Error: upstreams.EnvelopeError{Message: "bedrock: " + ev.Message, Type: upstreams.TypeServer, Code: &code}})
 		s.done = true
 		return nil
 	}

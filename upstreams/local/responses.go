@@ -236,14 +236,7 @@ func responseNotFound(err error, id string) error {
 // chatFailure passes a failed chat completion on as the response's own
 // failure, its param renamed to the Responses field it came from.
 func chatFailure(reply *upstreams.Reply) error {
-	var env struct {
-		Error struct {
-			Message string  `json:"message"`
-			Type    string  `json:"type"`
-			Param   *string `json:"param"`
-			Code    *string `json:"code"`
-		} `json:"error"`
-	}
+	var env upstreams.Envelope
 	if json.Unmarshal(reply.Body, &env) != nil || env.Error.Message == "" {
 		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer,
 			Message: fmt.Sprintf("The chat completions route answered with status %d.", reply.Status)}

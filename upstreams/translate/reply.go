@@ -17,7 +17,7 @@ const maxErrorBody = 64 << 10
 func JSONResponse(status int, v any) *http.Response {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return EnvelopeResponse(http.StatusInternalServerError, nil, &Envelope{Error: EnvelopeError{
+		return EnvelopeResponse(http.StatusInternalServerError, nil, &upstreams.Envelope{Error: upstreams.EnvelopeError{
 			Message: "The provider reply could not be translated.", Type: upstreams.TypeServer}})
 	}
 	h := http.Header{}
@@ -30,22 +30,9 @@ func JSONResponse(status int, v any) *http.Response {
 	}
 }
 
-// Envelope is the public error envelope.
-type Envelope struct {
-	Error EnvelopeError `json:"error"`
-}
-
-// EnvelopeError is the envelope's error object.
-type EnvelopeError struct {
-	Message string  `json:"message"`
-	Type    string  `json:"type"`
-	Param   *string `json:"param"`
-	Code    *string `json:"code"`
-}
-
 // EnvelopeResponse answers e with status, keeping the provider's
 // Retry-After headers from h so the gateway's retries honour them.
-func EnvelopeResponse(status int, h http.Header, e *Envelope) *http.Response {
+func EnvelopeResponse(status int, h http.Header, e *upstreams.Envelope) *http.Response {
 	resp := JSONResponse(status, e)
 	for _, name := range []string{"Retry-After", "Retry-After-Ms"} {
 		if v := h.Get(name); v != "" {
@@ -75,7 +62,7 @@ func ProviderError(provider string, status int, h http.Header, code, message str
 	if message == "" {
 		message = "The upstream provider answered with status " + strconv.Itoa(status) + "."
 	}
-	e := &Envelope{Error: EnvelopeError{Message: provider + ": " + message, Type: typ}}
+	e := &upstreams.Envelope{Error: upstreams.EnvelopeError{Message: provider + ": " + message, Type: typ}}
 	if code != "" {
 		e.Error.Code = &code
 	}

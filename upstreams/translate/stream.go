@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/modelgate/modelgate/internal/sse"
+	"github.com/modelgate/modelgate/upstreams"
 )
 
 // Chunk is one chat.completion.chunk.
@@ -102,7 +103,7 @@ func (w *ChunkWriter) Done() {
 }
 
 // Error ends a stream that failed after it started with an error event.
-func (w *ChunkWriter) Error(e *Envelope) {
+func (w *ChunkWriter) Error(e *upstreams.Envelope) {
 	w.buf.WriteString("event: error\n")
 	w.event(e)
 }

@@ -81,11 +81,7 @@ func embedOnce(ctx context.Context, d upstreams.Dispatcher, who upstreams.Princi
 // message.
 func refusal(reply *upstreams.Reply) string {
 	msg := "The embeddings route answered with status " + strconv.Itoa(reply.Status)
-	var env struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
+	var env upstreams.Envelope
 	if json.Unmarshal(reply.Body, &env) == nil && env.Error.Message != "" {
 		return msg + ": " + env.Error.Message
 	}
