@@ -111,7 +111,10 @@ func (r *Runner) loop(ctx context.Context) {
 			default:
 				break claim
 			}
-			b, err := r.store.ClaimBatch(ctx, r.worker, store.Now(), store.LeaseEnd(r.lease))
+			// The claim is not cut short by a stop: a claim cancelled as it
+			// commits would leave a lease nobody releases. A batch claimed as
+			// the runner stops is run, which gives its lease straight back.
+			b, err := r.store.ClaimBatch(context.WithoutCancel(ctx), r.worker, store.Now(), store.LeaseEnd(r.lease))
 			if err != nil || b == nil {
 				<-slots
 				if err != nil && ctx.Err() == nil {

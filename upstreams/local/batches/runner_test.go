@@ -127,7 +127,8 @@ func (f *batchFixture) waitFor(id string, statuses ...string) *store.Batch {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	f.t.Fatalf("batch %s never reached %v", id, statuses)
+	b, _ := f.store.GetBatch(context.Background(), f.owner, id)
+	f.t.Fatalf("batch %s never reached %v: it is %s, %d of %d done", id, statuses, b.Status, b.Completed+b.Failed, b.Total)
 	return nil
 }
 

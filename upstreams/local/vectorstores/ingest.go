@@ -118,7 +118,10 @@ func (in *Ingester) loop() {
 		free := ingestWorkers - in.running
 		in.mu.Unlock()
 		if free > 0 {
-			claimed, err := in.vs.ClaimIngestions(in.ctx, in.worker, store.Now(), store.LeaseEnd(in.lease), free)
+			// Not cut short by a stop (a claim cancelled as it commits
+			// would hold leases nobody gives back); what it claims is run,
+			// and run gives a stopped job's lease back.
+			claimed, err := in.vs.ClaimIngestions(context.WithoutCancel(in.ctx), in.worker, store.Now(), store.LeaseEnd(in.lease), free)
 			if err != nil && in.ctx.Err() == nil {
 				in.logger.Error("claiming ingestions", zap.Error(err))
 			}
