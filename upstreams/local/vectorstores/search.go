@@ -111,7 +111,7 @@ type SearchRequest struct {
 	} `json:"ranking_options"`
 }
 
-// queries returns the request's query or queries.
+// Queries returns the request's query or queries.
 func (r *SearchRequest) Queries() ([]string, error) {
 	var one string
 	if json.Unmarshal(r.Query, &one) == nil {
@@ -170,7 +170,7 @@ func keywords(q string) []string {
 	})
 }
 
-// normalizeQuery is rewrite_query without a model: the keywords, lower
+// NormalizeQuery is rewrite_query without a model: the keywords, lower
 // case, without punctuation.
 func NormalizeQuery(q string) string {
 	if kw := keywords(q); len(kw) > 0 {
@@ -281,7 +281,7 @@ func NewCache() *Cache {
 	return &Cache{entries: map[[2]string]*vectorMatrix{}}
 }
 
-// forget drops a deleted store's embeddings.
+// Forget drops a deleted store's embeddings.
 func (vc *Cache) Forget(storeID string) {
 	vc.mu.Lock()
 	defer vc.mu.Unlock()
@@ -323,7 +323,7 @@ type Hit struct {
 	File  *store.VectorStoreFile
 }
 
-// search runs a validated search over a store's completed files.
+// Search runs a validated search over a store's completed files.
 func (v *Vectors) Search(ctx context.Context, vs store.VectorStoreStore, who upstreams.Principal, storeID string, req *SearchRequest, queries []string) ([]Hit, error) {
 	limit := 10
 	if req.MaxNumResults != nil {
