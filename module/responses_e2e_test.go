@@ -11,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/internal/testpg"
@@ -184,6 +185,53 @@ func testResponsesOwnerIsolation(t *testing.T, client, other openai.Client) {
 	notFound(t, other.Responses.Delete(ctx, r.ID), "")
 	if got, err := client.Responses.Get(ctx, r.ID, responses.ResponseGetParams{}); err != nil || got.OutputText() != r.OutputText() {
 		t.Fatalf("the owner's response after the other owner's attempts: %v", err)
+	}
+}
+
+// TestResponsesToolChoiceFormatAndSampling: offline, tool_choice none and
+// required, parallel_tool_calls false and text.format json_object reach
+// the engine, and temperature, top_p and tool_choice come back on the
+// response object.
+func TestResponsesToolChoiceFormatAndSampling(t *testing.T) {
+	client := sdk(testgateway.Quickstart(t, ""), option.WithAPIKey(testgateway.QuickstartDevKey))
+	timeTool := responses.ToolUnionParam{OfFunction: &responses.FunctionToolParam{Name: "get_time",
+		Parameters: map[string]any{"type": "object", "properties": map[string]any{"tz": map[string]any{"type": "string"}}}}}
+	tools := []responses.ToolUnionParam{weatherTool, timeTool}
+	calls := func(p responses.ResponseNewParams) (names []string, r *responses.Response) {
+		t.Helper()
+		p.Model, p.Tools = "reference", tools
+		r, err := client.Responses.New(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, item := range r.Output {
+			if item.Type == "function_call" {
+				names = append(names, item.AsFunctionCall().Name)
+			}
+		}
+		return names, r
+	}
+	both := text("Call get_weather and get_time for Paris")
+	if names, r := calls(responses.ResponseNewParams{Input: both}); strings.Join(names, " ") != "get_weather get_time" {
+		t.Fatalf("auto with both tools named: %v %s", names, r.RawJSON())
+	}
+	if names, r := calls(responses.ResponseNewParams{Input: both, ParallelToolCalls: openai.Bool(false)}); len(names) != 1 {
+		t.Fatalf("parallel_tool_calls false: %v %s", names, r.RawJSON())
+	}
+	none := responses.ResponseNewParamsToolChoiceUnion{OfToolChoiceMode: openai.Opt(responses.ToolChoiceOptionsNone)}
+	names, r := calls(responses.ResponseNewParams{Input: both, ToolChoice: none, Temperature: openai.Float(0.5), TopP: openai.Float(0.9)})
+	if len(names) != 0 || r.OutputText() == "" || r.ToolChoice.OfToolChoiceMode != "none" || r.Temperature != 0.5 || r.TopP != 0.9 {
+		t.Fatalf("tool_choice none, temperature 0.5, top_p 0.9: %v %s", names, r.RawJSON())
+	}
+	required := responses.ResponseNewParamsToolChoiceUnion{OfToolChoiceMode: openai.Opt(responses.ToolChoiceOptionsRequired)}
+	if names, r := calls(responses.ResponseNewParams{Input: text("Hello"), ToolChoice: required}); strings.Join(names, " ") != "get_weather" {
+		t.Fatalf("tool_choice required, no tool named: %v %s", names, r.RawJSON())
+	}
+	r, err := client.Responses.New(context.Background(), responses.ResponseNewParams{Model: "reference", Input: text("Describe a river"),
+		Text: responses.ResponseTextConfigParam{Format: responses.ResponseFormatTextConfigUnionParam{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}}})
+	var obj map[string]any
+	if err != nil || json.Unmarshal([]byte(r.OutputText()), &obj) != nil || len(obj) == 0 || r.Text.Format.Type != "json_object" {
+		t.Fatalf("json_object: %v %s", err, r.RawJSON())
 	}
 }
 
