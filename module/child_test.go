@@ -215,7 +215,10 @@ func testLargeUploadMemory(t *testing.T, store string) {
 	peak := peakRSS(t, child.cmd.Process.Pid)
 	t.Logf("peak RSS of the gateway: %.1f MiB after a 1 MiB upload, %.1f MiB after a %d MiB upload (%.0f MiB/s)",
 		float64(baseline)/(1<<20), float64(peak)/(1<<20), size>>20, float64(size>>20)/elapsed.Seconds())
-	if growth := peak - baseline; growth > size/8 {
+	// Holding the upload would add at least its 200 MiB; a quarter of it
+	// leaves room for the collector falling behind on a starved machine
+	// (26 MiB was seen on PostgreSQL with the race detector under load).
+	if growth := peak - baseline; growth > size/4 {
 		t.Fatalf("peak RSS grew by %d MiB during a %d MiB upload: the upload was held in memory", growth>>20, size>>20)
 	}
 	// One byte more than the batch limit is refused.
