@@ -20,21 +20,6 @@ import (
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
-// stopsOnSIGTERM sends SIGTERM and fails unless the process exits. The
-// bound is for a process that never exits, not a measure of speed: the
-// grace period is Caddy's default and nothing should hold it.
-func (c *childGateway) stopsOnSIGTERM(t *testing.T) {
-	t.Helper()
-	c.cmd.Process.Signal(syscall.SIGTERM)
-	exited := make(chan error, 1)
-	go func() { exited <- c.cmd.Wait() }()
-	select {
-	case <-exited:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the gateway did not stop on SIGTERM")
-	}
-}
-
 // hostileAttacks are requests whose content would scale the gateway's
 // work, with the status each must get.
 func hostileAttacks() []struct {
