@@ -31,6 +31,10 @@ const childConfigEnv = "MODELGATE_TEST_CHILD_CADDYFILE"
 
 func TestMain(m *testing.M) {
 	if path := os.Getenv(childConfigEnv); path != "" {
+		// SIGTERM and SIGINT as `caddy run` takes them: the apps are
+		// stopped (connections drained for the grace period, the
+		// modules cleaned up), then the process exits.
+		caddy.TrapSignals()
 		src, err := os.ReadFile(path)
 		if err == nil {
 			var cfg []byte
@@ -66,6 +70,12 @@ func startChild(t testing.TB, store string, port int) *childGateway {
 // (upstreams, routes); store may be several lines of the local upstream.
 func startChildWith(t testing.TB, store, extra string, port int) *childGateway {
 	t.Helper()
+	return startChildGlobal(t, "", store, extra, port)
+}
+
+// startChildGlobal is startChildWith with extra global options.
+func startChildGlobal(t testing.TB, global, store, extra string, port int) *childGateway {
+	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "Caddyfile")
 	os.WriteFile(cfg, []byte(fmt.Sprintf(`{
 	admin off
@@ -73,6 +83,7 @@ func startChildWith(t testing.TB, store, extra string, port int) *childGateway {
 	log {
 		level ERROR
 	}
+	%s
 }
 http://127.0.0.1:%d {
 	modelgate {
@@ -84,7 +95,7 @@ http://127.0.0.1:%d {
 		%s
 	}
 }
-`, port, clientKey, store, extra)), 0o600)
+`, global, port, clientKey, store, extra)), 0o600)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childConfigEnv+"="+cfg)
 	stdout, _ := cmd.StdoutPipe()

@@ -87,3 +87,23 @@ func FuzzParseObject(f *testing.F) {
 		checkParse(t, data)
 	})
 }
+
+// TestDeepRequestsAreRefused: a request nesting deeper than
+// MaxRequestNesting is refused before its schema is validated (a search
+// filter of compounds 49 deep has its scalars at level 100 and passes; 50
+// deep is refused), and so is one of 2,000 compounds, whose validation
+// took minutes.
+func TestDeepRequestsAreRefused(t *testing.T) {
+	filter := func(depth int) []byte {
+		return []byte(`{"query":"x","filters":` + strings.Repeat(`{"type":"or","filters":[`, depth) + `{"type":"eq","key":"k","value":"v"}` + strings.Repeat(`]}`, depth) + `}`)
+	}
+	if _, v := ValidateRequest("vector_stores.search", filter(49)); v != nil {
+		t.Fatalf("49 compounds: %s", v.Message)
+	}
+	for _, depth := range []int{50, 2000} {
+		_, v := ValidateRequest("vector_stores.search", filter(depth))
+		if v == nil || v.Param != "filters" || !strings.Contains(v.Message, "filters nests deeper than the 100 levels") {
+			t.Fatalf("%d compounds: %+v", depth, v)
+		}
+	}
+}

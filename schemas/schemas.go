@@ -94,6 +94,9 @@ func ValidateRequest(operation string, body []byte) (map[string]any, *Violation)
 	if v != nil {
 		return nil, v
 	}
+	if v := tooDeep(doc); v != nil {
+		return nil, v
+	}
 	name := operation + ".request.json"
 	if s := schema(name); s != nil && !conforms(name, doc) {
 		if err := s.Validate(doc); err != nil {
@@ -104,6 +107,52 @@ func ValidateRequest(operation string, body []byte) (map[string]any, *Violation)
 		return nil, v
 	}
 	return doc, nil
+}
+
+// MaxRequestNesting is how deeply a request body may nest objects and
+// arrays. Validating a schema that recurses (a search filter's compounds)
+// costs far more than linear time in the depth: a filter 400 compounds
+// deep (800 levels) took 19 s, 800 deep 81 s, where 100 levels take
+// milliseconds. No request needs more: a JSON Schema inside one (a
+// response format, tool parameters) is at most 64 levels below a handful.
+const MaxRequestNesting = 100
+
+// tooDeep refuses a document nesting deeper than MaxRequestNesting,
+// naming the first (by name) top-level field that does.
+func tooDeep(doc map[string]any) *Violation {
+	var param string
+	for k, v := range doc {
+		if (param == "" || k < param) && NestedDeeper(v, MaxRequestNesting-1) {
+			param = k
+		}
+	}
+	if param == "" {
+		return nil
+	}
+	return &Violation{Param: param, Message: fmt.Sprintf("%s nests deeper than the %d levels a request may have.", param, MaxRequestNesting)}
+}
+
+// NestedDeeper reports whether v nests objects and arrays deeper than
+// limit levels, without walking past that depth.
+func NestedDeeper(v any, limit int) bool {
+	if limit < 0 {
+		return true
+	}
+	switch n := v.(type) {
+	case map[string]any:
+		for _, c := range n {
+			if NestedDeeper(c, limit-1) {
+				return true
+			}
+		}
+	case []any:
+		for _, c := range n {
+			if NestedDeeper(c, limit-1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func decodeObject(body []byte) (map[string]any, *Violation) {

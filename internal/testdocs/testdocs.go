@@ -5,8 +5,11 @@ package testdocs
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"encoding/xml"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"strings"
 )
 
@@ -101,6 +104,53 @@ func office(parts map[string]string) []byte {
 			panic(err)
 		}
 	}
+	if err := zw.Close(); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}
+
+// DOCXBomb returns a document whose word/document.xml holds run repeated
+// times inside one paragraph: a few hundred kilobytes that unpack to
+// len(run)*times bytes. It is made without compressing that much: each
+// piece (head, a chunk of runs, tail) is deflated once, alone and flushed
+// to a byte boundary, and the stream repeats the chunk's blocks, which
+// refer to nothing before them.
+func DOCXBomb(run string, times int) []byte {
+	head := `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p>`
+	perChunk := max(1, (64<<10)/len(run))
+	tail := strings.Repeat(run, times%perChunk) + `</w:p></w:body></w:document>`
+	chunk := strings.Repeat(run, perChunk)
+	deflated := func(s string, last bool) []byte {
+		var b bytes.Buffer
+		fw, _ := flate.NewWriter(&b, flate.BestCompression)
+		io.WriteString(fw, s)
+		if last {
+			fw.Close()
+		} else {
+			fw.Flush()
+		}
+		return b.Bytes()
+	}
+	var packed bytes.Buffer
+	crc := crc32.NewIEEE()
+	packed.Write(deflated(head, false))
+	io.WriteString(crc, head)
+	deflatedChunk := deflated(chunk, false)
+	for range times / perChunk {
+		packed.Write(deflatedChunk)
+		io.WriteString(crc, chunk)
+	}
+	packed.Write(deflated(tail, true))
+	io.WriteString(crc, tail)
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: "word/document.xml", Method: zip.Deflate, CRC32: crc.Sum32(),
+		CompressedSize64: uint64(packed.Len()), UncompressedSize64: uint64(len(head) + len(chunk)*(times/perChunk) + len(tail))})
+	if err != nil {
+		panic(err) // writing to memory
+	}
+	w.Write(packed.Bytes())
 	if err := zw.Close(); err != nil {
 		panic(err)
 	}

@@ -43,6 +43,9 @@ func (l *Local) searchVectorStore(vs store.VectorStoreStore, w http.ResponseWrit
 	if err != nil {
 		return err
 	}
+	if err := req.CheckFilters(); err != nil {
+		return err
+	}
 	if req.RewriteQuery {
 		for i, q := range queries {
 			queries[i] = vectorstores.NormalizeQuery(q)

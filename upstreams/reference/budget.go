@@ -9,6 +9,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/modelgate/modelgate/schemas"
 	"github.com/modelgate/modelgate/upstreams"
 )
 
@@ -105,35 +106,12 @@ var errNoRemoteRefs = errors.New("only references inside the schema ($defs, defi
 // 1,000-deep one took a minute), and no real schema comes near it.
 const maxSchemaNesting = 64
 
-// nestedDeeper reports whether v nests objects and arrays deeper than
-// limit levels, without walking past that depth.
-func nestedDeeper(v any, limit int) bool {
-	if limit < 0 {
-		return true
-	}
-	switch n := v.(type) {
-	case map[string]any:
-		for _, c := range n {
-			if nestedDeeper(c, limit-1) {
-				return true
-			}
-		}
-	case []any:
-		for _, c := range n {
-			if nestedDeeper(c, limit-1) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // checkSchema compiles schema (draft 2020-12 unless it says otherwise),
 // which validates it against its meta-schema: maxLength -1, minItems -10,
 // prefixItems [1] or allOf [{"properties": 5}] are refused here, and so is
 // a schema nested deeper than maxSchemaNesting, before it is compiled.
 func checkSchema(param string, schema map[string]any) *upstreams.Error {
-	if nestedDeeper(schema, maxSchemaNesting) {
+	if schemas.NestedDeeper(schema, maxSchemaNesting) {
 		return upstreams.InvalidRequest(param, "Invalid schema for %s: it nests deeper than %d levels.", param, maxSchemaNesting)
 	}
 	raw, err := json.Marshal(schema)

@@ -262,6 +262,9 @@ func officeText(ctx context.Context, data []byte, want func(name string) bool) (
 		if ctx.Err() != nil {
 			return "", extractionStopped(ctx)
 		}
+		if errors.Is(err, errTooMuchText) {
+			return "", invalidFile("The file yields more than the %d bytes of text that can be indexed.", maxExtractedBytes)
+		}
 		if err != nil {
 			return "", invalidFile("The document's part %s is not valid XML.", f.Name).because(err)
 		}
@@ -280,6 +283,11 @@ func partNumber(name string) int {
 	n, _ := strconv.Atoi(m[1])
 	return n
 }
+
+// errTooMuchText stops xmlRuns once the text passes maxExtractedBytes: a
+// document that unpacks to hundreds of megabytes of text (a zip bomb) is
+// refused at that bound instead of being held whole.
+var errTooMuchText = errors.New("more text than can be indexed")
 
 func xmlRuns(ctx context.Context, r io.Reader, b *strings.Builder) error {
 	d := xml.NewDecoder(r)
@@ -314,6 +322,9 @@ func xmlRuns(ctx context.Context, r io.Reader, b *strings.Builder) error {
 			}
 		case xml.CharData:
 			if inText {
+				if b.Len()+len(t) > maxExtractedBytes {
+					return errTooMuchText
+				}
 				b.Write(t)
 			}
 		}

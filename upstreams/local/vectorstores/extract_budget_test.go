@@ -59,3 +59,18 @@ func TestExtractionStopsWithItsIngestion(t *testing.T) {
 		t.Fatalf("cancelled docx extraction: %v", err)
 	}
 }
+
+// A zip bomb: a docx of a few hundred kilobytes whose document.xml
+// unpacks to 260 MiB of text runs is refused once 64 MiB of text are
+// kept, with an error that says so. Before, its text was kept up to the
+// 256 MiB unpacked bound, and the part, cut there mid-element, was called
+// invalid XML.
+func TestDOCXBombIsRefusedAtTheTextBound(t *testing.T) {
+	run := "<w:r><w:t>" + strings.Repeat("a", 64<<10) + "</w:t></w:r>"
+	bomb := testdocs.DOCXBomb(run, (260<<20)/len(run))
+	_, err := extractText(context.Background(), "bomb.docx", bomb)
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.Code != codeInvalidFile || !strings.Contains(fe.Message, "more than the 67108864 bytes of text") {
+		t.Fatalf("a %d KiB docx of 260 MiB unpacked: %v", len(bomb)>>10, err)
+	}
+}

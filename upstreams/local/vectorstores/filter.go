@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+
+	"github.com/modelgate/modelgate/upstreams"
 )
 
 // searchFilter is a comparison ({type: eq|ne|gt|gte|lt|lte|in|nin, key,
@@ -81,4 +83,39 @@ func compareValues(a, b any) (int, bool) {
 		return -1, ok
 	}
 	return 0, false
+}
+
+// maxFilterTerms bounds a search filter: its comparisons and compounds,
+// and the values of its in and nin lists, together. Every file of the
+// store is matched against the whole filter, so a search costs up to this
+// many comparisons a file; without a bound a body's worth of values (a
+// list of a million, 8 MB) made each search cost a million comparisons
+// for every file of the store.
+const maxFilterTerms = 10_000
+
+// terms counts the filter's terms, stopping once past limit.
+func (f *searchFilter) terms(limit int) int {
+	if f == nil {
+		return 0
+	}
+	n := 1
+	if list, ok := f.Value.([]any); ok {
+		n += len(list)
+	}
+	for _, sub := range f.Filters {
+		if n > limit {
+			break
+		}
+		n += sub.terms(limit - n)
+	}
+	return n
+}
+
+// CheckFilters refuses a filter of more than maxFilterTerms terms, naming
+// filters.
+func (r *SearchRequest) CheckFilters() error {
+	if n := r.Filters.terms(maxFilterTerms); n > maxFilterTerms {
+		return upstreams.InvalidRequest("filters", "filters may hold at most %d comparisons, compounds and listed values together.", maxFilterTerms)
+	}
+	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/modelgate/modelgate/upstreams"
 )
 
 // TestQueryTermsAreBounded: a query's keywords are distinct and at most
@@ -32,5 +34,49 @@ func TestQueryTermsAreBounded(t *testing.T) {
 		if (err == nil) != (n == maxQueries) {
 			t.Fatalf("%d queries: %v", n, err)
 		}
+	}
+}
+
+// TestFilterTermsAreBounded: a filter of maxFilterTerms terms (compounds,
+// comparisons and listed values together, at any depth) is taken, one
+// more is refused naming filters, and a list of a million values is
+// refused without being counted to its end.
+func TestFilterTermsAreBounded(t *testing.T) {
+	list := func(n int) []any {
+		values := make([]any, n)
+		for i := range values {
+			values[i] = fmt.Sprint(i)
+		}
+		return values
+	}
+	// An and of two: an in list, and a chain of nested ors.
+	filter := func(listed, nested int) *searchFilter {
+		chain := &searchFilter{Type: "eq", Key: "k", Value: "v"}
+		for range nested {
+			chain = &searchFilter{Type: "or", Filters: []*searchFilter{chain}}
+		}
+		return &searchFilter{Type: "and", Filters: []*searchFilter{{Type: "in", Key: "file_id", Value: list(listed)}, chain}}
+	}
+	// and + in + its values + the chain's ors + eq.
+	for _, c := range []struct {
+		listed, nested int
+		ok             bool
+	}{
+		{maxFilterTerms - 3 - 100, 100, true},
+		{maxFilterTerms - 3 - 100, 101, false},
+		{0, maxFilterTerms - 3, true},
+		{1, maxFilterTerms - 3, false},
+		{1_000_000, 0, false},
+	} {
+		err := (&SearchRequest{Filters: filter(c.listed, c.nested)}).CheckFilters()
+		if (err == nil) != c.ok {
+			t.Fatalf("%d listed values, %d nested ors: %v", c.listed, c.nested, err)
+		}
+		if apiErr, ok := err.(*upstreams.Error); err != nil && (!ok || apiErr.Param != "filters" || apiErr.Status != 400) {
+			t.Fatalf("refusal %+v", err)
+		}
+	}
+	if err := (&SearchRequest{}).CheckFilters(); err != nil {
+		t.Fatalf("no filter: %v", err)
 	}
 }
