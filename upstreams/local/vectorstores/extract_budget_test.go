@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/modelgate/modelgate/internal/testdocs"
+	"github.com/modelgate/modelgate/upstreams/tokens"
 )
 
 // pagesPDF is a PDF of n pages sharing one content stream that shows
@@ -101,5 +102,23 @@ func TestExtractedTextIsBounded(t *testing.T) {
 	}
 	if in.n > 2*limit {
 		t.Fatalf("refusing more than %d bytes of text read %d of the part's %d bytes", limit, in.n, len(part))
+	}
+}
+
+// A file of maxFileTokens tokens is chunked; one token more is refused
+// naming the limit.
+func TestFileTokensAreBounded(t *testing.T) {
+	enc := tokens.ForModel("text-embedding-3-small")
+	text := strings.Repeat(" a", maxFileTokens)
+	if n := enc.Count(text); n != maxFileTokens {
+		t.Fatalf("the text has %d tokens, want %d", n, maxFileTokens)
+	}
+	if chunks, err := chunkText(enc, text, AutoChunkTokens, AutoOverlapTokens); err != nil || len(chunks) != maxFileTokens/(AutoChunkTokens-AutoOverlapTokens)-1 {
+		t.Fatalf("%d tokens: %d chunks, %v", maxFileTokens, len(chunks), err)
+	}
+	_, err := chunkText(enc, text+" a", AutoChunkTokens, AutoOverlapTokens)
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.Code != codeInvalidFile || fe.Message != "The file has more than the 5000000 tokens that can be indexed." {
+		t.Fatalf("%d tokens: %v", maxFileTokens+1, err)
 	}
 }
