@@ -142,3 +142,30 @@ func TestReloadStopsTheOldConfigsWorkers(t *testing.T) {
 
 	runWork(t, port, current, old)
 }
+
+// TestFailedReloadKeepsTheRunningLimits: a reload that raises a key's
+// limit and provisions its gateway, but fails on a later module, leaves
+// the running config's limit in force: what the key spent still counts
+// against the old limit.
+func TestFailedReloadKeepsTheRunningLimits(t *testing.T) {
+	port := testgateway.FreePort(t)
+	testgateway.Load(t, limitedGateway(port, "key "+clientKey+" {\n rpm 2\n }"))
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	chat := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`
+	for i := range 2 {
+		if resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", chat, chatHeaders); resp.StatusCode != 200 {
+			t.Fatalf("request %d: %d", i, resp.StatusCode)
+		}
+	}
+	// The raised limit's gateway provisions; the one after it, without a
+	// key, fails the load.
+	raised := strings.Replace(limitedGateway(port, "key "+clientKey+" {\n rpm 100\n }"), "route chat.completions.create to reference\n\t}",
+		"route chat.completions.create to reference\n\t}\n\troute /never/* {\n\t\tmodelgate {\n\t\t\tmax_body_size 1KiB\n\t\t}\n\t}", 1)
+	if err := caddy.Load(testgateway.Adapt(t, raised), true); err == nil || !strings.Contains(err.Error(), "no API keys configured") {
+		t.Fatalf("loading a config whose later gateway has no keys: %v", err)
+	}
+	resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", chat, chatHeaders)
+	if resp.StatusCode != 429 || resp.Header.Get("X-Ratelimit-Limit-Requests") != "2" {
+		t.Fatalf("third request after the failed reload: %d, limit %q", resp.StatusCode, resp.Header.Get("X-Ratelimit-Limit-Requests"))
+	}
+}

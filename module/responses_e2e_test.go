@@ -11,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/internal/testpg"
@@ -39,7 +40,9 @@ func notFound(t *testing.T, err error, code string) {
 // false, delete and owner isolation.
 func TestResponsesOffline(t *testing.T) {
 	base := testgateway.Quickstart(t, "key "+otherKey+" {\n owner bob\n }\n")
-	testResponses(t, sdk(base, option.WithAPIKey(testgateway.QuickstartDevKey)), sdk(base, option.WithAPIKey(otherKey)))
+	client := sdk(base, option.WithAPIKey(testgateway.QuickstartDevKey))
+	testResponses(t, client)
+	testResponsesOwnerIsolation(t, client, sdk(base, option.WithAPIKey(otherKey)))
 }
 
 // TestResponsesOfflineOnPostgres: the same on a PostgreSQL store.
@@ -56,10 +59,15 @@ func TestResponsesOfflineOnPostgres(t *testing.T) {
 			postgres %s
 		}
 	}`, clientKey, otherKey, testpg.DSN(t)))
-	testResponses(t, sdk(base), sdk(base, option.WithAPIKey(otherKey)))
+	testResponses(t, sdk(base))
+	testResponsesOwnerIsolation(t, sdk(base), sdk(base, option.WithAPIKey(otherKey)))
 }
 
-func testResponses(t *testing.T, client, other openai.Client) {
+// testResponses: create, retrieve, a tool call round trip through
+// previous_response_id, structured output, input items paged, store
+// false, delete, and previous_response_id of an unstored or deleted
+// response.
+func testResponses(t *testing.T, client openai.Client) {
 	ctx := context.Background()
 	first, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "reference", Input: text("Tell me about rivers"),
 		Instructions: openai.String("Be brief."), Metadata: map[string]string{"k": "v"}})
@@ -74,11 +82,6 @@ func testResponses(t *testing.T, client, other openai.Client) {
 	got, err := client.Responses.Get(ctx, first.ID, responses.ResponseGetParams{})
 	if err != nil || got.OutputText() != first.OutputText() || got.Usage.TotalTokens != first.Usage.TotalTokens {
 		t.Fatalf("retrieve: %v %+v", err, got)
-	}
-	if _, err := other.Responses.Get(ctx, first.ID, responses.ResponseGetParams{}); err == nil {
-		t.Fatal("another owner retrieved the response")
-	} else {
-		notFound(t, err, "")
 	}
 
 	// A tool call, answered with previous_response_id and the call's output.
@@ -142,14 +145,9 @@ func testResponses(t *testing.T, client, other openai.Client) {
 	if _, err := client.Responses.InputItems.List(ctx, multi.ID, responses.InputItemListParams{Limit: openai.Int(101)}); asAPIError(t, err).StatusCode != 400 {
 		t.Fatalf("limit 101: %v", err)
 	}
-	if _, err := other.Responses.InputItems.List(ctx, multi.ID, responses.InputItemListParams{}); err == nil {
-		t.Fatal("another owner listed the input items")
-	}
 
-	// previous_response_id of another owner, of an unstored and of a
-	// deleted response: 404 previous_response_not_found, like a missing one.
-	_, err = other.Responses.New(ctx, responses.ResponseNewParams{Model: "reference", Input: text("x"), PreviousResponseID: openai.String(first.ID)})
-	notFound(t, err, "previous_response_not_found")
+	// previous_response_id of an unstored and of a deleted response: 404
+	// previous_response_not_found, like a missing one.
 	unstored, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "reference", Input: text("x"), Store: openai.Bool(false)})
 	if err != nil || !strings.Contains(unstored.RawJSON(), `"store":false`) {
 		t.Fatalf("store false: %v", err)
@@ -159,9 +157,6 @@ func testResponses(t *testing.T, client, other openai.Client) {
 	if _, err := client.Responses.Get(ctx, unstored.ID, responses.ResponseGetParams{}); err == nil {
 		t.Fatal("a store:false response was kept")
 	}
-	if err := other.Responses.Delete(ctx, first.ID); err == nil {
-		t.Fatal("another owner deleted the response")
-	}
 	if err := client.Responses.Delete(ctx, first.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +165,74 @@ func testResponses(t *testing.T, client, other openai.Client) {
 	_, err = client.Responses.New(ctx, responses.ResponseNewParams{Model: "reference", Input: text("x"), PreviousResponseID: openai.String(first.ID)})
 	notFound(t, err, "previous_response_not_found")
 	notFound(t, client.Responses.Delete(ctx, first.ID), "")
+}
+
+// testResponsesOwnerIsolation: another owner's key can neither retrieve,
+// list the input items of, continue nor delete a response (404, as for a
+// missing one), and the response stays its owner's.
+func testResponsesOwnerIsolation(t *testing.T, client, other openai.Client) {
+	ctx := context.Background()
+	r, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "reference", Input: text("Mine alone")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = other.Responses.Get(ctx, r.ID, responses.ResponseGetParams{})
+	notFound(t, err, "")
+	_, err = other.Responses.InputItems.List(ctx, r.ID, responses.InputItemListParams{})
+	notFound(t, err, "")
+	_, err = other.Responses.New(ctx, responses.ResponseNewParams{Model: "reference", Input: text("x"), PreviousResponseID: openai.String(r.ID)})
+	notFound(t, err, "previous_response_not_found")
+	notFound(t, other.Responses.Delete(ctx, r.ID), "")
+	if got, err := client.Responses.Get(ctx, r.ID, responses.ResponseGetParams{}); err != nil || got.OutputText() != r.OutputText() {
+		t.Fatalf("the owner's response after the other owner's attempts: %v", err)
+	}
+}
+
+// TestResponsesToolChoiceFormatAndSampling: offline, tool_choice none and
+// required, parallel_tool_calls false and text.format json_object reach
+// the engine, and temperature, top_p and tool_choice come back on the
+// response object.
+func TestResponsesToolChoiceFormatAndSampling(t *testing.T) {
+	client := sdk(testgateway.Quickstart(t, ""), option.WithAPIKey(testgateway.QuickstartDevKey))
+	timeTool := responses.ToolUnionParam{OfFunction: &responses.FunctionToolParam{Name: "get_time",
+		Parameters: map[string]any{"type": "object", "properties": map[string]any{"tz": map[string]any{"type": "string"}}}}}
+	tools := []responses.ToolUnionParam{weatherTool, timeTool}
+	calls := func(p responses.ResponseNewParams) (names []string, r *responses.Response) {
+		t.Helper()
+		p.Model, p.Tools = "reference", tools
+		r, err := client.Responses.New(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, item := range r.Output {
+			if item.Type == "function_call" {
+				names = append(names, item.AsFunctionCall().Name)
+			}
+		}
+		return names, r
+	}
+	both := text("Call get_weather and get_time for Paris")
+	if names, r := calls(responses.ResponseNewParams{Input: both}); strings.Join(names, " ") != "get_weather get_time" {
+		t.Fatalf("auto with both tools named: %v %s", names, r.RawJSON())
+	}
+	if names, r := calls(responses.ResponseNewParams{Input: both, ParallelToolCalls: openai.Bool(false)}); len(names) != 1 {
+		t.Fatalf("parallel_tool_calls false: %v %s", names, r.RawJSON())
+	}
+	none := responses.ResponseNewParamsToolChoiceUnion{OfToolChoiceMode: openai.Opt(responses.ToolChoiceOptionsNone)}
+	names, r := calls(responses.ResponseNewParams{Input: both, ToolChoice: none, Temperature: openai.Float(0.5), TopP: openai.Float(0.9)})
+	if len(names) != 0 || r.OutputText() == "" || r.ToolChoice.OfToolChoiceMode != "none" || r.Temperature != 0.5 || r.TopP != 0.9 {
+		t.Fatalf("tool_choice none, temperature 0.5, top_p 0.9: %v %s", names, r.RawJSON())
+	}
+	required := responses.ResponseNewParamsToolChoiceUnion{OfToolChoiceMode: openai.Opt(responses.ToolChoiceOptionsRequired)}
+	if names, r := calls(responses.ResponseNewParams{Input: text("Hello"), ToolChoice: required}); strings.Join(names, " ") != "get_weather" {
+		t.Fatalf("tool_choice required, no tool named: %v %s", names, r.RawJSON())
+	}
+	r, err := client.Responses.New(context.Background(), responses.ResponseNewParams{Model: "reference", Input: text("Describe a river"),
+		Text: responses.ResponseTextConfigParam{Format: responses.ResponseFormatTextConfigUnionParam{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}}})
+	var obj map[string]any
+	if err != nil || json.Unmarshal([]byte(r.OutputText()), &obj) != nil || len(obj) == 0 || r.Text.Format.Type != "json_object" {
+		t.Fatalf("json_object: %v %s", err, r.RawJSON())
+	}
 }
 
 // TestResponsesStreamOffline checks the event grammar openai-go reads:

@@ -2,15 +2,23 @@ package modelgate_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
 // providerResponse is a response object as a provider sends it, with a
@@ -120,6 +128,46 @@ func TestResponsesThroughAProvider(t *testing.T) {
 	}
 	if n := len(provider.bodies) - seen; n != 1 {
 		t.Fatalf("the provider saw %d requests, want only the valid one", n)
+	}
+}
+
+// TestOpenAIGoThroughAProvider runs openai-go's Responses conversation
+// (testResponses: tool call round trip through previous_response_id,
+// structured output, input items, store false, delete) and embeddings in
+// both encodings against the quick start with responses.* and
+// embeddings.create routed to a provider: a second modelgate site serving
+// them offline, every reply checked strictly.
+func TestOpenAIGoThroughAProvider(t *testing.T) {
+	base, reached := quickstartWithProvider(t)
+	client := sdk(base, option.WithAPIKey(testgateway.QuickstartDevKey))
+	testResponses(t, client)
+	embed := func(format openai.EmbeddingNewParamsEncodingFormat) *openai.CreateEmbeddingResponse {
+		got, err := client.Embeddings.New(context.Background(), openai.EmbeddingNewParams{Model: "text-embedding-3-small", EncodingFormat: format,
+			Dimensions: openai.Int(64), Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: []string{"the cat sleeps", "engines need oil"}}})
+		if err != nil || len(got.Data) != 2 || got.Usage.PromptTokens == 0 {
+			t.Fatalf("%s embeddings: %v %+v", format, err, got)
+		}
+		return got
+	}
+	floats, packed := embed(openai.EmbeddingNewParamsEncodingFormatFloat), embed(openai.EmbeddingNewParamsEncodingFormatBase64)
+	for i, d := range packed.Data {
+		var item struct{ Embedding string }
+		if err := json.Unmarshal([]byte(d.RawJSON()), &item); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := base64.StdEncoding.DecodeString(item.Embedding)
+		want := floats.Data[i].Embedding
+		if err != nil || len(raw) != 4*len(want) || len(want) != 64 {
+			t.Fatalf("base64 embedding %d: %v, %d bytes for %d floats", i, err, len(raw), len(want))
+		}
+		for j, f := range want {
+			if got := math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:])); got != float32(f) {
+				t.Fatalf("embedding %d[%d]: base64 %v, float %v", i, j, got, f)
+			}
+		}
+	}
+	if n := reached(); n["/v1/responses"] < 10 || n["/v1/embeddings"] != 2 {
+		t.Fatalf("the provider served %v", n)
 	}
 }
 

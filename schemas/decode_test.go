@@ -60,7 +60,7 @@ func TestParseObjectAgreesWithEncodingJSON(t *testing.T) {
 }
 
 // TestParseObjectOnGeneratedDocuments: the generated requests and replies
-// of fast_test.go, whole and cut short at random.
+// of fast_gen_test.go, whole and cut short at random.
 func TestParseObjectOnGeneratedDocuments(t *testing.T) {
 	g := gen{rand.New(rand.NewPCG(5, 6))}
 	for i := range 2000 {

@@ -2,7 +2,10 @@
 // baseURL and apiKey are set. Run by module/node_sdk_e2e_test.go, which
 // serves the quick start and passes MODELGATE_BASE_URL (ending in /v1) and
 // MODELGATE_API_KEY. Every check throws on a mismatch (exit status 1); on
-// success the last line on stdout is a JSON summary.
+// success the last line on stdout is a JSON summary. One file over 400
+// lines: the test copies this script alone into a folder whose
+// node_modules holds the SDK under test, and the checks run in order on
+// one client with the helpers defined first.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -40,7 +39,9 @@ func init() {
 	caddy.RegisterModule(Local{})
 }
 
-// Local serves files and threads from a store.
+// Local is the upstream kind `local`: its configuration (the Caddyfile
+// block is read in caddyfile.go), the store it serves from and the work it
+// runs on that store for its config.
 type Local struct {
 	// DataDir holds the SQLite database and the file contents; it is
 	// created on first start. Placeholders are expanded.
@@ -345,70 +346,6 @@ func notFoundOr(err error, kind, id string) error {
 		return upstreams.NotFound("No %s found with id '%s'.", kind, id)
 	}
 	return err
-}
-
-// UnmarshalCaddyfile reads the upstream's block:
-//
-//	upstream <name> local {
-//	    data_dir <path>
-//	    batch_concurrency <n>
-//	    batch_lease <duration>
-//	    max_attempts <n>
-//	    file_sweep_interval <duration>
-//	    postgres <dsn>
-//	    embedding_model <model>
-//	    search_dialect spec|openai|auto
-//	}
-func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the upstream's name or type
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	for d.NextBlock(0) {
-		switch d.Val() {
-		case "data_dir":
-			if !d.AllArgs(&l.DataDir) {
-				return d.ArgErr()
-			}
-		case "batch_concurrency", "max_attempts":
-			option := d.Val()
-			var v string
-			if !d.AllArgs(&v) {
-				return d.ArgErr()
-			}
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return d.Errf("%s must be a positive integer, got %q", option, v)
-			}
-			*map[string]*int{"batch_concurrency": &l.BatchConcurrency, "max_attempts": &l.MaxAttempts}[option] = n
-		case "batch_lease", "file_sweep_interval":
-			option := d.Val()
-			var v string
-			if !d.AllArgs(&v) {
-				return d.ArgErr()
-			}
-			dur, err := caddy.ParseDuration(v)
-			if err != nil {
-				return d.Errf("%s: %v", option, err)
-			}
-			*map[string]*caddy.Duration{"batch_lease": &l.BatchLease, "file_sweep_interval": &l.FileSweepInterval}[option] = caddy.Duration(dur)
-		case "postgres":
-			if !d.AllArgs(&l.Postgres) {
-				return d.ArgErr()
-			}
-		case "embedding_model":
-			if !d.AllArgs(&l.EmbeddingModel) {
-				return d.ArgErr()
-			}
-		case "search_dialect":
-			if !d.AllArgs(&l.SearchDialect) {
-				return d.ArgErr()
-			}
-		default:
-			return d.Errf("unrecognized local upstream option %q", d.Val())
-		}
-	}
-	return nil
 }
 
 // Interface guards

@@ -50,7 +50,7 @@ func NewRunner(s store.BatchStore, files store.FileStore, d upstreams.Dispatcher
 	}
 }
 
-// start runs the runner until Stop.
+// Start runs the runner until Stop.
 func (r *Runner) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop = cancel
@@ -68,7 +68,7 @@ func (r *Runner) Stop() {
 	<-r.done
 }
 
-// wake tells the runner there may be work (a batch created or cancelled).
+// Wake tells the runner there may be work (a batch created or cancelled).
 func (r *Runner) Wake() {
 	if r == nil {
 		return
@@ -79,7 +79,7 @@ func (r *Runner) Wake() {
 	}
 }
 
-// cancel stops the work of a batch running here; a batch running
+// Cancel stops the work of a batch running here; a batch running
 // elsewhere learns of its cancel at its next lease renewal.
 func (r *Runner) Cancel(id string) {
 	if r == nil {

@@ -34,7 +34,7 @@ func canMove(from, to string) bool {
 	return false
 }
 
-// move sets b's status to `to` and stamps the matching timestamp, if the
+// Move sets b's status to `to` and stamps the matching timestamp, if the
 // transition is allowed; it returns the status b came from.
 func Move(b *Batch, to string, at int64) (from string, ok bool) {
 	if !canMove(b.Status, to) {

@@ -29,7 +29,7 @@ func (s *Postgres) clockSkew(ctx context.Context, local func() time.Time) (time.
 	return mid.Sub(server), nil
 }
 
-// warnOfClockSkew logs a warning when local is more than maxClockSkew from
+// WarnOfClockSkew logs a warning when local is more than maxClockSkew from
 // the database's clock, or when that cannot be read.
 func (s *Postgres) WarnOfClockSkew(ctx context.Context, local func() time.Time, logger *zap.Logger) {
 	if skew, err := s.clockSkew(ctx, local); err != nil || skew.Abs() > maxClockSkew {

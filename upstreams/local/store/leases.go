@@ -19,13 +19,13 @@ func WorkerName() string {
 	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), NewID("")[:8])
 }
 
-// leaseEnd is when a lease of length lease taken or renewed now runs out,
+// LeaseEnd is when a lease of length lease taken or renewed now runs out,
 // in Unix seconds (rounded up).
 func LeaseEnd(lease time.Duration) int64 {
 	return Now() + int64((lease+time.Second-1)/time.Second)
 }
 
-// renewEvery calls renew every interval until ctx ends or renew reports
+// RenewEvery calls renew every interval until ctx ends or renew reports
 // false (the lease is lost).
 func RenewEvery(ctx context.Context, interval time.Duration, renew func() bool) {
 	t := time.NewTicker(interval)

@@ -187,7 +187,7 @@ func VectorStoreSupport(s Store) (VectorStoreStore, string) {
 
 const SecondsPerDay = 86400
 
-// expired reports whether the store's expiry policy has run out.
+// Expired reports whether the store's expiry policy has run out.
 func (v *VectorStore) Expired() bool {
 	return v.ExpiresAfterDays > 0 && Now() >= v.LastActiveAt+int64(v.ExpiresAfterDays)*SecondsPerDay
 }

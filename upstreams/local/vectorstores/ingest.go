@@ -75,19 +75,19 @@ func (in *Ingester) currentDispatcher() upstreams.Dispatcher {
 	return nil
 }
 
-// use routes embeddings (ingestion's and search's) through d.
+// Use routes embeddings (ingestion's and search's) through d.
 func (in *Ingester) Use(d upstreams.Dispatcher) {
 	in.dispatcher.Store(&d)
 }
 
-// start begins the work: the store's pending jobs, and those to come. An
+// Start begins the work: the store's pending jobs, and those to come. An
 // Ingester starts once and stops once, with the config it belongs to.
 func (in *Ingester) Start() {
 	in.wg.Add(1)
 	go in.loop()
 }
 
-// notify wakes the loop: a job was queued or a worker is free.
+// Notify wakes the loop: a job was queued or a worker is free.
 func (in *Ingester) Notify() {
 	select {
 	case in.kick <- struct{}{}:
@@ -95,7 +95,7 @@ func (in *Ingester) Notify() {
 	}
 }
 
-// stop ends the work in flight, gives its leases back (its jobs stay
+// Stop ends the work in flight, gives its leases back (its jobs stay
 // in_progress, for any instance to take up) and waits. It is safe to call
 // more than once, and before start.
 func (in *Ingester) Stop() {

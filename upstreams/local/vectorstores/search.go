@@ -22,83 +22,6 @@ const rrfK = 60
 // least before fusion.
 const minCandidates = 50
 
-// searchFilter is a comparison ({type: eq|ne|gt|gte|lt|lte|in|nin, key,
-// value}) or a compound ({type: and|or, filters}) filter on a file's
-// attributes; key file_id compares the file's ID.
-type searchFilter struct {
-	Type    string          `json:"type"`
-	Key     string          `json:"key"`
-	Value   any             `json:"value"`
-	Filters []*searchFilter `json:"filters"`
-}
-
-// match reports whether a file passes the filter. A comparison on an
-// attribute the file lacks, or of values of different types, is false,
-// except ne and nin, which are true.
-func (f *searchFilter) match(fileID string, attrs map[string]any) bool {
-	switch f.Type {
-	case "and", "or":
-		for _, sub := range f.Filters {
-			if sub.match(fileID, attrs) != (f.Type == "and") {
-				return f.Type == "or"
-			}
-		}
-		return f.Type == "and"
-	}
-	var have any = fileID
-	if f.Key != "file_id" {
-		var ok bool
-		if have, ok = attrs[f.Key]; !ok {
-			return f.Type == "ne" || f.Type == "nin"
-		}
-	}
-	switch f.Type {
-	case "in", "nin":
-		list, _ := f.Value.([]any)
-		found := slices.ContainsFunc(list, func(v any) bool { c, ok := compareValues(have, v); return ok && c == 0 })
-		return found == (f.Type == "in")
-	}
-	c, ok := compareValues(have, f.Value)
-	switch f.Type {
-	case "eq":
-		return ok && c == 0
-	case "ne":
-		return !ok || c != 0
-	case "gt":
-		return ok && c > 0
-	case "gte":
-		return ok && c >= 0
-	case "lt":
-		return ok && c < 0
-	case "lte":
-		return ok && c <= 0
-	}
-	return false
-}
-
-// compareValues orders two JSON values of the same type (numbers,
-// strings, booleans with false first); ok is false for different types.
-func compareValues(a, b any) (int, bool) {
-	switch x := a.(type) {
-	case float64:
-		y, ok := b.(float64)
-		return cmp.Compare(x, y), ok
-	case string:
-		y, ok := b.(string)
-		return strings.Compare(x, y), ok
-	case bool:
-		y, ok := b.(bool)
-		if x == y {
-			return 0, ok
-		}
-		if x {
-			return 1, ok
-		}
-		return -1, ok
-	}
-	return 0, false
-}
-
 // SearchRequest is the body of vector_stores.search.
 type SearchRequest struct {
 	Query          json.RawMessage `json:"query"`
@@ -111,7 +34,7 @@ type SearchRequest struct {
 	} `json:"ranking_options"`
 }
 
-// queries returns the request's query or queries.
+// Queries returns the request's query or queries.
 func (r *SearchRequest) Queries() ([]string, error) {
 	var one string
 	if json.Unmarshal(r.Query, &one) == nil {
@@ -170,7 +93,7 @@ func keywords(q string) []string {
 	})
 }
 
-// normalizeQuery is rewrite_query without a model: the keywords, lower
+// NormalizeQuery is rewrite_query without a model: the keywords, lower
 // case, without punctuation.
 func NormalizeQuery(q string) string {
 	if kw := keywords(q); len(kw) > 0 {
@@ -281,7 +204,7 @@ func NewCache() *Cache {
 	return &Cache{entries: map[[2]string]*vectorMatrix{}}
 }
 
-// forget drops a deleted store's embeddings.
+// Forget drops a deleted store's embeddings.
 func (vc *Cache) Forget(storeID string) {
 	vc.mu.Lock()
 	defer vc.mu.Unlock()
@@ -323,7 +246,7 @@ type Hit struct {
 	File  *store.VectorStoreFile
 }
 
-// search runs a validated search over a store's completed files.
+// Search runs a validated search over a store's completed files.
 func (v *Vectors) Search(ctx context.Context, vs store.VectorStoreStore, who upstreams.Principal, storeID string, req *SearchRequest, queries []string) ([]Hit, error) {
 	limit := 10
 	if req.MaxNumResults != nil {
