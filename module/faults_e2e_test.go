@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
+	"github.com/modelgate/modelgate/internal/sse"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -110,7 +111,8 @@ func TestCutStreamEndsWithAnErrorEvent(t *testing.T) {
 
 // TestStreamEventCap: one event of a relayed stream is held to
 // max_body_size: an event of exactly that size passes, one byte more ends
-// the stream with an error event (and a finding).
+// the stream with an error event, counted in the metrics and recorded as
+// a finding.
 func TestStreamEventCap(t *testing.T) {
 	const limit = 4096
 	var size atomic.Int64
@@ -123,14 +125,17 @@ func TestStreamEventCap(t *testing.T) {
 		}
 		io.WriteString(w, "data: [DONE]\n\n")
 	})
+	records := filepath.Join(t.TempDir(), "records.jsonl")
 	base := testgateway.Start(t, fmt.Sprintf(`
+	metrics /metrics
 	modelgate {
 		key %s
 		max_body_size %d
+		record %s
 		upstream p {
 			base_url %s/v1
 		}
-	}`, clientKey, limit, provider.URL))
+	}`, clientKey, limit, records, provider.URL))
 	body := `{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"hi"}]}`
 
 	size.Store(limit)
@@ -143,6 +148,23 @@ func TestStreamEventCap(t *testing.T) {
 	want := `data: {"error":{"message":"The upstream provider sent a stream event larger than this gateway relays; the reply is incomplete.","type":"server_error","param":null,"code":"upstream_event_too_large"}}` + "\n\n"
 	if resp.StatusCode != 200 || string(lastBody) != want {
 		t.Fatalf("an event of max_body_size+1: %d %.200q", resp.StatusCode, lastBody)
+	}
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	counted := `caddy_modelgate_upstream_streams_cut_total{operation="chat.completions.create",reason="event_too_large",upstream="p"} 1`
+	if !strings.Contains(string(metrics), counted) {
+		t.Fatalf("metrics lack %s:\n%s", counted, grepLines(string(metrics), "streams_cut"))
+	}
+	recs := readRecords(t, records, 2)
+	if findings := fmt.Sprint(recs[0]["findings"]); strings.Contains(findings, "stream ended early") {
+		t.Fatalf("the stream within the cap has findings %s", findings)
+	}
+	if findings := fmt.Sprint(recs[1]["findings"]); !strings.Contains(findings, "upstream stream ended early: "+sse.ErrEventTooLarge.Error()) {
+		t.Fatalf("the stream past the cap has findings %s", findings)
 	}
 }
 

@@ -1,12 +1,14 @@
 package modelgate_test
 
 // Vector store search with an embeddings provider: hybrid ranking, a
-// provider that fails or hangs, text-only search without one, and
-// ingestion that resumes after a restart.
+// provider that fails or hangs, a search given up by its client,
+// text-only search without one, and ingestion that resumes after a
+// restart.
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,6 +32,9 @@ type fakeEmbeddings struct {
 	mode    string // ok, error, malformed, hang
 	inputs  [][]string
 	arrived chan struct{}
+	// released, when set, is told when a hanging request ends because the
+	// gateway gave it up.
+	released chan struct{}
 	// hangAfter, when set, makes every request after that many hang.
 	hangAfter int
 }
@@ -71,6 +76,9 @@ func (f *fakeEmbeddings) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case "hang":
 		<-r.Context().Done()
+		if f.released != nil {
+			f.released <- struct{}{}
+		}
 		return
 	}
 	json.NewEncoder(w).Encode(fakeembed.Response(req.Model, req.Input))
@@ -115,6 +123,60 @@ func TestVectorStoreHybridSearchWithEmbeddings(t *testing.T) {
 	// A search that cannot embed its query is a 502, not a BM25 answer in disguise.
 	if _, err := client.VectorStores.Search(context.Background(), storeID, openai.VectorStoreSearchParams{Query: query("cat")}); asAPIError(t, err).StatusCode != 502 {
 		t.Fatalf("search with a failing embeddings route: %v", err)
+	}
+}
+
+// TestSearchEndsWithItsRequest: a hybrid search whose client goes away
+// while its query is being embedded ends there: the gateway's call to the
+// embeddings provider is cancelled with the client's request (a search
+// run on a context of its own would hang on it), and the next search is
+// served.
+func TestSearchEndsWithItsRequest(t *testing.T) {
+	fake := &fakeEmbeddings{mode: "ok", arrived: make(chan struct{}, 1), released: make(chan struct{}, 1)}
+	srv := httptest.NewServer(fake)
+	defer func() {
+		srv.CloseClientConnections() // a hanging request ends even when the test fails
+		srv.Close()
+	}()
+	client := sdk(startWithEmbeddings(t, "data_dir "+t.TempDir(), srv.URL))
+	ctx := context.Background()
+	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := upload(t, client, "cats.txt", []byte("The cat sleeps on the warm windowsill all afternoon."))
+	if f := attachAndPoll(t, client, vs.ID, id, nil); f.Status != "completed" {
+		t.Fatalf("ingestion: %+v", f)
+	}
+	fake.setMode("hang")
+	select {
+	case <-fake.arrived: // the ingestion's
+	default:
+	}
+	searchCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := client.VectorStores.Search(searchCtx, vs.ID, openai.VectorStoreSearchParams{Query: query("feline")})
+		done <- err
+	}()
+	// The bounds are for a search that never ends, not a measure of speed.
+	select {
+	case <-fake.arrived:
+	case <-time.After(time.Minute):
+		t.Fatal("the search never asked for its query's embeddings")
+	}
+	cancel()
+	select {
+	case <-fake.released:
+	case <-time.After(time.Minute):
+		t.Fatal("the gateway still waits on the query's embeddings after its client went away")
+	}
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the client's search ended with %v", err)
+	}
+	fake.setMode("ok")
+	if res := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("feline")}); len(res) != 1 || res[0].FileID != id {
+		t.Fatalf("the next search: %+v", res)
 	}
 }
 

@@ -41,32 +41,44 @@ func loadVocab(name string, special map[string]int, piece func(string, int) int)
 	return v, nil
 }
 
-// pieces calls f with each piece of text, in order; text that is not valid
-// UTF-8 is read as the public tokenizers read it, each invalid byte as
-// U+FFFD.
-func (v *vocab) pieces(text string, f func(piece string)) {
+// pieces calls f with each piece of text, in order, until f returns
+// false; text that is not valid UTF-8 is read as the public tokenizers
+// read it, each invalid byte as U+FFFD.
+func (v *vocab) pieces(text string, f func(piece string) bool) {
 	if !utf8.ValidString(text) {
 		text = string([]rune(text))
 	}
 	for i := 0; i < len(text); {
 		e := v.piece(text, i)
-		f(text[i:e])
+		if !f(text[i:e]) {
+			return
+		}
 		i = e
 	}
 }
 
-// encode appends the token IDs of text to ids.
-func (v *vocab) encode(ids []int, text string) []int {
+// encode appends the token IDs of text to ids, stopping once ids holds
+// more than limit (it then holds at most a section's tokens more).
+func (v *vocab) encode(ids []int, text string, limit int) []int {
 	var scratch [64]part
-	v.pieces(text, func(p string) {
+	v.pieces(text, func(p string) bool {
 		if id, ok := v.ranks[p]; ok {
 			ids = append(ids, id)
-			return
+			return len(ids) <= limit
 		}
-		parts := v.merge(p, scratch[:0])
-		for k := range len(parts) - 1 {
-			ids = append(ids, v.ranks[p[parts[k].start:parts[k+1].start]])
+		for at := 0; at < len(p); {
+			end := sectionEnd(p, at)
+			section := p[at:end]
+			parts := v.merge(section, scratch[:0])
+			for k := range len(parts) - 1 {
+				ids = append(ids, v.ranks[section[parts[k].start:parts[k+1].start]])
+			}
+			if len(ids) > limit {
+				return false
+			}
+			at = end
 		}
+		return true
 	})
 	return ids
 }
@@ -75,12 +87,17 @@ func (v *vocab) encode(ids []int, text string) []int {
 func (v *vocab) count(text string) int {
 	var scratch [64]part
 	n := 0
-	v.pieces(text, func(p string) {
+	v.pieces(text, func(p string) bool {
 		if _, ok := v.ranks[p]; ok {
 			n++
-			return
+			return true
 		}
-		n += len(v.merge(p, scratch[:0])) - 1
+		for at := 0; at < len(p); {
+			end := sectionEnd(p, at)
+			n += len(v.merge(p[at:end], scratch[:0])) - 1
+			at = end
+		}
+		return true
 	})
 	return n
 }
@@ -109,16 +126,13 @@ const noMerge = math.MaxInt
 // faster and allocates nothing.
 const longPiece = 256
 
-// merge runs byte-pair merging over piece the way the public tokenizer
-// does: repeatedly join the adjacent pair whose joined bytes have the lowest
-// rank (the leftmost on ties) until no pair is a token. It returns the
-// boundaries, the last one at len(piece), in parts (reused when large
-// enough).
+// merge runs byte-pair merging over piece (at most maxMergedPiece bytes)
+// the way the public tokenizer does: repeatedly join the adjacent pair
+// whose joined bytes have the lowest rank (the leftmost on ties) until no
+// pair is a token. It returns the boundaries, the last one at len(piece),
+// in parts (reused when large enough).
 func (v *vocab) merge(piece string, parts []part) []part {
-	switch {
-	case len(piece) > maxMergedPiece:
-		return v.mergeSections(piece, parts)
-	case len(piece) >= longPiece:
+	if len(piece) >= longPiece {
 		return v.mergeLong(piece, parts)
 	}
 	return v.mergeShort(piece, parts)
@@ -128,25 +142,20 @@ func (v *vocab) merge(piece string, parts []part) []part {
 // piece (64 KiB without a break: no text a person writes, but a request
 // or an uploaded file can hold 64 MiB of one) is merged in sections of
 // this size, so that its memory is bounded (mergeLong keeps about 36 bytes
-// a byte) and its time linear; its tokens may then differ from the public
+// a byte, and the section's tokens are used before the next is merged)
+// and its time linear; its tokens may then differ from the public
 // tokenizer's at the sections' edges, a token or two per 64 KiB.
 const maxMergedPiece = 64 << 10
 
-// mergeSections merges piece in sections of maxMergedPiece bytes, each cut
-// at the start of a character.
-func (v *vocab) mergeSections(piece string, parts []part) []part {
-	for at := 0; at < len(piece); {
-		end := min(at+maxMergedPiece, len(piece))
-		for end < len(piece) && end > at+1 && !utf8.RuneStart(piece[end]) {
-			end--
-		}
-		section := v.mergeLong(piece[at:end], nil)
-		for _, p := range section[:len(section)-1] {
-			parts = append(parts, part{start: at + p.start})
-		}
-		at = end
+// sectionEnd is the end of piece's section that starts at at: at most
+// maxMergedPiece bytes on, cut at the start of a character (the piece's
+// end when it is that close).
+func sectionEnd(piece string, at int) int {
+	end := min(at+maxMergedPiece, len(piece))
+	for end < len(piece) && end > at+1 && !utf8.RuneStart(piece[end]) {
+		end--
 	}
-	return append(parts, part{start: len(piece)})
+	return end
 }
 
 // mergeShort scans every pair for the lowest rank at each step, as the

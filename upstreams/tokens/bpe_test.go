@@ -70,3 +70,25 @@ func TestLongPieceIsMergedInSections(t *testing.T) {
 		}
 	}
 }
+
+// EncodeUpTo reports whether text fits the limit, and past it stops soon
+// after (within a section of a piece without a break): 4 MiB of one
+// letter with a limit of 10 is not encoded whole.
+func TestEncodeUpToStopsPastTheLimit(t *testing.T) {
+	enc := ForModel("gpt-4o-mini")
+	text := "The cat sat on the mat. " + strings.Repeat("ab", 1000)
+	all := enc.Encode(text)
+	for _, limit := range []int{len(all), len(all) + 1} {
+		if ids, ok := enc.EncodeUpTo(text, limit); !ok || !slices.Equal(ids, all) {
+			t.Fatalf("limit %d of %d tokens: %v, %d IDs", limit, len(all), ok, len(ids))
+		}
+	}
+	if ids, ok := enc.EncodeUpTo(text, len(all)-1); ok || !slices.Equal(ids, all[:len(ids)]) || len(ids) < len(all) {
+		t.Fatalf("limit %d of %d tokens: %v, %d IDs", len(all)-1, len(all), ok, len(ids))
+	}
+	long := strings.Repeat("a", 4<<20)
+	ids, ok := enc.EncodeUpTo(long, 10)
+	if ok || len(ids) <= 10 || len(ids) > len(enc.Encode(long[:maxMergedPiece])) {
+		t.Fatalf("4 MiB without a break, limit 10: %v, %d IDs (a section has %d)", ok, len(ids), len(enc.Encode(long[:maxMergedPiece])))
+	}
+}

@@ -71,7 +71,7 @@ func samePieces(t testing.TB, text string) {
 	t.Helper()
 	for _, enc := range []*Encoding{o200k, cl100k} {
 		var pieces []string
-		enc.load().pieces(text, func(p string) { pieces = append(pieces, p) })
+		enc.load().pieces(text, func(p string) bool { pieces = append(pieces, p); return true })
 		if want := oraclePieces(t, enc, text); !slices.Equal(pieces, want) {
 			t.Fatalf("%s: pieces of %q\n got %q\nwant %q", enc.name, text, pieces, want)
 		}

@@ -5,6 +5,7 @@
 package tokens
 
 import (
+	"math"
 	"strings"
 	"sync"
 )
@@ -56,7 +57,16 @@ func (e *Encoding) load() *vocab {
 
 // Encode returns the token IDs of text; special-token text is encoded as
 // ordinary text, as a provider does for user content.
-func (e *Encoding) Encode(text string) []int { return e.load().encode(nil, text) }
+func (e *Encoding) Encode(text string) []int { return e.load().encode(nil, text, math.MaxInt) }
+
+// EncodeUpTo is Encode for text that may hold more tokens than the caller
+// can use: it reports whether text has at most limit tokens, and when it
+// has more, stops encoding soon after the limit (within a piece, or 64 KiB
+// of one without a break) and returns the IDs it has.
+func (e *Encoding) EncodeUpTo(text string, limit int) (ids []int, all bool) {
+	ids = e.load().encode(nil, text, limit)
+	return ids, len(ids) <= limit
+}
 
 // Decode turns token IDs back into text.
 func (e *Encoding) Decode(ids []int) string { return e.load().decode(ids) }

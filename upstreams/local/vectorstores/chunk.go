@@ -22,9 +22,9 @@ const maxFileTokens = 5_000_000
 // text (a window's edges are moved back to rune boundaries, so no
 // character is ever split). Windows of blanks only are left out.
 func chunkText(enc *tokens.Encoding, text string, size, overlap int) ([]string, error) {
-	ids := enc.Encode(text)
-	if len(ids) > maxFileTokens {
-		return nil, invalidFile("The file has %d tokens; at most %d can be indexed.", len(ids), maxFileTokens)
+	ids, all := enc.EncodeUpTo(text, maxFileTokens)
+	if !all {
+		return nil, invalidFile("The file has more than the %d tokens that can be indexed.", maxFileTokens)
 	}
 	// offsets[i] is where token i starts in text: BPE tokens are byte
 	// sequences that concatenate back to the text.

@@ -3,6 +3,7 @@ package vectorstores
 import (
 	"archive/zip"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/xml"
 	"errors"
@@ -109,17 +110,38 @@ func extractText(ctx context.Context, filename string, data []byte) (string, err
 	if err != nil {
 		return "", err
 	}
-	if len(text) > maxExtractedBytes {
-		return "", invalidFile("The file yields more than the %d bytes of text that can be indexed.", maxExtractedBytes)
-	}
 	if strings.TrimSpace(text) == "" {
 		return "", invalidFile("The file contains no text to index.")
 	}
 	return text, nil
 }
 
+// textOut collects a document's text, refusing to hold more than limit
+// bytes of it (0: maxExtractedBytes): a document that unpacks or decodes
+// to more fails as it is read, before its text is held whole.
+type textOut struct {
+	strings.Builder
+	limit int
+}
+
+// room fails the file when n more bytes would pass the limit.
+func (o *textOut) room(n int) error {
+	limit := cmp.Or(o.limit, maxExtractedBytes)
+	if o.Len()+n > limit {
+		return tooMuchText(limit)
+	}
+	return nil
+}
+
+func tooMuchText(limit int) *FileError {
+	return invalidFile("The file yields more than the %d bytes of text that can be indexed.", limit)
+}
+
 func utf8Text(data []byte) (string, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if len(data) > maxExtractedBytes {
+		return "", tooMuchText(maxExtractedBytes)
+	}
 	if !utf8.Valid(data) {
 		return "", invalidFile("The file is not valid UTF-8 text.")
 	}
@@ -133,7 +155,7 @@ func htmlText(data []byte) (string, error) {
 		return "", err
 	}
 	z := html.NewTokenizer(bytes.NewReader(data))
-	var b strings.Builder
+	var b textOut
 	skip := 0
 	for {
 		tt := z.Next()
@@ -145,7 +167,11 @@ func htmlText(data []byte) (string, error) {
 			return "", invalidFile("The HTML could not be read.")
 		case html.TextToken:
 			if skip == 0 {
-				b.Write(z.Text())
+				t := z.Text()
+				if err := b.room(len(t)); err != nil {
+					return "", err
+				}
+				b.Write(t)
 			}
 		case html.StartTagToken, html.EndTagToken:
 			name, _ := z.TagName()
@@ -159,6 +185,9 @@ func htmlText(data []byte) (string, error) {
 				}
 			case atom.P, atom.Div, atom.Br, atom.Li, atom.Tr, atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6,
 				atom.Section, atom.Article, atom.Pre, atom.Blockquote, atom.Table, atom.Title:
+				if err := b.room(1); err != nil {
+					return "", err
+				}
 				b.WriteByte('\n')
 			}
 		}
@@ -180,7 +209,7 @@ func pdfText(ctx context.Context, data []byte) (text string, err error) {
 	if err != nil {
 		return "", invalidFile("The PDF is damaged, encrypted or not a PDF.").because(err)
 	}
-	var b strings.Builder
+	var b textOut
 	pages := 0
 	var walk func(node pdf.Value, depth int) error
 	walk = func(node pdf.Value, depth int) error {
@@ -206,8 +235,8 @@ func pdfText(ctx context.Context, data []byte) (text string, err error) {
 				if err != nil {
 					return invalidFile("The text of page %d of the PDF could not be read.", pages).because(err)
 				}
-				if b.Len()+len(t) > maxExtractedBytes {
-					return invalidFile("The file yields more than the %d bytes of text that can be indexed.", maxExtractedBytes)
+				if err := b.room(len(t)); err != nil {
+					return err
 				}
 				b.WriteString(t)
 			}
@@ -249,7 +278,7 @@ func officeText(ctx context.Context, data []byte, want func(name string) bool) (
 		return "", invalidFile("The document has no text part.")
 	}
 	slices.SortFunc(parts, func(a, b *zip.File) int { return partNumber(a.Name) - partNumber(b.Name) })
-	var b strings.Builder
+	var b textOut
 	budget := int64(maxUnpackedBytes)
 	for _, f := range parts {
 		rc, err := f.Open()
@@ -262,8 +291,9 @@ func officeText(ctx context.Context, data []byte, want func(name string) bool) (
 		if ctx.Err() != nil {
 			return "", extractionStopped(ctx)
 		}
-		if errors.Is(err, errTooMuchText) {
-			return "", invalidFile("The file yields more than the %d bytes of text that can be indexed.", maxExtractedBytes)
+		var fe *FileError
+		if errors.As(err, &fe) {
+			return "", fe
 		}
 		if err != nil {
 			return "", invalidFile("The document's part %s is not valid XML.", f.Name).because(err)
@@ -284,12 +314,7 @@ func partNumber(name string) int {
 	return n
 }
 
-// errTooMuchText stops xmlRuns once the text passes maxExtractedBytes: a
-// document that unpacks to hundreds of megabytes of text (a zip bomb) is
-// refused at that bound instead of being held whole.
-var errTooMuchText = errors.New("more text than can be indexed")
-
-func xmlRuns(ctx context.Context, r io.Reader, b *strings.Builder) error {
+func xmlRuns(ctx context.Context, r io.Reader, b *textOut) error {
 	d := xml.NewDecoder(r)
 	inText := false
 	for n := 0; ; n++ {
@@ -303,30 +328,34 @@ func xmlRuns(ctx context.Context, r io.Reader, b *strings.Builder) error {
 		if err != nil {
 			return err
 		}
+		var text []byte
 		switch t := tok.(type) {
 		case xml.StartElement:
 			switch t.Name.Local {
 			case "t":
 				inText = true
 			case "tab":
-				b.WriteByte('\t')
+				text = tab
 			case "br", "cr":
-				b.WriteByte('\n')
+				text = newline
 			}
 		case xml.EndElement:
 			switch t.Name.Local {
 			case "t":
 				inText = false
 			case "p":
-				b.WriteByte('\n')
+				text = newline
 			}
 		case xml.CharData:
 			if inText {
-				if b.Len()+len(t) > maxExtractedBytes {
-					return errTooMuchText
-				}
-				b.Write(t)
+				text = t
 			}
 		}
+		if err := b.room(len(text)); err != nil {
+			return err
+		}
+		b.Write(text)
 	}
 }
+
+var tab, newline = []byte("\t"), []byte("\n")
