@@ -77,6 +77,7 @@ func hostileAttacks(vs string) []hostileAttack {
 		{"100,000 messages", "", `{"model":"gpt-4o-mini","messages":[` + list(100000, func(i int) string { return fmt.Sprintf(`{"role":"user","content":"m%d"}`, i) }) + `]}`, "", 200},
 		{"100,000 content parts", "", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":[` + list(100000, func(i int) string { return fmt.Sprintf(`{"type":"text","text":"p%d"}`, i) }) + `]}]}`, "", 200},
 		{"100,000 stop sequences", "", chat(`,"stop":[` + list(100000, func(i int) string { return fmt.Sprintf(`"s%d"`, i) }) + `]`), "stop", 400},
+		{"60 MiB of small numbers", "/v1/embeddings", `{"model":"text-embedding-3-small","input":[0` + strings.Repeat(`,0`, 30<<20) + `]}`, "input", 400},
 		{"search filter of 100,000 values", search, `{"query":"x","filters":{"type":"in","key":"file_id","value":[` + list(100000, func(i int) string { return fmt.Sprintf(`"f%d"`, i) }) + `]}}`, "filters", 400},
 		{"search filter nested 2,000 deep", search, `{"query":"x","filters":` + strings.Repeat(`{"type":"or","filters":[`, 2000) + `{"type":"eq","key":"k","value":"v"}` + strings.Repeat(`]}`, 2000) + `}`, "filters", 400},
 	}

@@ -2,6 +2,7 @@ package schemas
 
 import (
 	"encoding/json"
+	"math"
 	"unicode/utf8"
 
 	"github.com/modelgate/modelgate/internal/jsonlex"
@@ -14,18 +15,34 @@ import (
 // returns false, and the caller decodes with encoding/json, which decides
 // and words any error. decode_test.go checks both agree.
 func parseObject(data []byte) (map[string]any, bool) {
-	p := parser{data: data}
+	doc, ok, _ := parseObjectWithin(data, math.MaxInt)
+	return doc, ok
+}
+
+// parseObjectWithin is parseObject of a document of at most limit values
+// and member names. One past it the parse stops, having built no more
+// than limit of them, with over set and top naming the top-level member
+// it was in.
+func parseObjectWithin(data []byte, limit int) (doc map[string]any, ok bool, over *tooMany) {
+	p := parser{data: data, left: limit}
 	p.space()
 	if p.i >= len(p.data) || p.data[p.i] != '{' {
-		return nil, false
+		return nil, false, nil
 	}
 	v, ok := p.value(0)
+	if p.over {
+		return nil, false, &tooMany{top: p.top}
+	}
 	p.space()
 	if !ok || p.i != len(p.data) {
-		return nil, false
+		return nil, false, nil
 	}
-	return v.(map[string]any), true
+	return v.(map[string]any), true, nil
 }
+
+// tooMany says a document held more values than its limit, and in which
+// top-level member the limit was passed.
+type tooMany struct{ top string }
 
 // knownStrings are the names and values that come again and again in chat
 // requests and replies, each boxed once, so that decoding one allocates
@@ -54,6 +71,22 @@ var knownStrings = func() map[string]any {
 type parser struct {
 	data []byte
 	i    int
+	// left is how many more values and member names the document may
+	// hold; over is set when one more came.
+	left int
+	over bool
+	// top is the top-level member being read.
+	top string
+}
+
+// count takes one value or member name from the budget.
+func (p *parser) count() bool {
+	if p.left == 0 {
+		p.over = true
+		return false
+	}
+	p.left--
+	return true
 }
 
 // maxDepth bounds nesting; deeper documents go to encoding/json.
@@ -62,7 +95,7 @@ const maxDepth = 200
 func (p *parser) space() { p.i = jsonlex.SkipSpace(p.data, p.i) }
 
 func (p *parser) value(depth int) (any, bool) {
-	if p.i >= len(p.data) || depth > maxDepth {
+	if p.i >= len(p.data) || depth > maxDepth || !p.count() {
 		return nil, false
 	}
 	switch c := p.data[p.i]; {
@@ -111,6 +144,12 @@ func (p *parser) object(depth int) (any, bool) {
 		key, ok := knownStrings[string(b)].(string)
 		if !ok {
 			key = string(b)
+		}
+		if depth == 0 {
+			p.top = key
+		}
+		if !p.count() {
+			return nil, false
 		}
 		p.space()
 		if p.i >= len(p.data) || p.data[p.i] != ':' {
@@ -271,4 +310,28 @@ func (p *parser) number() (any, bool) {
 	n := json.Number(p.data[p.i:end])
 	p.i = end
 	return n, true
+}
+
+// valuesWithin reports whether a JSON text holds at most limit values and
+// member names. It counts the bytes outside strings that each begin at
+// most one ('[' and '{' the first inside, ',' the next, ':' a member's
+// value) and the text itself: never fewer than there are, one more for
+// an empty array or object.
+func valuesWithin(data []byte, limit int) bool {
+	n := 1
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case '[', '{', ',', ':':
+			if n++; n > limit {
+				return false
+			}
+		}
+	}
+	return true
 }

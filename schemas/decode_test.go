@@ -3,8 +3,10 @@ package schemas
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -30,7 +32,7 @@ func checkParse(t *testing.T, data []byte) bool {
 	if err != nil || !reflect.DeepEqual(any(got), want) {
 		t.Fatalf("parseObject(%q) = %#v, encoding/json = %#v (%v)", data, got, want, err)
 	}
-	if _, v := decodeObject(data); v != nil {
+	if _, v := decodeObject(data, math.MaxInt); v != nil {
 		t.Fatalf("parseObject takes %q, decodeObject refuses it: %v", data, v)
 	}
 	return true
@@ -105,5 +107,46 @@ func TestDeepRequestsAreRefused(t *testing.T) {
 		if v == nil || v.Param != "filters" || !strings.Contains(v.Message, "filters nests deeper than the 100 levels") {
 			t.Fatalf("%d compounds: %+v", depth, v)
 		}
+	}
+}
+
+// TestRequestValuesAreBounded: a request body of MaxRequestValues values
+// and member names decodes, one more is refused naming the top-level
+// member it was in, on the fast parser's path and on encoding/json's (a
+// \ud800 escape sends a document there). A body of 32 million numbers
+// (64 MiB) is refused having allocated a small part of what decoding it
+// took: 1.5 GiB for 62 MiB of small values before the bound.
+func TestRequestValuesAreBounded(t *testing.T) {
+	numbers := func(head string, k int) []byte {
+		return []byte(head + `"input":[0` + strings.Repeat(`,0`, k-1) + `]}`)
+	}
+	// {, "input", [ and k numbers: k+3.
+	if _, v := ValidateRequest("files.list", numbers(`{`, MaxRequestValues-3)); v != nil {
+		t.Fatalf("%d values: %s", MaxRequestValues, v.Message)
+	}
+	_, v := ValidateRequest("files.list", numbers(`{`, MaxRequestValues-2))
+	if v == nil || v.Param != "input" || !strings.Contains(v.Message, "more than the 1000000 values and member names") {
+		t.Fatalf("%d values: %+v", MaxRequestValues+1, v)
+	}
+	// {, "a", "\ud800", "input", [ and k numbers: k+5.
+	if _, v := decodeObject(numbers(`{"a":"\ud800",`, MaxRequestValues-5), MaxRequestValues); v != nil {
+		t.Fatalf("%d values through encoding/json: %s", MaxRequestValues, v.Message)
+	}
+	if _, v := decodeObject(numbers(`{"a":"\ud800",`, MaxRequestValues-4), MaxRequestValues); v == nil || !strings.Contains(v.Message, "more than the 1000000") {
+		t.Fatalf("%d values through encoding/json: %+v", MaxRequestValues+1, v)
+	}
+	huge := numbers(`{`, 32<<20)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, v = ValidateRequest("embeddings.create", huge)
+	runtime.ReadMemStats(&after)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("a %d MiB body of %d numbers: %d MiB allocated to refuse it", len(huge)>>20, 32<<20, allocated>>20)
+	if v == nil || v.Param != "input" {
+		t.Fatalf("32M numbers: %+v", v)
+	}
+	if allocated > 256<<20 {
+		t.Fatalf("refusing 32M numbers allocated %d MiB", allocated>>20)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"strings"
 	"sync"
 
@@ -90,7 +91,7 @@ type Violation struct{ Param, Message string }
 // state, and returns the decoded document. An operation without a request
 // schema accepts any JSON object.
 func ValidateRequest(operation string, body []byte) (map[string]any, *Violation) {
-	doc, v := decodeObject(body)
+	doc, v := decodeObject(body, MaxRequestValues)
 	if v != nil {
 		return nil, v
 	}
@@ -155,12 +156,29 @@ func NestedDeeper(v any, limit int) bool {
 	return false
 }
 
-func decodeObject(body []byte) (map[string]any, *Violation) {
+// MaxRequestValues is how many JSON values and member names a request body
+// may hold. Decoding costs memory by the value, not by the byte: 62 MiB of
+// small numbers took 1.5 GiB to decode. A million is more than any
+// request of the API holds (embeddings: 300,000 tokens at most, a chat's
+// logit_bias 300 entries) and bounds a decoded request to tens of
+// megabytes.
+const MaxRequestValues = 1_000_000
+
+// decodeObject decodes a JSON object of at most limit values and member
+// names (math.MaxInt: any).
+func decodeObject(body []byte, limit int) (map[string]any, *Violation) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return map[string]any{}, nil
 	}
-	if doc, ok := parseObject(body); ok {
+	doc, ok, over := parseObjectWithin(body, limit)
+	if ok {
 		return doc, nil
+	}
+	if over == nil && limit < math.MaxInt && !valuesWithin(body, limit) {
+		over = &tooMany{}
+	}
+	if over != nil {
+		return nil, &Violation{Param: over.top, Message: fmt.Sprintf("The request body holds more than the %d values and member names a request may have.", limit)}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -171,7 +189,7 @@ func decodeObject(body []byte) (map[string]any, *Violation) {
 	if dec.More() {
 		return nil, &Violation{Message: "We could not parse the JSON body of your request: more than one JSON value."}
 	}
-	doc, ok := v.(map[string]any)
+	doc, ok = v.(map[string]any)
 	if !ok {
 		return nil, &Violation{Message: "The JSON body of your request must be an object."}
 	}
@@ -197,7 +215,7 @@ func ValidateResponse(operation string, body []byte) (dialect string, findings [
 	if s == nil && operation != "vector_stores.search" {
 		return "", nil // no schema: the reply is not JSON (file content) or not ours to check
 	}
-	doc, v := decodeObject(body)
+	doc, v := decodeObject(body, math.MaxInt)
 	if v != nil {
 		return "", []Finding{{Message: v.Message}}
 	}
