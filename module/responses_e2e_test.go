@@ -323,3 +323,44 @@ func TestResponsesRefuseWhatTheEngineCannotDo(t *testing.T) {
 		t.Errorf("max_output_tokens: %d %s", resp.StatusCode, lastBody)
 	}
 }
+
+// TestResponseChainIsBoundedByTheBodyLimit: a previous_response_id chain
+// is read only up to the gateway's max_body_size (32 KiB here): a
+// conversation of three 6 KiB inputs continues, one that has grown past
+// 32 KiB is refused with 400 context_length_exceeded naming
+// previous_response_id before anything is generated, and a new
+// conversation still works. (Before, the whole chain was loaded and the
+// chat made from it answered 413, as if the client's own body were too
+// large; the chain is now read no further than the limit, which matters
+// once max_body_size is lowered under stored conversations.)
+func TestResponseChainIsBoundedByTheBodyLimit(t *testing.T) {
+	client := sdk(testgateway.Quickstart(t, "max_body_size 32KiB\n"), option.WithAPIKey(testgateway.QuickstartDevKey))
+	ctx := context.Background()
+	input := strings.Repeat("a long turn ", 512) // 6 KiB
+	var previous string
+	for turn := 1; ; turn++ {
+		params := responses.ResponseNewParams{Model: "reference", Input: text(input), MaxOutputTokens: openai.Int(16)}
+		if previous != "" {
+			params.PreviousResponseID = openai.String(previous)
+		}
+		r, err := client.Responses.New(ctx, params)
+		if err == nil {
+			if turn > 6 {
+				t.Fatalf("turn %d continued a conversation of more than 36 KiB", turn)
+			}
+			previous = r.ID
+			continue
+		}
+		var e *openai.Error
+		if !errors.As(err, &e) || e.StatusCode != 400 || e.Code != "context_length_exceeded" || e.Param != "previous_response_id" {
+			t.Fatalf("turn %d: %v", turn, err)
+		}
+		if turn <= 4 {
+			t.Fatalf("turn %d refused with %d KiB of conversation", turn, (turn-1)*6)
+		}
+		break
+	}
+	if _, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "reference", Input: text(input)}); err != nil {
+		t.Fatalf("a new conversation: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/modelgate/modelgate/schemas"
 	"github.com/modelgate/modelgate/upstreams"
 	"github.com/modelgate/modelgate/upstreams/local/store"
 )
@@ -21,7 +22,8 @@ import (
 // token caps, sampling and model rules are the chat route's own.
 
 // maxResponseChain bounds how many stored responses a previous_response_id
-// chain is followed through.
+// chain is followed through. What the chain holds in all is bounded too,
+// by the gateway's body limit (see conversation).
 const maxResponseChain = 1000
 
 // responseRequest is the body of responses.create the local upstream reads.
@@ -85,16 +87,20 @@ type responseUsage struct {
 func (l *Local) createResponse(w http.ResponseWriter, c *upstreams.Call) error {
 	var req responseRequest
 	if err := json.Unmarshal(c.Body, &req); err != nil {
-		return upstreams.InvalidRequest("", "The request body is not a valid response request: %s", err.Error())
+		return upstreams.InvalidRequest("", "The request body is not a valid response request: %s.", schemas.DescribeJSONError(err))
 	}
 	ctx := c.Request.Context()
 	items, err := inputItems(req.Input)
 	if err != nil {
 		return err
 	}
+	d := l.dispatcher
+	if d == nil {
+		return upstreams.ServerError("The local upstream has no gateway to generate responses through.")
+	}
 	var history []json.RawMessage
 	if req.PreviousResponseID != "" {
-		if history, err = l.conversation(c, req.PreviousResponseID); err != nil {
+		if history, err = l.conversation(c, req.PreviousResponseID, d.BodyLimit()); err != nil {
 			return err
 		}
 	}
@@ -102,9 +108,8 @@ func (l *Local) createResponse(w http.ResponseWriter, c *upstreams.Call) error {
 	if err != nil {
 		return err
 	}
-	d := l.dispatcher
-	if d == nil {
-		return upstreams.ServerError("The local upstream has no gateway to generate responses through.")
+	if limit := d.BodyLimit(); req.PreviousResponseID != "" && int64(len(chat)) > limit {
+		return conversationTooLong(req.PreviousResponseID, limit)
 	}
 	reply, derr := d.Dispatch(ctx, upstreams.OpChatCompletionsCreate, c.Principal, chat)
 	if derr != nil {
@@ -141,10 +146,14 @@ func (l *Local) createResponse(w http.ResponseWriter, c *upstreams.Call) error {
 // conversation is the items of a stored response's chain, oldest first:
 // each response's input items, then its output. Instructions are not
 // carried over. A response that is missing, deleted, of another owner or
-// created with store false is 404, as the public API answers.
-func (l *Local) conversation(c *upstreams.Call, id string) ([]json.RawMessage, error) {
+// created with store false is 404, as the public API answers. A chain
+// holding more than limit bytes is refused with a 400 once that much is
+// read: the chat made from it could not be sent through the gateway
+// anyway, and a long chain of large inputs would otherwise be loaded whole.
+func (l *Local) conversation(c *upstreams.Call, id string, limit int64) ([]json.RawMessage, error) {
 	ctx := c.Request.Context()
 	var chain [][]json.RawMessage
+	var size int64
 	for next, depth := id, 0; next != "" && depth < maxResponseChain; depth++ {
 		r, err := l.store.GetResponse(ctx, c.Principal.Owner, next)
 		if errors.Is(err, store.ErrNotFound) {
@@ -170,6 +179,13 @@ func (l *Local) conversation(c *upstreams.Call, id string) ([]json.RawMessage, e
 		link := make([]json.RawMessage, 0, len(inputs)+len(obj.Output))
 		for _, in := range inputs {
 			link = append(link, in.Item)
+			size += int64(len(in.Item))
+		}
+		for _, out := range obj.Output {
+			size += int64(len(out))
+		}
+		if size > limit {
+			return nil, conversationTooLong(id, limit)
 		}
 		chain = append(chain, append(link, obj.Output...))
 		next = r.PreviousID
@@ -179,6 +195,13 @@ func (l *Local) conversation(c *upstreams.Call, id string) ([]json.RawMessage, e
 		out = append(out, chain[i]...)
 	}
 	return out, nil
+}
+
+// conversationTooLong refuses to continue a conversation whose chat would
+// be larger than the gateway accepts.
+func conversationTooLong(id string, limit int64) *upstreams.Error {
+	return &upstreams.Error{Status: http.StatusBadRequest, Type: upstreams.TypeInvalidRequest, Param: "previous_response_id", Code: "context_length_exceeded",
+		Message: fmt.Sprintf("The conversation of response '%s' holds more than the %d bytes a request may carry; start a new conversation.", id, limit)}
 }
 
 func (l *Local) retrieveResponse(w http.ResponseWriter, c *upstreams.Call) error {
