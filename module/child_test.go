@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -57,6 +58,16 @@ func TestMain(m *testing.M) {
 type childGateway struct {
 	cmd  *exec.Cmd
 	base string
+	// waited makes Wait called once, whoever asks first (a test that
+	// kills the process, or its cleanup).
+	waited  sync.Once
+	waitErr error
+}
+
+// wait waits for the process to exit, once; later calls return at once.
+func (c *childGateway) wait() error {
+	c.waited.Do(func() { c.waitErr = c.cmd.Wait() })
+	return c.waitErr
 }
 
 // startChild starts a gateway process whose local upstream has the option
@@ -103,12 +114,13 @@ http://127.0.0.1:%d {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	child := &childGateway{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	t.Cleanup(func() { cmd.Process.Kill(); child.wait() })
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil || strings.TrimSpace(line) != "READY" {
 		t.Fatalf("child gateway did not start: %q %v", line, err)
 	}
-	return &childGateway{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	return child
 }
 
 // killMidUpload kills the gateway with SIGKILL halfway through an upload
@@ -123,7 +135,7 @@ func (c *childGateway) killMidUpload(t *testing.T, size int64) {
 	}()
 	<-halfway
 	c.cmd.Process.Signal(syscall.SIGKILL)
-	c.cmd.Wait()
+	c.wait()
 	if err := <-done; err == nil {
 		t.Fatal("the upload succeeded although the gateway was killed")
 	}
@@ -272,7 +284,7 @@ func TestBatchSurvivesAKilledGateway(t *testing.T) {
 	const n = 5000
 	b, before := runningBatch(t, client, n)
 	child.cmd.Process.Signal(syscall.SIGKILL)
-	child.cmd.Wait()
+	child.wait()
 	if before.Status == openai.BatchStatusCompleted {
 		t.Fatal("the batch finished before the gateway could be killed")
 	}

@@ -62,8 +62,10 @@ func TestDeclaredLengthsReserveNoMemory(t *testing.T) {
 	}
 	var first net.Conn
 	var firstReader *bufio.Reader
+	var held []net.Conn
 	for i := range conns {
 		c, r := open(declared, true)
+		held = append(held, c)
 		if resp, err := http.ReadResponse(r, nil); err != nil || resp.StatusCode != http.StatusContinue {
 			t.Fatalf("connection %d: %v %v, want 100 Continue", i, resp, err)
 		}
@@ -90,6 +92,11 @@ func TestDeclaredLengthsReserveNoMemory(t *testing.T) {
 	}
 	if resp, _ := rawRequest(t, "POST", child.base+"/v1/chat/completions", chat, chatHeaders); resp.StatusCode != 200 {
 		t.Fatalf("after the held requests: %d", resp.StatusCode)
+	}
+	// The held requests are in flight: the child has no grace period, so
+	// they would hold its shutdown for ever (as Caddy's default does).
+	for _, c := range held {
+		c.Close()
 	}
 	child.stopsOnSIGTERM(t)
 }

@@ -201,7 +201,7 @@ func TestPoisonBatchLineIsQuarantinedAcrossKills(t *testing.T) {
 	for kill := 1; kill <= 2; kill++ {
 		<-arrived
 		child.cmd.Process.Signal(syscall.SIGKILL)
-		child.cmd.Wait()
+		child.wait()
 		child = startChildWith(t, store, extra, port)
 	}
 	client = sdk(child.base)

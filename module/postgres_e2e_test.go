@@ -118,7 +118,7 @@ func TestBatchMovesToTheOtherGatewayWhenItsHolderIsKilled(t *testing.T) {
 		t.Fatalf("the lease owner %q is neither gateway (pids %d, %d)", owner, gateways[0].cmd.Process.Pid, gateways[1].cmd.Process.Pid)
 	}
 	gateways[holder].cmd.Process.Signal(syscall.SIGKILL)
-	gateways[holder].cmd.Wait()
+	gateways[holder].wait()
 	survivor := sdk(gateways[1-holder].base)
 	killed, err := survivor.Batches.Get(ctx, b.ID)
 	if err != nil {

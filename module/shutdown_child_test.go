@@ -22,7 +22,7 @@ func (c *childGateway) stopsOnSIGTERM(t *testing.T) time.Duration {
 	start := time.Now()
 	c.cmd.Process.Signal(syscall.SIGTERM)
 	exited := make(chan error, 1)
-	go func() { exited <- c.cmd.Wait() }()
+	go func() { exited <- c.wait() }()
 	select {
 	case <-exited:
 	case <-time.After(60 * time.Second):

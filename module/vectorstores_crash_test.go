@@ -116,7 +116,7 @@ func TestVectorStoreIngestionSurvivesAKilledGateway(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	child.cmd.Process.Signal(syscall.SIGKILL)
-	child.cmd.Wait()
+	child.wait()
 
 	fake.mu.Lock()
 	fake.hangAfter = 0
