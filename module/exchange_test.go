@@ -1,11 +1,17 @@
 package modelgate
 
 import (
+	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/sse"
 	"github.com/modelgate/modelgate/schemas"
+	"github.com/modelgate/modelgate/upstreams"
 )
 
 // spyChecker records, for each write it is fed, whether the client's
@@ -21,6 +27,8 @@ func (s *spyChecker) Write(p []byte) (int, error) {
 	s.fed += string(p)
 	return len(p), nil
 }
+
+func (s *spyChecker) WriteEvent(ev sse.Event) { s.Write(ev.Raw) }
 
 func (s *spyChecker) Close() []schemas.Finding { return nil }
 
@@ -56,6 +64,81 @@ func TestStreamCheckRunsAfterFlush(t *testing.T) {
 		ex.finish()
 		if spy.fed != first+last {
 			t.Errorf("hide usage %v: at the end the check has read %q", hideUsage, spy.fed)
+		}
+	}
+}
+
+// observed is what an exchange made of a stream: the client's bytes, the
+// recorded events, the usage and the reply check's findings.
+type observed struct {
+	client   string
+	events   []string
+	dropped  bool
+	usage    *usage
+	findings []schemas.Finding
+}
+
+// observeStream runs a stream through an exchange, fed by relay (Relay's
+// split, the events whole) or else written in pieces cut at random.
+func observeStream(t *testing.T, stream string, hideUsage, relay bool, rng *rand.Rand) observed {
+	t.Helper()
+	client := httptest.NewRecorder()
+	ex := newExchange(client, true)
+	ex.operation = "chat.completions.create"
+	ex.observe(hideUsage, true)
+	if relay {
+		resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"text/event-stream"}},
+			Body: io.NopCloser(strings.NewReader(stream))}
+		if err := upstreams.Relay(ex, resp, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		ex.Header().Set("Content-Type", "text/event-stream")
+		ex.WriteHeader(http.StatusOK)
+		for rest := stream; rest != ""; {
+			n := min(len(rest), 1+rng.IntN(40))
+			ex.Write([]byte(rest[:n]))
+			rest = rest[n:]
+			if rng.IntN(3) == 0 {
+				http.NewResponseController(ex).Flush()
+			}
+		}
+	}
+	ex.finish()
+	return observed{client.Body.String(), ex.events(), ex.eventsDropped, ex.usage, ex.checker.Close()}
+}
+
+// TestRelayedEventsObservedAsWrittenBytes: a stream relayed by Relay,
+// which hands the exchange each event whole, is observed as the same
+// stream written in any split: the same bytes to the client (the usage
+// chunk hidden or not), events recorded, usage and findings.
+func TestRelayedEventsObservedAsWrittenBytes(t *testing.T) {
+	const head = `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[`
+	streams := map[string]string{
+		"whole": "data: " + head + `{"index":0,"delta":{"content":"a"},"finish_reason":null}],"usage":null}` + "\n\n" +
+			"data: " + head + `{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}` + "\n\n" +
+			"data: " + head + `],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}` + "\n\n" +
+			"data: [DONE]\n\n",
+		"broken": ": keep-alive\n\n" +
+			"data: " + head + `{"index":0,"delta":{"content":"a"},"finish_reason":"bogus"}]}` + "\r\n\r\n" +
+			"event: error\ndata: {\"error\":{\"message\":\"x\"}}\n\n" +
+			"data: {\"id\":\"c2\",\ndata: \"choices\":[]}\n\n" +
+			"data: " + head + `],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}` + "\n\n" +
+			"data: [DONE]\n\ndata: after the end",
+	}
+	rng := rand.New(rand.NewPCG(7, 21))
+	for name, stream := range streams {
+		for _, hideUsage := range []bool{false, true} {
+			want := observeStream(t, stream, hideUsage, true, rng)
+			if len(want.events) == 0 || want.usage == nil || (name == "broken") != (len(want.findings) > 0) {
+				t.Fatalf("%s: nothing observed: %+v", name, want)
+			}
+			for range 20 {
+				got := observeStream(t, stream, hideUsage, false, rng)
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s, hide usage %v: written in pieces\n%+v\nrelayed\n%+v", name, hideUsage, got, want)
+				}
+			}
 		}
 	}
 }

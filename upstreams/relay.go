@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/modelgate/modelgate/internal/sse"
 )
@@ -39,16 +40,22 @@ func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int) error {
 	}
 	rc := http.NewResponseController(w)
 	var werr error
+	ew, _ := w.(EventWriter)
 	split := sse.Splitter{Max: maxEvent, OnEvent: func(ev sse.Event) {
-		if werr == nil {
+		switch {
+		case werr != nil:
+		case ew != nil:
+			werr = ew.WriteEvent(ev)
+		default:
 			_, werr = w.Write(ev.Raw)
 		}
 	}}
-	buf := make([]byte, 32<<10)
+	buf := relayBuffers.Get().(*[]byte)
+	defer relayBuffers.Put(buf)
 	for {
-		n, err := resp.Body.Read(buf)
+		n, err := resp.Body.Read(*buf)
 		if n > 0 {
-			if _, serr := split.Write(buf[:n]); serr != nil {
+			if _, serr := split.Write((*buf)[:n]); serr != nil {
 				writeStreamError(w, rc, "upstream_event_too_large", "The upstream provider sent a stream event larger than this gateway relays; the reply is incomplete.")
 				return serr
 			}
@@ -75,6 +82,22 @@ func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int) error {
 		}
 	}
 }
+
+// EventWriter is a response writer that takes a relayed stream's events
+// whole: Relay, which splits the stream to send each event as it
+// completes, hands it each event (its Raw bytes to send) instead of
+// writing them, so that the writer need not split the stream again. The
+// event's bytes stay as they are; the writer may keep them.
+type EventWriter interface {
+	WriteEvent(ev sse.Event) error
+}
+
+// relayBuffers are Relay's read buffers, pooled as reverse_proxy's are: a
+// stream holds one while it lasts.
+var relayBuffers = sync.Pool{New: func() any {
+	buf := make([]byte, 32<<10)
+	return &buf
+}}
 
 // writeStreamError ends a stream with an error event as the public API
 // sends one: a data line holding the error envelope.
