@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -242,12 +243,15 @@ func (e *exchange) events() []string {
 // chunkUsage reads the usage of a stream chunk, and whether the chunk is
 // the usage-only one (no choices) that include_usage adds at the end.
 func chunkUsage(data []byte) (*usage, bool) {
-	if len(data) == 0 || data[0] != '{' {
+	if len(data) == 0 || data[0] != '{' || !mayName(data, "usage") {
 		return nil, false
 	}
 	u := gjson.GetBytes(data, "usage")
 	if !u.IsObject() {
 		// A Responses stream carries it in its last event's response.
+		if !mayName(data, "response") {
+			return nil, false
+		}
 		if u = gjson.GetBytes(data, "response.usage"); !u.IsObject() {
 			return nil, false
 		}
@@ -256,15 +260,36 @@ func chunkUsage(data []byte) (*usage, bool) {
 	return readUsage(u), choices.IsArray() && len(choices.Array()) == 0
 }
 
+// mayName reports whether JSON data may have a member named key (of
+// letters only): it holds key's bytes, or a \u escape that could spell
+// them. Most chunks have no usage at all, and need not be parsed for it.
+func mayName(data []byte, key string) bool {
+	return bytes.Contains(data, []byte(key)) || bytes.Contains(data, []byte(`\u`))
+}
+
+// readUsage reads a usage object in one pass, each count from the first
+// member of its name as gjson's Get would find it.
 func readUsage(u gjson.Result) *usage {
 	// Chat and embeddings count prompt and completion tokens, Responses
 	// input and output tokens.
+	var counts [5]int64
+	var seen [5]bool
+	u.ForEach(func(name, value gjson.Result) bool {
+		i := slices.Index(usageNames[:], name.Str)
+		if i >= 0 && !seen[i] {
+			counts[i], seen[i] = value.Int(), true
+		}
+		return true
+	})
 	return &usage{
-		prompt:     u.Get("prompt_tokens").Int() + u.Get("input_tokens").Int(),
-		completion: u.Get("completion_tokens").Int() + u.Get("output_tokens").Int(),
-		total:      u.Get("total_tokens").Int(),
+		prompt:     counts[0] + counts[1],
+		completion: counts[2] + counts[3],
+		total:      counts[4],
 	}
 }
+
+// usageNames are the members readUsage reads.
+var usageNames = [...]string{"prompt_tokens", "input_tokens", "completion_tokens", "output_tokens", "total_tokens"}
 
 // finish sends what a filtered stream still holds (a last event without its
 // blank line) and reads the usage of a JSON reply once it has been sent.

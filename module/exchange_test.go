@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/modelgate/modelgate/internal/sse"
 	"github.com/modelgate/modelgate/schemas"
 	"github.com/modelgate/modelgate/upstreams"
@@ -139,6 +141,78 @@ func TestRelayedEventsObservedAsWrittenBytes(t *testing.T) {
 					t.Fatalf("%s, hide usage %v: written in pieces\n%+v\nrelayed\n%+v", name, hideUsage, got, want)
 				}
 			}
+		}
+	}
+}
+
+// usageByGet reads a chunk's usage with a gjson Get for each path and
+// member, as the exchange did before chunkUsage skipped chunks that
+// cannot name usage and readUsage read the members in one pass: the
+// oracle of both.
+func usageByGet(data []byte) (*usage, bool) {
+	if len(data) == 0 || data[0] != '{' {
+		return nil, false
+	}
+	u := gjson.GetBytes(data, "usage")
+	if !u.IsObject() {
+		if u = gjson.GetBytes(data, "response.usage"); !u.IsObject() {
+			return nil, false
+		}
+	}
+	choices := gjson.GetBytes(data, "choices")
+	return &usage{
+		prompt:     u.Get("prompt_tokens").Int() + u.Get("input_tokens").Int(),
+		completion: u.Get("completion_tokens").Int() + u.Get("output_tokens").Int(),
+		total:      u.Get("total_tokens").Int(),
+	}, choices.IsArray() && len(choices.Array()) == 0
+}
+
+// TestChunkUsageAgreesWithGet holds chunkUsage to usageByGet on chunks
+// made at random of what a chunk may hold: usage null, absent, an object
+// (members repeated, escaped, of any JSON type), in a response or under
+// an escaped name, and the words themselves in the content.
+func TestChunkUsageAgreesWithGet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 1))
+	names := []string{"prompt_tokens", "completion_tokens", "total_tokens", "input_tokens", "output_tokens", `\u0070rompt_tokens`, "cached_tokens", "Prompt_tokens"}
+	values := []string{"0", "7", "-3", "12.9", `"15"`, "1e30", "null", "true", `{"a":1}`, "[1,2]", "9223372036854775807"}
+	usageObject := func() string {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range rng.IntN(7) {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(`"` + names[rng.IntN(len(names))] + `": ` + values[rng.IntN(len(values))])
+		}
+		b.WriteString("}")
+		return b.String()
+	}
+	members := []func() string{
+		func() string { return `"usage":null` },
+		func() string { return `"usage":` + usageObject() },
+		func() string { return `"\u0075sage":` + usageObject() },
+		func() string { return `"response":{"id":"r","usage":` + usageObject() + `}` },
+		func() string { return `"response":{"id":"r"}` },
+		func() string { return `"choices":[]` },
+		func() string { return `"choices":[{"index":0,"delta":{"content":"usage response"}}]` },
+		func() string { return `"id":"c","object":"chat.completion.chunk"` },
+		func() string { return `"usage":[1]` },
+	}
+	for range 20000 {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range rng.IntN(5) {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(members[rng.IntN(len(members))]())
+		}
+		b.WriteString("}")
+		data := []byte(b.String())
+		gotUsage, gotOnly := chunkUsage(data)
+		wantUsage, wantOnly := usageByGet(data)
+		if !reflect.DeepEqual(gotUsage, wantUsage) || gotOnly != wantOnly {
+			t.Fatalf("%s: chunkUsage gives %+v, %v; Get gives %+v, %v", data, gotUsage, gotOnly, wantUsage, wantOnly)
 		}
 	}
 }
