@@ -110,8 +110,40 @@ func writeStreamError(w http.ResponseWriter, rc *http.ResponseController, code, 
 
 // IsEventStream reports whether headers announce server-sent events.
 func IsEventStream(h http.Header) bool {
-	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	mt, _ := MediaType(h.Get("Content-Type"))
 	return mt == "text/event-stream"
+}
+
+// MediaType is what mime.ParseMediaType reads of a Content-Type value:
+// its media type, lower-cased, and the error of the whole value. A bare
+// type/subtype, as nearly every value is, is read without parsing it (and
+// allocating its parameters).
+func MediaType(value string) (string, error) {
+	if !bareMediaType(value) {
+		mt, _, err := mime.ParseMediaType(value)
+		return mt, err
+	}
+	for i := 0; i < len(value); i++ {
+		if 'A' <= value[i] && value[i] <= 'Z' {
+			return strings.ToLower(value), nil
+		}
+	}
+	return value, nil
+}
+
+// bareMediaType: v is a token, a slash and a token (RFC 2045 tokens:
+// printable ASCII but spaces and tspecials), with nothing around them.
+func bareMediaType(v string) bool {
+	slash := strings.IndexByte(v, '/')
+	if slash <= 0 || slash == len(v)-1 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; i != slash && (c <= ' ' || c >= 0x7f || strings.IndexByte(`()<>@,;:\"/[]?=`, c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // hopHeaders are connection-scoped and must not be relayed (RFC 9110 7.6.1).
