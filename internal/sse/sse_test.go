@@ -1,6 +1,7 @@
 package sse
 
 import (
+	"bytes"
 	"errors"
 	"math/rand/v2"
 	"strings"
@@ -123,5 +124,79 @@ func TestHandedOutEventsStayAsTheyWere(t *testing.T) {
 	}
 	if string(kept[0].Raw) != "data: one\n\n" {
 		t.Errorf("event 0: raw %q", kept[0].Raw)
+	}
+}
+
+// eventEndByByte and parseByIndexAny are eventEnd and parse as they were
+// written first, a byte at a time: the oracle of the IndexByte search.
+func eventEndByByte(b []byte, from int) (end, next int) {
+	for i := from; i < len(b); i++ {
+		if b[i] != '\n' && b[i] != '\r' {
+			continue
+		}
+		j := i + 1
+		if b[i] == '\r' && j < len(b) && b[j] == '\n' {
+			j++
+		}
+		if j < len(b) && (b[j] == '\n' || b[j] == '\r') {
+			k := j + 1
+			if b[j] == '\r' && k < len(b) && b[k] == '\n' {
+				k++
+			} else if b[j] == '\r' && k == len(b) {
+				return -1, -1
+			}
+			return i, k
+		}
+	}
+	return -1, -1
+}
+
+func parseByIndexAny(lines, raw []byte) Event {
+	ev := Event{Raw: raw}
+	var data [][]byte
+	for len(lines) > 0 {
+		var line []byte
+		if i := bytes.IndexAny(lines, "\r\n"); i >= 0 {
+			line = lines[:i]
+			lines = bytes.TrimLeft(lines[i:], "\r\n")
+		} else {
+			line, lines = lines, nil
+		}
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(field) {
+		case "data":
+			data = append(data, value)
+		case "event":
+			ev.Name = string(value)
+		}
+	}
+	ev.Data = bytes.Join(data, []byte("\n"))
+	return ev
+}
+
+// TestLineSearchAgreesByteByByte: eventEnd and parse find what the byte
+// by byte search finds, from every offset of texts made at random of line
+// ends, field names and values.
+func TestLineSearchAgreesByteByByte(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 3))
+	pieces := []string{"\r", "\n", "\r\n", "data", "event", ":", " ", "x", "data: {\"a\":1}", "event: e"}
+	for range 20000 {
+		var s strings.Builder
+		for range rng.IntN(12) {
+			s.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		b := []byte(s.String())
+		for from := 0; from <= len(b); from++ {
+			gotEnd, gotNext := eventEnd(b, from)
+			wantEnd, wantNext := eventEndByByte(b, from)
+			if gotEnd != wantEnd || gotNext != wantNext {
+				t.Fatalf("eventEnd(%q, %d) = %d, %d; byte by byte %d, %d", b, from, gotEnd, gotNext, wantEnd, wantNext)
+			}
+		}
+		got, want := parse(b, b), parseByIndexAny(b, b)
+		if got.Name != want.Name || !bytes.Equal(got.Data, want.Data) {
+			t.Fatalf("parse(%q) = %q, %q; byte by byte %q, %q", b, got.Name, got.Data, want.Name, want.Data)
+		}
 	}
 }
