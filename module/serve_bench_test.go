@@ -1,9 +1,7 @@
 package modelgate_test
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -30,23 +28,12 @@ func benchmarkServe(b *testing.B, site, upstreamURL string) {
 	const key = "sk-bench-client-key-0001"
 	port := testgateway.FreePort(b)
 	testgateway.Load(b, testgateway.GlobalOptions+fmt.Sprintf(site, port, upstreamURL, key, b.TempDir()))
-	url := fmt.Sprintf("http://127.0.0.1:%d/v1/chat/completions", port)
-	client := &http.Client{Transport: &http.Transport{}}
-	b.Cleanup(client.CloseIdleConnections)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	bodies := bench.NewChatBodies(false)
 	b.ReportAllocs()
 	for b.Loop() {
-		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(bodies.Next()))
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			b.Fatalf("status %d", resp.StatusCode)
+		if resp, reply := post(b, base, key, string(bodies.Next())); resp == nil || resp.StatusCode != http.StatusOK {
+			b.Fatalf("reply %v: %s", resp, reply)
 		}
 	}
 }

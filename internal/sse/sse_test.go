@@ -127,58 +127,51 @@ func TestHandedOutEventsStayAsTheyWere(t *testing.T) {
 	}
 }
 
-// eventEndByByte and parseByIndexAny are eventEnd and parse as they were
-// written first, a byte at a time: the oracle of the IndexByte search.
-func eventEndByByte(b []byte, from int) (end, next int) {
+// eventEndByTokens finds the first blank line from the line ends at or
+// after from (\r\n as one): two of them next to each other, the second
+// not a lone \r at the end, which a \n may still follow. The oracle of
+// eventEnd's search.
+func eventEndByTokens(b []byte, from int) (end, next int) {
+	var ends [][2]int // each line end's first byte and the byte after it
 	for i := from; i < len(b); i++ {
-		if b[i] != '\n' && b[i] != '\r' {
-			continue
+		switch {
+		case b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n':
+			ends = append(ends, [2]int{i, i + 2})
+			i++
+		case b[i] == '\r' || b[i] == '\n':
+			ends = append(ends, [2]int{i, i + 1})
 		}
-		j := i + 1
-		if b[i] == '\r' && j < len(b) && b[j] == '\n' {
-			j++
-		}
-		if j < len(b) && (b[j] == '\n' || b[j] == '\r') {
-			k := j + 1
-			if b[j] == '\r' && k < len(b) && b[k] == '\n' {
-				k++
-			} else if b[j] == '\r' && k == len(b) {
+	}
+	for k := 0; k+1 < len(ends); k++ {
+		if first, second := ends[k], ends[k+1]; first[1] == second[0] {
+			if string(b[second[0]:second[1]]) == "\r" && second[1] == len(b) {
 				return -1, -1
 			}
-			return i, k
+			return first[0], second[1]
 		}
 	}
 	return -1, -1
 }
 
-func parseByIndexAny(lines, raw []byte) Event {
-	ev := Event{Raw: raw}
-	var data [][]byte
-	for len(lines) > 0 {
-		var line []byte
-		if i := bytes.IndexAny(lines, "\r\n"); i >= 0 {
-			line = lines[:i]
-			lines = bytes.TrimLeft(lines[i:], "\r\n")
-		} else {
-			line, lines = lines, nil
-		}
+// parseByFields reads an event's name and data with bytes.FieldsFunc
+// cutting its lines: the oracle of parse's line search.
+func parseByFields(lines []byte) (name string, data []byte) {
+	var values [][]byte
+	for _, line := range bytes.FieldsFunc(lines, func(r rune) bool { return r == '\r' || r == '\n' }) {
 		field, value, _ := bytes.Cut(line, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		switch string(field) {
-		case "data":
-			data = append(data, value)
-		case "event":
-			ev.Name = string(value)
+		if value = bytes.TrimPrefix(value, []byte(" ")); string(field) == "data" {
+			values = append(values, value)
+		} else if string(field) == "event" {
+			name = string(value)
 		}
 	}
-	ev.Data = bytes.Join(data, []byte("\n"))
-	return ev
+	return name, bytes.Join(values, []byte("\n"))
 }
 
-// TestLineSearchAgreesByteByByte: eventEnd and parse find what the byte
-// by byte search finds, from every offset of texts made at random of line
-// ends, field names and values.
-func TestLineSearchAgreesByteByByte(t *testing.T) {
+// TestLineSearchAgreesWithOracles: eventEnd and parse find what
+// eventEndByTokens and parseByFields find, from every offset of texts
+// made at random of line ends, field names and values.
+func TestLineSearchAgreesWithOracles(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 3))
 	pieces := []string{"\r", "\n", "\r\n", "data", "event", ":", " ", "x", "data: {\"a\":1}", "event: e"}
 	for range 20000 {
@@ -189,14 +182,14 @@ func TestLineSearchAgreesByteByByte(t *testing.T) {
 		b := []byte(s.String())
 		for from := 0; from <= len(b); from++ {
 			gotEnd, gotNext := eventEnd(b, from)
-			wantEnd, wantNext := eventEndByByte(b, from)
+			wantEnd, wantNext := eventEndByTokens(b, from)
 			if gotEnd != wantEnd || gotNext != wantNext {
-				t.Fatalf("eventEnd(%q, %d) = %d, %d; byte by byte %d, %d", b, from, gotEnd, gotNext, wantEnd, wantNext)
+				t.Fatalf("eventEnd(%q, %d) = %d, %d; by line ends %d, %d", b, from, gotEnd, gotNext, wantEnd, wantNext)
 			}
 		}
-		got, want := parse(b, b), parseByIndexAny(b, b)
-		if got.Name != want.Name || !bytes.Equal(got.Data, want.Data) {
-			t.Fatalf("parse(%q) = %q, %q; byte by byte %q, %q", b, got.Name, got.Data, want.Name, want.Data)
+		got := parse(b, b)
+		if name, data := parseByFields(b); got.Name != name || !bytes.Equal(got.Data, data) {
+			t.Fatalf("parse(%q) = %q, %q; by fields %q, %q", b, got.Name, got.Data, name, data)
 		}
 	}
 }
