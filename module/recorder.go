@@ -43,8 +43,9 @@ type RecorderConfig struct {
 	// a stream's events) in bytes; longer ones are cut and marked.
 	// Default: 64 KiB.
 	MaxBody int `json:"max_body,omitempty"`
-	// Queue is how many records may wait for the writer; when it is full
-	// records are dropped (and counted) rather than delaying a request.
+	// Queue is how many records may wait for the writer, which writes
+	// those of each 5 ms at once; when it is full records are dropped (and
+	// counted) rather than delaying a request.
 	// Default: 4096.
 	Queue int `json:"queue,omitempty"`
 }
