@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -49,18 +50,22 @@ type exchange struct {
 	findings []string
 
 	// checkStream checks a 2xx event stream of operation with the schemas
-	// as it passes: what was written is checked once it has been flushed
-	// to the client (or at the end), so the check never delays an event.
+	// as it passes: the events written are checked once they have been
+	// flushed to the client (or at the end), so the check never delays an
+	// event.
 	checkStream bool
 	operation   string
 	checker     schemas.EventChecker
-	unchecked   []byte
+	unchecked   []sse.Event
+	// uncheckedBytes is the size of the unchecked events.
+	uncheckedBytes int
 
 	// recording: the exchange goes to the recorder, which wants the
-	// stream's events too (up to maxEventBytes of them).
+	// stream's events too (up to maxEventBytes of them): their data end to
+	// end in eventData, the i-th ending at eventEnds[i].
 	recording     bool
-	events        []string
-	eventBytes    int
+	eventData     []byte
+	eventEnds     []int
 	eventsDropped bool
 }
 
@@ -105,14 +110,12 @@ func (e *exchange) Write(p []byte) (int, error) {
 	case e.stream && e.dropUsageChunk:
 		// Events reach the client through onEvent as each completes.
 		e.splitter.Write(p)
-		e.toCheck(p)
 		if e.writeErr != nil {
 			return 0, e.writeErr
 		}
 		return len(p), nil
 	case e.stream:
 		e.splitter.Write(p)
-		e.toCheck(p)
 	case e.capture.Len() < maxCapture:
 		e.capture.Write(p[:min(len(p), maxCapture-e.capture.Len())])
 	}
@@ -121,14 +124,40 @@ func (e *exchange) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// toCheck keeps stream bytes for the checker until the next flush (or,
-// from a writer that does not flush, until maxUnchecked are kept).
-func (e *exchange) toCheck(p []byte) {
-	if e.checker != nil {
-		e.unchecked = append(e.unchecked, p...)
-		if len(e.unchecked) >= maxUnchecked {
-			e.check()
-		}
+// WriteEvent takes one whole event of a relayed stream (see
+// upstreams.EventWriter): what Write does with a stream's bytes, without
+// splitting them again.
+func (e *exchange) WriteEvent(ev sse.Event) error {
+	if e.status == 0 {
+		e.WriteHeader(http.StatusOK)
+	}
+	if !e.stream || len(e.splitter.Pending()) > 0 {
+		// Not a stream after all, or bytes of an event written before:
+		// the bytes go the way of Write's.
+		_, err := e.Write(ev.Raw)
+		return err
+	}
+	if e.firstByte.IsZero() && len(ev.Raw) > 0 {
+		e.firstByte = time.Now()
+	}
+	e.onEvent(ev)
+	if e.dropUsageChunk {
+		return e.writeErr
+	}
+	n, err := e.ResponseWriterWrapper.Write(ev.Raw)
+	e.written += int64(n)
+	return err
+}
+
+// toCheck keeps an event for the checker until the next flush (or, from a
+// writer that does not flush, until maxUnchecked bytes are kept). Its
+// bytes are the splitter's, which never writes over an event it handed
+// out.
+func (e *exchange) toCheck(ev sse.Event) {
+	e.unchecked = append(e.unchecked, ev)
+	e.uncheckedBytes += len(ev.Raw)
+	if e.uncheckedBytes >= maxUnchecked {
+		e.check()
 	}
 }
 
@@ -138,17 +167,20 @@ const maxUnchecked = 64 << 10
 
 // check feeds the checker what was kept for it.
 func (e *exchange) check() {
-	if len(e.unchecked) > 0 {
-		e.checker.Write(e.unchecked)
-		e.unchecked = e.unchecked[:0]
+	for _, ev := range e.unchecked {
+		e.checker.WriteEvent(ev)
 	}
+	clear(e.unchecked) // hold no event's bytes past its check
+	e.unchecked, e.uncheckedBytes = e.unchecked[:0], 0
 }
 
 // FlushError sends what was written to the client, then checks it: the
 // reply check runs after each event has left, not before.
 func (e *exchange) FlushError() error {
 	err := http.NewResponseController(e.ResponseWriterWrapper.ResponseWriter).Flush()
-	e.check()
+	if e.checker != nil {
+		e.check()
+	}
 	return err
 }
 
@@ -175,12 +207,15 @@ func (e *exchange) onEvent(ev sse.Event) {
 	}
 	hidden := e.dropUsageChunk && usageOnly
 	if e.recording && !hidden {
-		if e.eventBytes+len(ev.Data) <= maxEventBytes {
-			e.events = append(e.events, string(ev.Data))
-			e.eventBytes += len(ev.Data)
+		if len(e.eventData)+len(ev.Data) <= maxEventBytes {
+			e.eventData = append(e.eventData, ev.Data...)
+			e.eventEnds = append(e.eventEnds, len(e.eventData))
 		} else {
 			e.eventsDropped = true
 		}
+	}
+	if e.checker != nil {
+		e.toCheck(ev)
 	}
 	if !e.dropUsageChunk || hidden || e.writeErr != nil {
 		return
@@ -190,15 +225,33 @@ func (e *exchange) onEvent(ev sse.Event) {
 	e.writeErr = err
 }
 
+// events are the data of the stream's recorded events, in order.
+func (e *exchange) events() []string {
+	if len(e.eventEnds) == 0 {
+		return nil
+	}
+	data := string(e.eventData)
+	events := make([]string, len(e.eventEnds))
+	start := 0
+	for i, end := range e.eventEnds {
+		events[i] = data[start:end]
+		start = end
+	}
+	return events
+}
+
 // chunkUsage reads the usage of a stream chunk, and whether the chunk is
 // the usage-only one (no choices) that include_usage adds at the end.
 func chunkUsage(data []byte) (*usage, bool) {
-	if len(data) == 0 || data[0] != '{' {
+	if len(data) == 0 || data[0] != '{' || !mayName(data, "usage") {
 		return nil, false
 	}
 	u := gjson.GetBytes(data, "usage")
 	if !u.IsObject() {
 		// A Responses stream carries it in its last event's response.
+		if !mayName(data, "response") {
+			return nil, false
+		}
 		if u = gjson.GetBytes(data, "response.usage"); !u.IsObject() {
 			return nil, false
 		}
@@ -207,25 +260,52 @@ func chunkUsage(data []byte) (*usage, bool) {
 	return readUsage(u), choices.IsArray() && len(choices.Array()) == 0
 }
 
+// mayName reports whether JSON data may have a member named key (of
+// letters only): it holds key's bytes, or a \u escape that could spell
+// them. Most chunks have no usage at all, and need not be parsed for it.
+func mayName(data []byte, key string) bool {
+	return bytes.Contains(data, []byte(key)) || bytes.Contains(data, []byte(`\u`))
+}
+
+// readUsage reads a usage object in one pass, each count from the first
+// member of its name as gjson's Get would find it.
 func readUsage(u gjson.Result) *usage {
 	// Chat and embeddings count prompt and completion tokens, Responses
 	// input and output tokens.
+	var counts [5]int64
+	var seen [5]bool
+	u.ForEach(func(name, value gjson.Result) bool {
+		i := slices.Index(usageNames[:], name.Str)
+		if i >= 0 && !seen[i] {
+			counts[i], seen[i] = value.Int(), true
+		}
+		return true
+	})
 	return &usage{
-		prompt:     u.Get("prompt_tokens").Int() + u.Get("input_tokens").Int(),
-		completion: u.Get("completion_tokens").Int() + u.Get("output_tokens").Int(),
-		total:      u.Get("total_tokens").Int(),
+		prompt:     counts[0] + counts[1],
+		completion: counts[2] + counts[3],
+		total:      counts[4],
 	}
 }
+
+// usageNames are the members readUsage reads.
+var usageNames = [...]string{"prompt_tokens", "input_tokens", "completion_tokens", "output_tokens", "total_tokens"}
 
 // finish sends what a filtered stream still holds (a last event without its
 // blank line) and reads the usage of a JSON reply once it has been sent.
 // The pipeline calls it once, after the reply.
 func (e *exchange) finish() {
-	if e.stream && e.dropUsageChunk && len(e.splitter.Pending()) > 0 && e.writeErr == nil {
+	pending := e.stream && len(e.splitter.Pending()) > 0
+	if pending && e.dropUsageChunk && e.writeErr == nil {
 		n, _ := e.ResponseWriterWrapper.Write(e.splitter.Pending())
 		e.written += int64(n)
 	}
-	e.check()
+	if e.checker != nil {
+		e.check()
+		if pending {
+			e.checker.Write(e.splitter.Pending())
+		}
+	}
 	if e.capture != nil && e.usage == nil {
 		if u := gjson.GetBytes(e.capture.Bytes(), "usage"); u.IsObject() {
 			e.usage = readUsage(u)

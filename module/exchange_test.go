@@ -1,11 +1,19 @@
 package modelgate
 
 import (
+	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
+	"github.com/modelgate/modelgate/internal/sse"
 	"github.com/modelgate/modelgate/schemas"
+	"github.com/modelgate/modelgate/upstreams"
 )
 
 // spyChecker records, for each write it is fed, whether the client's
@@ -21,6 +29,8 @@ func (s *spyChecker) Write(p []byte) (int, error) {
 	s.fed += string(p)
 	return len(p), nil
 }
+
+func (s *spyChecker) WriteEvent(ev sse.Event) { s.Write(ev.Raw) }
 
 func (s *spyChecker) Close() []schemas.Finding { return nil }
 
@@ -56,6 +66,153 @@ func TestStreamCheckRunsAfterFlush(t *testing.T) {
 		ex.finish()
 		if spy.fed != first+last {
 			t.Errorf("hide usage %v: at the end the check has read %q", hideUsage, spy.fed)
+		}
+	}
+}
+
+// observed is what an exchange made of a stream: the client's bytes, the
+// recorded events, the usage and the reply check's findings.
+type observed struct {
+	client   string
+	events   []string
+	dropped  bool
+	usage    *usage
+	findings []schemas.Finding
+}
+
+// observeStream runs a stream through an exchange, fed by relay (Relay's
+// split, the events whole) or else written in pieces cut at random.
+func observeStream(t *testing.T, stream string, hideUsage, relay bool, rng *rand.Rand) observed {
+	t.Helper()
+	client := httptest.NewRecorder()
+	ex := newExchange(client, true)
+	ex.operation = "chat.completions.create"
+	ex.observe(hideUsage, true)
+	if relay {
+		resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"text/event-stream"}},
+			Body: io.NopCloser(strings.NewReader(stream))}
+		if err := upstreams.Relay(ex, resp, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		ex.Header().Set("Content-Type", "text/event-stream")
+		ex.WriteHeader(http.StatusOK)
+		for rest := stream; rest != ""; {
+			n := min(len(rest), 1+rng.IntN(40))
+			ex.Write([]byte(rest[:n]))
+			rest = rest[n:]
+			if rng.IntN(3) == 0 {
+				http.NewResponseController(ex).Flush()
+			}
+		}
+	}
+	ex.finish()
+	return observed{client.Body.String(), ex.events(), ex.eventsDropped, ex.usage, ex.checker.Close()}
+}
+
+// TestRelayedEventsObservedAsWrittenBytes: a stream relayed by Relay,
+// which hands the exchange each event whole, is observed as the same
+// stream written in any split: the same bytes to the client (the usage
+// chunk hidden or not), events recorded, usage and findings.
+func TestRelayedEventsObservedAsWrittenBytes(t *testing.T) {
+	const head = `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[`
+	streams := map[string]string{
+		"whole": "data: " + head + `{"index":0,"delta":{"content":"a"},"finish_reason":null}],"usage":null}` + "\n\n" +
+			"data: " + head + `{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}` + "\n\n" +
+			"data: " + head + `],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}` + "\n\n" +
+			"data: [DONE]\n\n",
+		"broken": ": keep-alive\n\n" +
+			"data: " + head + `{"index":0,"delta":{"content":"a"},"finish_reason":"bogus"}]}` + "\r\n\r\n" +
+			"event: error\ndata: {\"error\":{\"message\":\"x\"}}\n\n" +
+			"data: {\"id\":\"c2\",\ndata: \"choices\":[]}\n\n" +
+			"data: " + head + `],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}` + "\n\n" +
+			"data: [DONE]\n\ndata: after the end",
+	}
+	rng := rand.New(rand.NewPCG(7, 21))
+	for name, stream := range streams {
+		for _, hideUsage := range []bool{false, true} {
+			want := observeStream(t, stream, hideUsage, true, rng)
+			if len(want.events) == 0 || want.usage == nil || (name == "broken") != (len(want.findings) > 0) {
+				t.Fatalf("%s: nothing observed: %+v", name, want)
+			}
+			for range 20 {
+				got := observeStream(t, stream, hideUsage, false, rng)
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s, hide usage %v: written in pieces\n%+v\nrelayed\n%+v", name, hideUsage, got, want)
+				}
+			}
+		}
+	}
+}
+
+// usageByGet reads a chunk's usage with a gjson Get for each path and
+// member, as the exchange did before chunkUsage skipped chunks that
+// cannot name usage and readUsage read the members in one pass: the
+// oracle of both.
+func usageByGet(data []byte) (*usage, bool) {
+	if len(data) == 0 || data[0] != '{' {
+		return nil, false
+	}
+	u := gjson.GetBytes(data, "usage")
+	if !u.IsObject() {
+		if u = gjson.GetBytes(data, "response.usage"); !u.IsObject() {
+			return nil, false
+		}
+	}
+	choices := gjson.GetBytes(data, "choices")
+	return &usage{
+		prompt:     u.Get("prompt_tokens").Int() + u.Get("input_tokens").Int(),
+		completion: u.Get("completion_tokens").Int() + u.Get("output_tokens").Int(),
+		total:      u.Get("total_tokens").Int(),
+	}, choices.IsArray() && len(choices.Array()) == 0
+}
+
+// TestChunkUsageAgreesWithGet holds chunkUsage to usageByGet on chunks
+// made at random of what a chunk may hold: usage null, absent, an object
+// (members repeated, escaped, of any JSON type), in a response or under
+// an escaped name, and the words themselves in the content.
+func TestChunkUsageAgreesWithGet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 1))
+	names := []string{"prompt_tokens", "completion_tokens", "total_tokens", "input_tokens", "output_tokens", `\u0070rompt_tokens`, "cached_tokens", "Prompt_tokens"}
+	values := []string{"0", "7", "-3", "12.9", `"15"`, "1e30", "null", "true", `{"a":1}`, "[1,2]", "9223372036854775807"}
+	usageObject := func() string {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range rng.IntN(7) {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(`"` + names[rng.IntN(len(names))] + `": ` + values[rng.IntN(len(values))])
+		}
+		b.WriteString("}")
+		return b.String()
+	}
+	members := []func() string{
+		func() string { return `"usage":null` },
+		func() string { return `"usage":` + usageObject() },
+		func() string { return `"\u0075sage":` + usageObject() },
+		func() string { return `"response":{"id":"r","usage":` + usageObject() + `}` },
+		func() string { return `"response":{"id":"r"}` },
+		func() string { return `"choices":[]` },
+		func() string { return `"choices":[{"index":0,"delta":{"content":"usage response"}}]` },
+		func() string { return `"id":"c","object":"chat.completion.chunk"` },
+		func() string { return `"usage":[1]` },
+	}
+	for range 20000 {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range rng.IntN(5) {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(members[rng.IntN(len(members))]())
+		}
+		b.WriteString("}")
+		data := []byte(b.String())
+		gotUsage, gotOnly := chunkUsage(data)
+		wantUsage, wantOnly := usageByGet(data)
+		if !reflect.DeepEqual(gotUsage, wantUsage) || gotOnly != wantOnly {
+			t.Fatalf("%s: chunkUsage gives %+v, %v; Get gives %+v, %v", data, gotUsage, gotOnly, wantUsage, wantOnly)
 		}
 	}
 }

@@ -248,8 +248,8 @@ func BenchmarkObserveStream(b *testing.B) {
 		}
 		ex.finish()
 		g.checkReply(req, ex)
-		if ex.usage == nil || len(ex.findings) > 0 || len(ex.events) != 22 {
-			b.Fatalf("usage %v, findings %v, %d events recorded", ex.usage, ex.findings, len(ex.events))
+		if ex.usage == nil || len(ex.findings) > 0 || len(ex.events()) != 22 {
+			b.Fatalf("usage %v, findings %v, %d events recorded", ex.usage, ex.findings, len(ex.events()))
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")

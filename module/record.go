@@ -88,7 +88,7 @@ func newExchangeRecord(start time.Time, req *request, ex *exchange, upload *body
 	}
 	switch {
 	case ex.stream:
-		rec.Response.Events = ex.events
+		rec.Response.Events = ex.events()
 		rec.Response.Truncated = ex.eventsDropped
 	case ex.capture != nil:
 		body := ex.capture.Bytes()

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -42,8 +43,9 @@ type RecorderConfig struct {
 	// a stream's events) in bytes; longer ones are cut and marked.
 	// Default: 64 KiB.
 	MaxBody int `json:"max_body,omitempty"`
-	// Queue is how many records may wait for the writer; when it is full
-	// records are dropped (and counted) rather than delaying a request.
+	// Queue is how many records may wait for the writer, which writes
+	// those of each 5 ms at once; when it is full records are dropped (and
+	// counted) rather than delaying a request.
 	// Default: 4096.
 	Queue int `json:"queue,omitempty"`
 }
@@ -130,16 +132,42 @@ func (rec *recorder) record(v *record.Record) {
 	}
 }
 
-// run writes queued records until the queue is closed. Lines are buffered
-// while more records wait and flushed once the queue is empty.
+// run writes queued records until the queue is closed, in batches: it
+// waits for a record, lets the records of the next batchWindow gather
+// behind it, then encodes every record waiting and writes them out at
+// once. A record reaches the file about batchWindow after its exchange
+// ended; under load the writer wakes once a batch, not once a record, and
+// writes whole buffers.
 func (rec *recorder) run() {
 	defer close(rec.done)
 	w := newRecordWriter(rec)
 	defer w.close()
 	for v := range rec.queue {
 		w.write(v)
-		if len(rec.queue) == 0 {
-			w.flush()
+		time.Sleep(batchWindow)
+		if !w.drain() {
+			return
+		}
+		w.flush()
+	}
+}
+
+// batchWindow is how long the writer lets records gather before it
+// writes them.
+const batchWindow = 5 * time.Millisecond
+
+// drain writes the records waiting in the queue, and reports false once
+// the queue is closed.
+func (rw *recordWriter) drain() bool {
+	for {
+		select {
+		case v, ok := <-rw.rec.queue:
+			if !ok {
+				return false
+			}
+			rw.write(v)
+		default:
+			return true
 		}
 	}
 }

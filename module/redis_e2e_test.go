@@ -47,7 +47,7 @@ func twoGateways(t *testing.T, prefix, site string, storeAddrs [2]string, failur
 }
 
 // post sends a chat request with the key; safe to call concurrently.
-func post(t *testing.T, url, key, body string) (*http.Response, string) {
+func post(t testing.TB, url, key, body string) (*http.Response, string) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)

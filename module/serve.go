@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -158,7 +157,7 @@ func errBodyTooLarge(limit int64) *upstreams.Error {
 }
 
 func mediaType(r *http.Request) string {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mt, err := upstreams.MediaType(r.Header.Get("Content-Type"))
 	if err != nil {
 		return ""
 	}

@@ -1,6 +1,8 @@
 package schemas
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"unicode/utf8"
@@ -209,25 +211,46 @@ func (p *parser) sep(closing byte) (more, ok bool) {
 }
 
 // string reads a string; what it returns is data's or a new slice's, to be
-// copied before the next read.
+// copied before the next read. Its end is searched for with IndexByte,
+// which reads many bytes at a time; a backslash before it sends the
+// string to escaped.
 func (p *parser) string() ([]byte, bool) {
 	start := p.i + 1
-	for j := start; j < len(p.data); j++ {
-		switch c := p.data[j]; {
-		case c == '"':
-			s := p.data[start:j]
-			if !utf8.Valid(s) {
-				return nil, false
-			}
-			p.i = j + 1
-			return s, true
-		case c == '\\':
-			return p.escaped(start)
-		case c < 0x20:
-			return nil, false
+	end := bytes.IndexByte(p.data[start:], '"')
+	if end < 0 {
+		return nil, false
+	}
+	s := p.data[start : start+end]
+	if bytes.IndexByte(s, '\\') >= 0 {
+		return p.escaped(start)
+	}
+	if hasControl(s) || !utf8.Valid(s) {
+		return nil, false
+	}
+	p.i = start + end + 1
+	return s, true
+}
+
+// hasControl reports whether s holds a byte below 0x20, eight bytes at a
+// time.
+func hasControl(s []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		// A byte below 0x20 borrows in x - 0x20 and keeps its top bit
+		// clear in x (a byte from 0x80 up borrows nothing); only such a
+		// byte, or one above a byte that did, leaves its top bit set.
+		x := binary.LittleEndian.Uint64(s[i:])
+		if (x-ones*0x20)&^x&highs != 0 {
+			return true
 		}
 	}
-	return nil, false
+	for ; i < len(s); i++ {
+		if s[i] < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 // escaped reads a string with escapes, from its first byte at start.

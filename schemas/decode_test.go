@@ -150,3 +150,26 @@ func TestRequestValuesAreBounded(t *testing.T) {
 		t.Fatalf("refusing 32M numbers allocated %d MiB", allocated>>20)
 	}
 }
+
+// TestHasControlAgreesByteByByte: hasControl finds a byte below 0x20 where
+// a byte loop does, in random strings of every length up to 40 with at
+// most one such byte anywhere, among bytes on both sides of 0x20 and 0x80.
+func TestHasControlAgreesByteByByte(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 4))
+	near := []byte{0x00, 0x1f, 0x20, 0x21, 0x7f, 0x80, 0x9f, 0xa0, 0xff, 'a', '"'}
+	for range 100000 {
+		s := make([]byte, rng.IntN(41))
+		for i := range s {
+			if s[i] = near[rng.IntN(len(near))]; s[i] < 0x20 {
+				s[i] = 0x20 + byte(rng.IntN(0xe0))
+			}
+		}
+		if len(s) > 0 && rng.IntN(2) == 0 {
+			s[rng.IntN(len(s))] = byte(rng.IntN(0x20))
+		}
+		want := bytes.ContainsFunc(s, func(r rune) bool { return r < 0x20 })
+		if got := hasControl(s); got != want {
+			t.Fatalf("hasControl(%q) = %v", s, got)
+		}
+	}
+}

@@ -10,9 +10,13 @@ import (
 )
 
 // EventChecker checks an event stream as it passes: feed it what is
-// relayed with Write, then Close at the end for every finding.
+// relayed, as bytes with Write or as events already split with
+// WriteEvent, then Close at the end for every finding. Bytes written
+// after events start a new event: a caller that splits the stream itself
+// writes only what follows its last whole event.
 type EventChecker interface {
 	io.Writer
+	WriteEvent(ev sse.Event)
 	Close() []Finding
 }
 
@@ -58,6 +62,9 @@ func NewResponsesStreamChecker() *ResponsesStreamChecker {
 
 // Write feeds stream bytes; it never fails.
 func (c *ResponsesStreamChecker) Write(p []byte) (int, error) { return c.splitter.Write(p) }
+
+// WriteEvent feeds one whole event.
+func (c *ResponsesStreamChecker) WriteEvent(ev sse.Event) { c.onEvent(ev) }
 
 func (c *ResponsesStreamChecker) add(event int, format string, args ...any) {
 	c.findings = append(c.findings, Finding{Path: fmt.Sprintf("event %d", event), Message: fmt.Sprintf(format, args...)})

@@ -33,6 +33,9 @@ func NewStreamChecker() *StreamChecker {
 // Write feeds stream bytes; it never fails.
 func (c *StreamChecker) Write(p []byte) (int, error) { return c.splitter.Write(p) }
 
+// WriteEvent feeds one whole event.
+func (c *StreamChecker) WriteEvent(ev sse.Event) { c.onEvent(ev) }
+
 // Findings returns what has been found so far.
 func (c *StreamChecker) Findings() []Finding { return c.findings }
 

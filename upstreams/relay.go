@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/modelgate/modelgate/internal/sse"
 )
@@ -39,16 +40,22 @@ func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int) error {
 	}
 	rc := http.NewResponseController(w)
 	var werr error
+	ew, _ := w.(EventWriter)
 	split := sse.Splitter{Max: maxEvent, OnEvent: func(ev sse.Event) {
-		if werr == nil {
+		switch {
+		case werr != nil:
+		case ew != nil:
+			werr = ew.WriteEvent(ev)
+		default:
 			_, werr = w.Write(ev.Raw)
 		}
 	}}
-	buf := make([]byte, 32<<10)
+	buf := relayBuffers.Get().(*[]byte)
+	defer relayBuffers.Put(buf)
 	for {
-		n, err := resp.Body.Read(buf)
+		n, err := resp.Body.Read(*buf)
 		if n > 0 {
-			if _, serr := split.Write(buf[:n]); serr != nil {
+			if _, serr := split.Write((*buf)[:n]); serr != nil {
 				writeStreamError(w, rc, "upstream_event_too_large", "The upstream provider sent a stream event larger than this gateway relays; the reply is incomplete.")
 				return serr
 			}
@@ -76,6 +83,22 @@ func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int) error {
 	}
 }
 
+// EventWriter is a response writer that takes a relayed stream's events
+// whole: Relay, which splits the stream to send each event as it
+// completes, hands it each event (its Raw bytes to send) instead of
+// writing them, so that the writer need not split the stream again. The
+// event's bytes stay as they are; the writer may keep them.
+type EventWriter interface {
+	WriteEvent(ev sse.Event) error
+}
+
+// relayBuffers are Relay's read buffers, pooled as reverse_proxy's are: a
+// stream holds one while it lasts.
+var relayBuffers = sync.Pool{New: func() any {
+	buf := make([]byte, 32<<10)
+	return &buf
+}}
+
 // writeStreamError ends a stream with an error event as the public API
 // sends one: a data line holding the error envelope.
 func writeStreamError(w http.ResponseWriter, rc *http.ResponseController, code, message string) {
@@ -87,8 +110,40 @@ func writeStreamError(w http.ResponseWriter, rc *http.ResponseController, code, 
 
 // IsEventStream reports whether headers announce server-sent events.
 func IsEventStream(h http.Header) bool {
-	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	mt, _ := MediaType(h.Get("Content-Type"))
 	return mt == "text/event-stream"
+}
+
+// MediaType is what mime.ParseMediaType reads of a Content-Type value:
+// its media type, lower-cased, and the error of the whole value. A bare
+// type/subtype, as nearly every value is, is read without parsing it (and
+// allocating its parameters).
+func MediaType(value string) (string, error) {
+	if !bareMediaType(value) {
+		mt, _, err := mime.ParseMediaType(value)
+		return mt, err
+	}
+	for i := 0; i < len(value); i++ {
+		if 'A' <= value[i] && value[i] <= 'Z' {
+			return strings.ToLower(value), nil
+		}
+	}
+	return value, nil
+}
+
+// bareMediaType: v is a token, a slash and a token (RFC 2045 tokens:
+// printable ASCII but spaces and tspecials), with nothing around them.
+func bareMediaType(v string) bool {
+	slash := strings.IndexByte(v, '/')
+	if slash <= 0 || slash == len(v)-1 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; i != slash && (c <= ' ' || c >= 0x7f || strings.IndexByte(`()<>@,;:\"/[]?=`, c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // hopHeaders are connection-scoped and must not be relayed (RFC 9110 7.6.1).

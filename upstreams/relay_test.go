@@ -1,6 +1,8 @@
 package upstreams
 
 import (
+	"math/rand/v2"
+	"mime"
 	"net/http"
 	"strings"
 	"testing"
@@ -55,4 +57,30 @@ func names(h http.Header) string {
 		}
 	}
 	return strings.Join(out, " ")
+}
+
+// TestMediaTypeAgreesWithMime: MediaType reads what mime.ParseMediaType
+// reads (the media type and the error) of every value, bare types and
+// subtypes of any case among values made at random of their characters,
+// parameters, spaces, tspecials, quotes and bytes beyond ASCII.
+func TestMediaTypeAgreesWithMime(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 2))
+	pieces := []string{"text", "Event-Stream", "application", "JSON", "/", "/", ";", "=", "charset", "utf-8", " ", "\t",
+		`"`, "(", ",", "@", "é", "\x7f", "\x00", "+", ".", "*", "x"}
+	values := []string{"", "text/event-stream", "TEXT/Event-Stream", "application/json", "application/json; charset=utf-8",
+		"multipart/form-data; boundary=x", "/json", "application/", "a/b/c", " text/plain", "text/plain;"}
+	for range 50000 {
+		var b strings.Builder
+		for range rng.IntN(6) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		values = append(values, b.String())
+	}
+	for _, v := range values {
+		got, gotErr := MediaType(v)
+		want, _, wantErr := mime.ParseMediaType(v)
+		if got != want || gotErr != wantErr {
+			t.Fatalf("MediaType(%q) = %q, %v; mime gives %q, %v", v, got, gotErr, want, wantErr)
+		}
+	}
 }

@@ -85,10 +85,7 @@ func (s *Splitter) Pending() []byte { return s.buf }
 // event's lines end, next where the following event starts; end is -1 when
 // there is none.
 func eventEnd(b []byte, from int) (end, next int) {
-	for i := from; i < len(b); i++ {
-		if b[i] != '\n' && b[i] != '\r' {
-			continue
-		}
+	for i := lineEnd(b, from); i >= 0; i = lineEnd(b, i+1) {
 		// A line ends at i; the event ends if the next line is empty.
 		j := i + 1
 		if b[i] == '\r' && j < len(b) && b[j] == '\n' {
@@ -107,12 +104,38 @@ func eventEnd(b []byte, from int) (end, next int) {
 	return -1, -1
 }
 
+// lineEnd is the index of the first \r or \n at or after from, -1 when
+// there is none: found with IndexByte, which reads many bytes at a time,
+// but in a few bytes (a stream fed a byte at a time) one by one.
+func lineEnd(b []byte, from int) int {
+	if len(b)-from < 16 {
+		for i := from; i < len(b); i++ {
+			if b[i] == '\n' || b[i] == '\r' {
+				return i
+			}
+		}
+		return -1
+	}
+	rest := b[from:]
+	n := bytes.IndexByte(rest, '\n')
+	if n >= 0 {
+		rest = rest[:n]
+	}
+	if r := bytes.IndexByte(rest, '\r'); r >= 0 {
+		return from + r
+	}
+	if n >= 0 {
+		return from + n
+	}
+	return -1
+}
+
 func parse(lines, raw []byte) Event {
 	ev := Event{Raw: raw}
 	var data [][]byte
 	for len(lines) > 0 {
 		var line []byte
-		if i := bytes.IndexAny(lines, "\r\n"); i >= 0 {
+		if i := lineEnd(lines, 0); i >= 0 {
 			line = lines[:i]
 			lines = bytes.TrimLeft(lines[i:], "\r\n")
 		} else {

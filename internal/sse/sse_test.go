@@ -1,6 +1,7 @@
 package sse
 
 import (
+	"bytes"
 	"errors"
 	"math/rand/v2"
 	"strings"
@@ -123,5 +124,72 @@ func TestHandedOutEventsStayAsTheyWere(t *testing.T) {
 	}
 	if string(kept[0].Raw) != "data: one\n\n" {
 		t.Errorf("event 0: raw %q", kept[0].Raw)
+	}
+}
+
+// eventEndByTokens finds the first blank line from the line ends at or
+// after from (\r\n as one): two of them next to each other, the second
+// not a lone \r at the end, which a \n may still follow. The oracle of
+// eventEnd's search.
+func eventEndByTokens(b []byte, from int) (end, next int) {
+	var ends [][2]int // each line end's first byte and the byte after it
+	for i := from; i < len(b); i++ {
+		switch {
+		case b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n':
+			ends = append(ends, [2]int{i, i + 2})
+			i++
+		case b[i] == '\r' || b[i] == '\n':
+			ends = append(ends, [2]int{i, i + 1})
+		}
+	}
+	for k := 0; k+1 < len(ends); k++ {
+		if first, second := ends[k], ends[k+1]; first[1] == second[0] {
+			if string(b[second[0]:second[1]]) == "\r" && second[1] == len(b) {
+				return -1, -1
+			}
+			return first[0], second[1]
+		}
+	}
+	return -1, -1
+}
+
+// parseByFields reads an event's name and data with bytes.FieldsFunc
+// cutting its lines: the oracle of parse's line search.
+func parseByFields(lines []byte) (name string, data []byte) {
+	var values [][]byte
+	for _, line := range bytes.FieldsFunc(lines, func(r rune) bool { return r == '\r' || r == '\n' }) {
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		if value = bytes.TrimPrefix(value, []byte(" ")); string(field) == "data" {
+			values = append(values, value)
+		} else if string(field) == "event" {
+			name = string(value)
+		}
+	}
+	return name, bytes.Join(values, []byte("\n"))
+}
+
+// TestLineSearchAgreesWithOracles: eventEnd and parse find what
+// eventEndByTokens and parseByFields find, from every offset of texts
+// made at random of line ends, field names and values.
+func TestLineSearchAgreesWithOracles(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 3))
+	pieces := []string{"\r", "\n", "\r\n", "data", "event", ":", " ", "x", "data: {\"a\":1}", "event: e"}
+	for range 20000 {
+		var s strings.Builder
+		for range rng.IntN(12) {
+			s.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		b := []byte(s.String())
+		for from := 0; from <= len(b); from++ {
+			gotEnd, gotNext := eventEnd(b, from)
+			wantEnd, wantNext := eventEndByTokens(b, from)
+			if gotEnd != wantEnd || gotNext != wantNext {
+				t.Fatalf("eventEnd(%q, %d) = %d, %d; by line ends %d, %d", b, from, gotEnd, gotNext, wantEnd, wantNext)
+			}
+		}
+		got := parse(b, b)
+		if name, data := parseByFields(b); got.Name != name || !bytes.Equal(got.Data, data) {
+			t.Fatalf("parse(%q) = %q, %q; by fields %q, %q", b, got.Name, got.Data, name, data)
+		}
 	}
 }

@@ -1,45 +1,10 @@
 package tokens
 
 import (
-	"fmt"
 	"math"
 	"strings"
 	"unicode/utf8"
-
-	loader "github.com/pkoukk/tiktoken-go-loader"
 )
-
-// vocab is one encoding's vocabulary: the mergeable byte sequences with
-// their ranks (which are their token IDs), the special tokens for decoding,
-// and the expression that cuts text into pieces.
-type vocab struct {
-	ranks   map[string]int
-	decoder []string // by token ID; "" where no token has that ID
-	piece   func(s string, i int) int
-}
-
-// loadVocab reads a vocabulary from the tables embedded in the binary.
-func loadVocab(name string, special map[string]int, piece func(string, int) int) (*vocab, error) {
-	ranks, err := loader.NewOfflineLoader().LoadTiktokenBpe(name + ".tiktoken")
-	if err != nil {
-		return nil, fmt.Errorf("loading the %s vocabulary: %w", name, err)
-	}
-	size := 0
-	for _, id := range ranks {
-		size = max(size, id+1)
-	}
-	for _, id := range special {
-		size = max(size, id+1)
-	}
-	v := &vocab{ranks: ranks, decoder: make([]string, size), piece: piece}
-	for text, id := range ranks {
-		v.decoder[id] = text
-	}
-	for text, id := range special {
-		v.decoder[id] = text
-	}
-	return v, nil
-}
 
 // pieces calls f with each piece of text, in order, until f returns
 // false; text that is not valid UTF-8 is read as the public tokenizers
@@ -62,7 +27,7 @@ func (v *vocab) pieces(text string, f func(piece string) bool) {
 func (v *vocab) encode(ids []int, text string, limit int) []int {
 	var scratch [64]part
 	v.pieces(text, func(p string) bool {
-		if id, ok := v.ranks[p]; ok {
+		if id, ok := v.rank(p); ok {
 			ids = append(ids, id)
 			return len(ids) <= limit
 		}
@@ -71,7 +36,8 @@ func (v *vocab) encode(ids []int, text string, limit int) []int {
 			section := p[at:end]
 			parts := v.merge(section, scratch[:0])
 			for k := range len(parts) - 1 {
-				ids = append(ids, v.ranks[section[parts[k].start:parts[k+1].start]])
+				id, _ := v.rank(section[parts[k].start:parts[k+1].start])
+				ids = append(ids, id)
 			}
 			if len(ids) > limit {
 				return false
@@ -88,7 +54,7 @@ func (v *vocab) count(text string) int {
 	var scratch [64]part
 	n := 0
 	v.pieces(text, func(p string) bool {
-		if _, ok := v.ranks[p]; ok {
+		if _, ok := v.rank(p); ok {
 			n++
 			return true
 		}
@@ -106,9 +72,7 @@ func (v *vocab) count(text string) int {
 func (v *vocab) decode(ids []int) string {
 	var b strings.Builder
 	for _, id := range ids {
-		if id >= 0 && id < len(v.decoder) {
-			b.WriteString(v.decoder[id])
-		}
+		b.WriteString(v.token(id))
 	}
 	return b.String()
 }
@@ -167,7 +131,7 @@ func (v *vocab) mergeShort(piece string, parts []part) []part {
 	// rankOf is the rank of the bytes from boundary i to boundary i+skip+2.
 	rankOf := func(i, skip int) int {
 		if i+skip+2 < len(parts) {
-			if r, ok := v.ranks[piece[parts[i].start:parts[i+skip+2].start]]; ok {
+			if r, ok := v.rank(piece[parts[i].start:parts[i+skip+2].start]); ok {
 				return r
 			}
 		}
@@ -216,7 +180,7 @@ func (v *vocab) mergeLong(piece string, parts []part) []part {
 		if j >= n {
 			return noMerge32
 		}
-		if r, ok := v.ranks[piece[i:next[j]]]; ok {
+		if r, ok := v.rank(piece[i:next[j]]); ok {
 			return int32(r)
 		}
 		return noMerge32

@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"hash/maphash"
+	"math"
 	"sync"
 )
 
@@ -9,44 +10,58 @@ import (
 // request resends the system prompt and every earlier turn, so most of the
 // text a gateway estimates was counted on an earlier request; encoding it
 // again is the costliest step of admission. Texts are keyed by hash and
-// length; a shard that fills up is emptied, which bounds the memory.
+// length in a fixed table, each in one slot (a newer text whose key falls
+// there takes it over): 64Ki texts in 1 MiB, with no pointer for the
+// garbage collector to follow.
 type countCache struct {
 	shards [countShards]countShard
 }
 
 const (
-	countShards   = 32
-	shardCapacity = 2048 // texts per shard: 64Ki in all, about 2 MiB
+	countShards = 32
+	shardSlots  = 2048 // texts per shard
 )
 
 type countShard struct {
-	mu     sync.Mutex
-	counts map[uint64]countEntry
+	mu    sync.Mutex
+	slots [shardSlots]countEntry
 }
 
-type countEntry struct{ length, tokens int }
+// countEntry is a counted text: its key, its length (0: an empty slot, as
+// an empty text is never counted) and its tokens.
+type countEntry struct {
+	key            uint64
+	length, tokens uint32
+}
 
 var countSeed = maphash.MakeSeed()
+
+// slot is where key's text is kept.
+func (c *countCache) slot(key uint64) (*countShard, *countEntry) {
+	s := &c.shards[key%countShards]
+	return s, &s.slots[(key/countShards)%shardSlots]
+}
 
 // lookup returns the key of text and, when it was counted before, its count.
 func (c *countCache) lookup(text string) (key uint64, tokens int, ok bool) {
 	key = maphash.String(countSeed, text)
-	s := &c.shards[key%countShards]
+	s, e := c.slot(key)
 	s.mu.Lock()
-	e, ok := s.counts[key]
+	hit := *e
 	s.mu.Unlock()
-	if ok && e.length != len(text) {
+	if hit.key != key || hit.length == 0 || int(hit.length) != len(text) {
 		return key, 0, false
 	}
-	return key, e.tokens, ok
+	return key, int(hit.tokens), true
 }
 
+// store keeps a count; a text too long for the table is not kept.
 func (c *countCache) store(key uint64, length, tokens int) {
-	s := &c.shards[key%countShards]
-	s.mu.Lock()
-	if s.counts == nil || len(s.counts) >= shardCapacity {
-		s.counts = make(map[uint64]countEntry, shardCapacity)
+	if length == 0 || length > math.MaxUint32 || tokens > math.MaxUint32 {
+		return
 	}
-	s.counts[key] = countEntry{length: length, tokens: tokens}
+	s, e := c.slot(key)
+	s.mu.Lock()
+	*e = countEntry{key: key, length: uint32(length), tokens: uint32(tokens)}
 	s.mu.Unlock()
 }

@@ -194,7 +194,7 @@ func TestDecodeMatchesTheLibrary(t *testing.T) {
 		for _, id := range enc.special {
 			ids = append(ids, id)
 		}
-		ids = append(ids, len(enc.load().decoder), 1<<30)
+		ids = append(ids, enc.load().size(), 1<<30)
 		for _, id := range ids {
 			if got, want := enc.Decode([]int{id}), oracle(t, enc).Decode([]int{id}); got != want {
 				t.Errorf("%s: Decode(%d) = %q, want %q", enc.name, id, got, want)

@@ -46,20 +46,34 @@ func TestCountCacheAgreesAndStaysBounded(t *testing.T) {
 			t.Errorf("Count(%q) = %d, Encode gives %d tokens", text, got, want)
 		}
 	}
+	// A text is found with its own count, or not at all, and the newest
+	// texts are found.
 	var c countCache
-	for i := range 3 * countShards * shardCapacity {
-		key, _, _ := c.lookup(strconv.Itoa(i))
-		c.store(key, len(strconv.Itoa(i)), i)
+	texts := 3 * countShards * shardSlots
+	for i := range texts {
+		text := strconv.Itoa(i)
+		key, _, _ := c.lookup(text)
+		c.store(key, len(text), i)
 	}
-	for i := range c.shards {
-		if n := len(c.shards[i].counts); n > shardCapacity {
-			t.Fatalf("shard %d holds %d texts, more than %d", i, n, shardCapacity)
+	found := 0
+	for i := range texts {
+		if _, n, ok := c.lookup(strconv.Itoa(i)); ok {
+			found++
+			if n != i {
+				t.Fatalf("lookup(%d) = %d", i, n)
+			}
 		}
+	}
+	if found > countShards*shardSlots || found < countShards*shardSlots/2 {
+		t.Errorf("%d of %d texts found in %d slots", found, texts, countShards*shardSlots)
 	}
 	key, _, _ := c.lookup("abc")
 	c.store(key, len("abc"), 7)
 	if _, n, ok := c.lookup("abc"); !ok || n != 7 {
 		t.Errorf("lookup after store = %d, %v", n, ok)
+	}
+	if _, _, ok := c.lookup("abd"); ok {
+		t.Errorf("a text never counted is found")
 	}
 }
 

@@ -1,0 +1,188 @@
+package tokens
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"hash/maphash"
+	"math/bits"
+	"slices"
+	"strconv"
+
+	"github.com/pkoukk/tiktoken-go-loader/assets"
+)
+
+// vocab is one encoding's vocabulary: the mergeable byte sequences with
+// their ranks (which are their token IDs), the special tokens for decoding,
+// and the expression that cuts text into pieces.
+//
+// It holds no pointer but its three arrays (about 4 MiB for o200k_base,
+// against 12 MiB as a map of strings), so the garbage collector has
+// nothing in it to scan: every token's bytes end to end in text, by ID
+// (token id is text[start[id]:start[id+1]], empty where no token has that
+// ID), and an open-addressing hash table of the mergeable tokens.
+type vocab struct {
+	text  string
+	start []uint32
+	// slots hold a mergeable token's ID+1 in their low idBits bits and
+	// the top bits of its hash above them (0: an empty slot); a lookup
+	// compares a token's bytes only when those bits match.
+	slots  []uint32
+	idBits uint
+	seed   maphash.Seed
+	piece  func(s string, i int) int
+}
+
+// rank returns the rank (ID) of a mergeable token.
+func (v *vocab) rank(token string) (int, bool) {
+	h := maphash.String(v.seed, token)
+	mask := uint64(len(v.slots) - 1)
+	tag := uint32(h>>(64-(32-v.idBits))) << v.idBits
+	idMask := uint32(1)<<v.idBits - 1
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := v.slots[i]
+		if s == 0 {
+			return 0, false
+		}
+		if s&^idMask != tag {
+			continue
+		}
+		id := s&idMask - 1
+		if v.text[v.start[id]:v.start[id+1]] == token {
+			return int(id), true
+		}
+	}
+}
+
+// token returns the bytes of the token id, "" for an ID no token has.
+func (v *vocab) token(id int) string {
+	if id < 0 || id >= len(v.start)-1 {
+		return ""
+	}
+	return v.text[v.start[id]:v.start[id+1]]
+}
+
+// size is one past the largest token ID.
+func (v *vocab) size() int { return len(v.start) - 1 }
+
+// loadVocab reads a vocabulary from the tables embedded in the binary (a
+// line per mergeable token: its bytes in base64 and its rank, ranks
+// rising), in two passes over them: the first sizes the arrays, the
+// second fills them, so that loading holds nothing but the vocabulary.
+func loadVocab(name string, special map[string]int, piece func(string, int) int) (*vocab, error) {
+	file := name + ".tiktoken"
+	var textLen, ranks, size int
+	err := eachLine(file, func(token []byte, rank int) error {
+		if rank < size {
+			return fmt.Errorf("rank %d after %d: ranks must rise", rank, size-1)
+		}
+		textLen += base64.StdEncoding.DecodedLen(len(token))
+		ranks++
+		size = rank + 1
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("loading the %s vocabulary: %w", name, err)
+	}
+	type named struct {
+		text string
+		id   int
+	}
+	var specials []named
+	for text, id := range special {
+		if id < size {
+			return nil, fmt.Errorf("loading the %s vocabulary: special token %q has the rank of a mergeable one", name, text)
+		}
+		specials = append(specials, named{text, id})
+		textLen += len(text)
+	}
+	slices.SortFunc(specials, func(a, b named) int { return a.id - b.id })
+	mergeable := size
+	if len(specials) > 0 {
+		size = specials[len(specials)-1].id + 1
+	}
+
+	idBits := uint(bits.Len(uint(size + 1)))
+	if idBits > 24 {
+		return nil, fmt.Errorf("loading the %s vocabulary: %d tokens are too many", name, size)
+	}
+	v := &vocab{
+		start:  make([]uint32, 1, size+1),
+		slots:  make([]uint32, 1<<bits.Len(uint(2*ranks))),
+		idBits: idBits,
+		seed:   maphash.MakeSeed(),
+		piece:  piece,
+	}
+	text := make([]byte, 0, textLen)
+	// grow gives the IDs up to id (excluded) no bytes.
+	grow := func(id int) {
+		for len(v.start) <= id {
+			v.start = append(v.start, uint32(len(text)))
+		}
+	}
+	err = eachLine(file, func(token []byte, rank int) error {
+		grow(rank)
+		var err error
+		if text, err = base64.StdEncoding.AppendDecode(text, token); err != nil {
+			return err
+		}
+		v.start = append(v.start, uint32(len(text)))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("loading the %s vocabulary: %w", name, err)
+	}
+	for _, s := range specials {
+		grow(s.id)
+		text = append(text, s.text...)
+		v.start = append(v.start, uint32(len(text)))
+	}
+	v.text = string(text)
+	v.index(mergeable)
+	return v, nil
+}
+
+// index fills the hash table with the tokens of ID below limit (the
+// mergeable ones).
+func (v *vocab) index(limit int) {
+	mask := uint64(len(v.slots) - 1)
+	for id := range limit {
+		token := v.token(id)
+		if token == "" {
+			continue
+		}
+		h := maphash.String(v.seed, token)
+		i := h & mask
+		for v.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		v.slots[i] = uint32(h>>(64-(32-v.idBits)))<<v.idBits | uint32(id+1)
+	}
+}
+
+// eachLine calls f with each line of an embedded vocabulary file: the
+// token's bytes in base64 and its rank.
+func eachLine(file string, f func(token []byte, rank int) error) error {
+	in, err := assets.Assets.Open(file)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	sc := bufio.NewScanner(in)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Bytes()
+		if len(line) == 0 {
+			continue
+		}
+		token, rankText, ok := bytes.Cut(line, []byte(" "))
+		rank, err := strconv.Atoi(string(rankText))
+		if !ok || err != nil || rank < 0 {
+			return fmt.Errorf("line %d: not a token and its rank", n)
+		}
+		if err := f(token, rank); err != nil {
+			return fmt.Errorf("line %d: %w", n, err)
+		}
+	}
+	return sc.Err()
+}
