@@ -17,23 +17,27 @@ import (
 // returns false, and the caller decodes with encoding/json, which decides
 // and words any error. decode_test.go checks both agree.
 func parseObject(data []byte) (map[string]any, bool) {
-	doc, ok, _ := parseObjectWithin(data, math.MaxInt)
+	doc, ok, _ := parseRequestOrObject(data, false)
 	return doc, ok
 }
 
-// parseObjectWithin is parseObject of a document of at most limit values
-// and member names. One past it the parse stops, having built no more
-// than limit of them, with over set and top naming the top-level member
-// it was in.
-func parseObjectWithin(data []byte, limit int) (doc map[string]any, ok bool, over *tooMany) {
-	p := parser{data: data, left: limit}
+// parseRequestOrObject is parseObject, of a request body when request is
+// set: one of at most MaxRequestValues values and member names nested at
+// most MaxRequestNesting levels. The parse of a request stops where it
+// passes a bound, having built no more than that, and refused says which
+// and names the top-level member it was in.
+func parseRequestOrObject(data []byte, request bool) (doc map[string]any, ok bool, refused *Violation) {
+	p := parser{data: data, left: math.MaxInt}
+	if request {
+		p.left, p.maxNest = MaxRequestValues, MaxRequestNesting
+	}
 	p.space()
 	if p.i >= len(p.data) || p.data[p.i] != '{' {
 		return nil, false, nil
 	}
 	v, ok := p.value(0)
-	if p.over {
-		return nil, false, &tooMany{top: p.top}
+	if p.refused != nil {
+		return nil, false, p.refused
 	}
 	p.space()
 	if !ok || p.i != len(p.data) {
@@ -41,10 +45,6 @@ func parseObjectWithin(data []byte, limit int) (doc map[string]any, ok bool, ove
 	}
 	return v.(map[string]any), true, nil
 }
-
-// tooMany says a document held more values than its limit, and in which
-// top-level member the limit was passed.
-type tooMany struct{ top string }
 
 // knownStrings are the names and values that come again and again in chat
 // requests and replies, each boxed once, so that decoding one allocates
@@ -74,9 +74,11 @@ type parser struct {
 	data []byte
 	i    int
 	// left is how many more values and member names the document may
-	// hold; over is set when one more came.
-	left int
-	over bool
+	// hold, maxNest how deep a value may be (0: any depth up to maxDepth);
+	// refused is set when the document passes either.
+	left    int
+	maxNest int
+	refused *Violation
 	// top is the top-level member being read.
 	top string
 }
@@ -84,7 +86,7 @@ type parser struct {
 // count takes one value or member name from the budget.
 func (p *parser) count() bool {
 	if p.left == 0 {
-		p.over = true
+		p.refused = tooManyValues(p.top)
 		return false
 	}
 	p.left--
@@ -97,6 +99,10 @@ const maxDepth = 200
 func (p *parser) space() { p.i = jsonlex.SkipSpace(p.data, p.i) }
 
 func (p *parser) value(depth int) (any, bool) {
+	if p.maxNest > 0 && depth > p.maxNest {
+		p.refused = nestsTooDeep(p.top)
+		return nil, false
+	}
 	if p.i >= len(p.data) || depth > maxDepth || !p.count() {
 		return nil, false
 	}

@@ -3,7 +3,6 @@ package schemas
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
@@ -32,7 +31,7 @@ func checkParse(t *testing.T, data []byte) bool {
 	if err != nil || !reflect.DeepEqual(any(got), want) {
 		t.Fatalf("parseObject(%q) = %#v, encoding/json = %#v (%v)", data, got, want, err)
 	}
-	if _, v := decodeObject(data, math.MaxInt); v != nil {
+	if _, v := decodeObject(data, false); v != nil {
 		t.Fatalf("parseObject takes %q, decodeObject refuses it: %v", data, v)
 	}
 	return true
@@ -108,6 +107,14 @@ func TestDeepRequestsAreRefused(t *testing.T) {
 			t.Fatalf("%d compounds: %+v", depth, v)
 		}
 	}
+	// The same through encoding/json, where a \ud800 escape sends it.
+	escaped := func(depth int) []byte { return append([]byte(`{"a":"\ud800",`), filter(depth)[1:]...) }
+	if _, v := decodeObject(escaped(49), true); v != nil {
+		t.Fatalf("49 compounds through encoding/json: %s", v.Message)
+	}
+	if _, v := decodeObject(escaped(50), true); v == nil || v.Param != "filters" || !strings.Contains(v.Message, "filters nests deeper than the 100 levels") {
+		t.Fatalf("50 compounds through encoding/json: %+v", v)
+	}
 }
 
 // TestRequestValuesAreBounded: a request body of MaxRequestValues values
@@ -129,10 +136,10 @@ func TestRequestValuesAreBounded(t *testing.T) {
 		t.Fatalf("%d values: %+v", MaxRequestValues+1, v)
 	}
 	// {, "a", "\ud800", "input", [ and k numbers: k+5.
-	if _, v := decodeObject(numbers(`{"a":"\ud800",`, MaxRequestValues-5), MaxRequestValues); v != nil {
+	if _, v := decodeObject(numbers(`{"a":"\ud800",`, MaxRequestValues-5), true); v != nil {
 		t.Fatalf("%d values through encoding/json: %s", MaxRequestValues, v.Message)
 	}
-	if _, v := decodeObject(numbers(`{"a":"\ud800",`, MaxRequestValues-4), MaxRequestValues); v == nil || !strings.Contains(v.Message, "more than the 1000000") {
+	if _, v := decodeObject(numbers(`{"a":"\ud800",`, MaxRequestValues-4), true); v == nil || !strings.Contains(v.Message, "more than the 1000000") {
 		t.Fatalf("%d values through encoding/json: %+v", MaxRequestValues+1, v)
 	}
 	huge := numbers(`{`, 32<<20)

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"strings"
 	"sync"
 
@@ -91,11 +90,8 @@ type Violation struct{ Param, Message string }
 // state, and returns the decoded document. An operation without a request
 // schema accepts any JSON object.
 func ValidateRequest(operation string, body []byte) (map[string]any, *Violation) {
-	doc, v := decodeObject(body, MaxRequestValues)
+	doc, v := decodeObject(body, true)
 	if v != nil {
-		return nil, v
-	}
-	if v := tooDeep(doc); v != nil {
 		return nil, v
 	}
 	name := operation + ".request.json"
@@ -118,8 +114,9 @@ func ValidateRequest(operation string, body []byte) (map[string]any, *Violation)
 // response format, tool parameters) is at most 64 levels below a handful.
 const MaxRequestNesting = 100
 
-// tooDeep refuses a document nesting deeper than MaxRequestNesting,
-// naming the first (by name) top-level field that does.
+// tooDeep refuses a document decoded by encoding/json that nests deeper
+// than MaxRequestNesting, naming the first (by name) top-level field that
+// does; the fast parser refuses one as it reads it.
 func tooDeep(doc map[string]any) *Violation {
 	var param string
 	for k, v := range doc {
@@ -130,7 +127,15 @@ func tooDeep(doc map[string]any) *Violation {
 	if param == "" {
 		return nil
 	}
+	return nestsTooDeep(param)
+}
+
+func nestsTooDeep(param string) *Violation {
 	return &Violation{Param: param, Message: fmt.Sprintf("%s nests deeper than the %d levels a request may have.", param, MaxRequestNesting)}
+}
+
+func tooManyValues(param string) *Violation {
+	return &Violation{Param: param, Message: fmt.Sprintf("The request body holds more than the %d values and member names a request may have.", MaxRequestValues)}
 }
 
 // NestedDeeper reports whether v nests objects and arrays deeper than
@@ -164,21 +169,21 @@ func NestedDeeper(v any, limit int) bool {
 // megabytes.
 const MaxRequestValues = 1_000_000
 
-// decodeObject decodes a JSON object of at most limit values and member
-// names (math.MaxInt: any).
-func decodeObject(body []byte, limit int) (map[string]any, *Violation) {
+// decodeObject decodes a JSON object, a request body within its bounds
+// (MaxRequestValues, MaxRequestNesting) when request is set.
+func decodeObject(body []byte, request bool) (map[string]any, *Violation) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return map[string]any{}, nil
 	}
-	doc, ok, over := parseObjectWithin(body, limit)
+	doc, ok, refused := parseRequestOrObject(body, request)
 	if ok {
 		return doc, nil
 	}
-	if over == nil && limit < math.MaxInt && !valuesWithin(body, limit) {
-		over = &tooMany{}
+	if refused != nil {
+		return nil, refused
 	}
-	if over != nil {
-		return nil, &Violation{Param: over.top, Message: fmt.Sprintf("The request body holds more than the %d values and member names a request may have.", limit)}
+	if request && !valuesWithin(body, MaxRequestValues) {
+		return nil, tooManyValues("")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -192,6 +197,11 @@ func decodeObject(body []byte, limit int) (map[string]any, *Violation) {
 	doc, ok = v.(map[string]any)
 	if !ok {
 		return nil, &Violation{Message: "The JSON body of your request must be an object."}
+	}
+	if request {
+		if v := tooDeep(doc); v != nil {
+			return nil, v
+		}
 	}
 	return doc, nil
 }
@@ -215,7 +225,7 @@ func ValidateResponse(operation string, body []byte) (dialect string, findings [
 	if s == nil && operation != "vector_stores.search" {
 		return "", nil // no schema: the reply is not JSON (file content) or not ours to check
 	}
-	doc, v := decodeObject(body, math.MaxInt)
+	doc, v := decodeObject(body, false)
 	if v != nil {
 		return "", []Finding{{Message: v.Message}}
 	}
