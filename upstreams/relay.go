@@ -117,18 +117,14 @@ func IsEventStream(h http.Header) bool {
 // MediaType is what mime.ParseMediaType reads of a Content-Type value:
 // its media type, lower-cased, and the error of the whole value. A bare
 // type/subtype, as nearly every value is, is read without parsing it (and
-// allocating its parameters).
+// allocating its parameters); strings.ToLower returns a value already in
+// lower case as it is.
 func MediaType(value string) (string, error) {
 	if !bareMediaType(value) {
 		mt, _, err := mime.ParseMediaType(value)
 		return mt, err
 	}
-	for i := 0; i < len(value); i++ {
-		if 'A' <= value[i] && value[i] <= 'Z' {
-			return strings.ToLower(value), nil
-		}
-	}
-	return value, nil
+	return strings.ToLower(value), nil
 }
 
 // bareMediaType: v is a token, a slash and a token (RFC 2045 tokens:
