@@ -38,7 +38,7 @@ type vocab struct {
 func (v *vocab) rank(token string) (int, bool) {
 	h := maphash.String(v.seed, token)
 	mask := uint64(len(v.slots) - 1)
-	tag := uint32(h>>(64-(32-v.idBits))) << v.idBits
+	tag := v.tag(h)
 	idMask := uint32(1)<<v.idBits - 1
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := v.slots[i]
@@ -157,9 +157,13 @@ func (v *vocab) index(limit int) {
 		for v.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
-		v.slots[i] = uint32(h>>(64-(32-v.idBits)))<<v.idBits | uint32(id+1)
+		v.slots[i] = v.tag(h) | uint32(id+1)
 	}
 }
+
+// tag is what a slot keeps of a token's hash h: its top bits, above the
+// ID's idBits.
+func (v *vocab) tag(h uint64) uint32 { return uint32(h>>(64-(32-v.idBits))) << v.idBits }
 
 // eachLine calls f with each line of an embedded vocabulary file: the
 // token's bytes in base64 and its rank.
