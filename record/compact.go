@@ -132,7 +132,7 @@ func (c *compactor) str() bool {
 	for i := c.i + 1; i < len(s); {
 		ch := s[i]
 		if plainInString[ch] {
-			i++
+			i = plainEnd(s, i+1)
 			continue
 		}
 		switch {

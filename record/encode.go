@@ -250,6 +250,22 @@ var plainInString = func() (set [256]bool) {
 	return set
 }()
 
+// plainEnd returns the index of the first byte of s at or after i that
+// plainInString does not hold, or len(s). It tests eight bytes at a time.
+func plainEnd[T string | []byte](s T, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		b := s[i : i+8]
+		t := &plainInString
+		if !(t[b[0]] && t[b[1]] && t[b[2]] && t[b[3]] && t[b[4]] && t[b[5]] && t[b[6]] && t[b[7]]) {
+			break
+		}
+	}
+	for i < len(s) && plainInString[s[i]] {
+		i++
+	}
+	return i
+}
+
 // appendJSONString writes s as a JSON string with encoding/json's escaping:
 // <, > and & as \u00XX, U+2028 and U+2029 escaped, invalid UTF-8 as
 // U+FFFD. It reports whether s was UTF-8 (nothing replaced).
@@ -258,11 +274,12 @@ func appendJSONString[T string | []byte](b []byte, s T) ([]byte, bool) {
 	start := 0
 	valid := true
 	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if plainInString[c] {
-				i++
-				continue
-			}
+		c := s[i]
+		if plainInString[c] {
+			i = plainEnd(s, i+1)
+			continue
+		}
+		if c < utf8.RuneSelf {
 			b = append(b, s[start:i]...)
 			switch c {
 			case '\\', '"':
