@@ -1,6 +1,7 @@
 package modelgate_test
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -73,6 +74,59 @@ http://127.0.0.1:%d {
 	for _, secret := range []string{literalKey, envKey, providerKey} {
 		if strings.Contains(string(logged), secret) {
 			t.Errorf("the DEBUG log holds %s", secret)
+		}
+	}
+}
+
+// TestRecordsRedactSecrets: through the gateway, the secrets of a
+// request's and a reply's headers reach the record as [redacted], and
+// the other headers as they were.
+func TestRecordsRedactSecrets(t *testing.T) {
+	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Add("Set-Cookie", "session=upstream-secret-1")
+		w.Header().Add("Set-Cookie", "other=upstream-secret-2")
+		w.Header().Set("X-Upstream-Note", "kept")
+		io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"gpt-4o","choices":[]}`)
+	})
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	base := checkGateway(t, provider.URL, "off", path)
+	resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", chatJSON, map[string]string{
+		"Authorization": "Bearer " + clientKey, "Content-Type": "application/json",
+		"X-Api-Key": "client-secret-1", "Cookie": "c=client-secret-2", "Proxy-Authorization": "Basic client-secret-3",
+		"X-Client-Note": "kept",
+	})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	rec := readRecords(t, path, 1)[0]
+	header := func(part, name string) string {
+		values, _ := rec[part].(map[string]any)["header"].(map[string]any)[name].([]any)
+		var out []string
+		for _, v := range values {
+			out = append(out, v.(string))
+		}
+		return strings.Join(out, ",")
+	}
+	for _, name := range []string{"Authorization", "X-Api-Key", "Cookie", "Proxy-Authorization"} {
+		if got := header("request", name); got != "[redacted]" {
+			t.Errorf("request %s recorded as %q", name, got)
+		}
+	}
+	if got := header("response", "Set-Cookie"); got != "[redacted]" {
+		t.Errorf("response Set-Cookie recorded as %q", got)
+	}
+	if header("request", "X-Client-Note") != "kept" || header("response", "X-Upstream-Note") != "kept" ||
+		header("request", "Content-Type") != "application/json" {
+		t.Errorf("other headers not recorded as sent: %v", rec)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{clientKey, "client-secret", "upstream-secret"} {
+		if bytes.Contains(data, []byte(secret)) {
+			t.Errorf("record holds %q: %s", secret, data)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -21,8 +22,8 @@ import (
 // anything was replaced are named in invalid_utf8. It is one goroutine's
 // (the gateway's recorder writer's).
 type Encoder struct {
-	keys    []string // a header's names, sorted
-	invalid parts    // where the record being written held invalid UTF-8
+	fields  []Field // a header's, sorted by name
+	invalid parts   // where the record being written held invalid UTF-8
 }
 
 // parts is a set of a record's parts, one bit each in partNames' order.
@@ -92,12 +93,12 @@ func (e *Encoder) Append(b []byte, rec *Record) []byte {
 		b = e.str(b, rec.Request.Query, partRequestQuery)
 	}
 	b = append(b, `,"header":`...)
-	b = e.appendHeader(b, rec.Request.Header, partRequestHeader)
+	b = e.appendHeader(b, rec.Request.Header, rec.Request.Fields, partRequestHeader)
 	b = e.appendBody(b, &rec.Request.Content, partRequestBody)
 	b = append(b, `},"status":`...)
 	b = strconv.AppendInt(b, int64(rec.Status), 10)
 	b = append(b, `,"response":{"header":`...)
-	b = e.appendHeader(b, rec.Response.Header, partResponseHeader)
+	b = e.appendHeader(b, rec.Response.Header, rec.Response.Fields, partResponseHeader)
 	b = e.appendBody(b, &rec.Response.Content, partResponseBody)
 	if len(rec.Response.Events) > 0 {
 		b = append(b, `,"events":`...)
@@ -132,27 +133,31 @@ func (e *Encoder) Append(b []byte, rec *Record) []byte {
 	return append(b, "}\n"...)
 }
 
-// appendHeader writes h as encoding/json writes a map: null when nil,
-// else its names in sorted order.
-func (e *Encoder) appendHeader(b []byte, h http.Header, p parts) []byte {
-	if h == nil {
+// appendHeader writes fields, or h when fields is nil, as encoding/json
+// writes a map: null when nil, else its names in sorted order.
+func (e *Encoder) appendHeader(b []byte, h http.Header, fields []Field, p parts) []byte {
+	switch {
+	case fields != nil:
+		e.fields = append(e.fields, fields...)
+	case h == nil:
 		return append(b, "null"...)
+	default:
+		for name, values := range h {
+			e.fields = append(e.fields, Field{name, values})
+		}
 	}
-	e.keys = e.keys[:0]
-	for name := range h {
-		e.keys = append(e.keys, name)
-	}
-	slices.Sort(e.keys)
+	slices.SortFunc(e.fields, func(x, y Field) int { return strings.Compare(x.Name, y.Name) })
 	b = append(b, '{')
-	for i, name := range e.keys {
+	for i, f := range e.fields {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = e.str(b, name, p)
+		b = e.str(b, f.Name, p)
 		b = append(b, ':')
-		b = e.strs(b, h[name], p)
+		b = e.strs(b, f.Values, p)
 	}
-	clear(e.keys) // hold no names past the record
+	clear(e.fields) // hold no names past the record
+	e.fields = e.fields[:0]
 	return append(b, '}')
 }
 
