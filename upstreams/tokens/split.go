@@ -24,6 +24,9 @@ import (
 //	|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
 //	|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
 func o200kPiece(s string, i int) int {
+	if e := asciiPiece(s, i, true); e > 0 {
+		return e
+	}
 	if e := withPrefix(s, i, lowerTail); e > 0 {
 		return e
 	}
@@ -41,6 +44,9 @@ func cl100kPiece(s string, i int) int {
 	if e := contraction(s, i); e > i {
 		return e
 	}
+	if e := asciiPiece(s, i, false); e > 0 {
+		return e
+	}
 	if e := withPrefix(s, i, letters); e > 0 {
 		return e
 	}
@@ -50,7 +56,7 @@ func cl100kPiece(s string, i int) int {
 // withPrefix tries body after the optional [^\r\n\p{L}\p{N}] at i, then
 // without it, as the engine backtracks; it returns 0 when neither matches.
 func withPrefix(s string, i int, body func(string, int) int) int {
-	if r, n := runeAt(s, i); n > 0 && r != '\r' && r != '\n' && !unicode.IsLetter(r) && !unicode.IsNumber(r) {
+	if r, n := runeAt(s, i); n > 0 && isPrefix(r) {
 		if e := body(s, i+n); e > 0 {
 			return e
 		}
@@ -127,11 +133,7 @@ func commonPiece(s string, i int, slashes bool) int {
 		}
 	}
 	if r, _ := runeAt(s, p); isPunct(r) {
-		j := run(s, p, isPunct)
-		for j < len(s) && (s[j] == '\r' || s[j] == '\n' || (slashes && s[j] == '/')) {
-			j++
-		}
-		return j
+		return newlinesAfter(s, run(s, p, isPunct), slashes)
 	}
 	// What is left starts with whitespace: every other character is a
 	// letter, a number or punctuation, matched above.
@@ -147,6 +149,22 @@ func commonPiece(s string, i int, slashes bool) int {
 		lastStart = j
 		j += n
 	}
+	return spaceEnd(s, i, j, lastNewline, lastStart)
+}
+
+// newlinesAfter returns j advanced past the newlines (and slashes, with
+// slashes) that follow punctuation: [\r\n]* or [\r\n/]*.
+func newlinesAfter(s string, j int, slashes bool) int {
+	for j < len(s) && (s[j] == '\r' || s[j] == '\n' || (slashes && s[j] == '/')) {
+		j++
+	}
+	return j
+}
+
+// spaceEnd picks the end of the whitespace piece from i among the three
+// forms, given the end j of the run of whitespace there, the start of its
+// last newline (-1: none) and of its last character.
+func spaceEnd(s string, i, j, lastNewline, lastStart int) int {
 	switch {
 	case lastNewline >= 0: // \s*[\r\n]+
 		return lastNewline + 1
@@ -216,6 +234,11 @@ func isLowerish(r rune) bool {
 		return 'a' <= r && r <= 'z'
 	}
 	return (unicode.IsLetter(r) && !unicode.Is(unicode.Lu, r) && !unicode.Is(unicode.Lt, r)) || unicode.IsMark(r)
+}
+
+// isPrefix is [^\r\n\p{L}\p{N}], the character a word may start with.
+func isPrefix(r rune) bool {
+	return r != '\r' && r != '\n' && !unicode.IsLetter(r) && !unicode.IsNumber(r)
 }
 
 // isPunct is [^\s\p{L}\p{N}].

@@ -153,6 +153,25 @@ func TestPiecesMatchTheLibraryTokenizer(t *testing.T) {
 	}
 }
 
+// TestASCIIPiecesAtTheirEdges puts every ASCII stretch the table cuts
+// (asciiPiece) next to characters of each class from U+0080 up, on both
+// sides, and next to each other: words of each case with and without a
+// prefix, contractions, runs of 1 to 4 digits, punctuation with newlines
+// and slashes, whitespace before newlines, letters and the end of text.
+func TestASCIIPiecesAtTheirEdges(t *testing.T) {
+	stretches := []string{"", "a", "Ab", "AB", "aB", "ABc", " x", "!Ab", "'s", "'LL", "don't", "I'RE",
+		"1", "12", "123", "1234", "!", " !", "?!\r\n/", " ...\n", "x/", " ", "   ", "\t", " \n", "  \n ", "\r\n", "\n\n  "}
+	others := []string{"é", "É", "ǅ", "ʰ", "中", "\u0301", "٣", "½", "\u00a0", "\u0085", "\u2028", "€", "😀", "ſ", "\xff"}
+	for _, a := range stretches {
+		for _, b := range stretches {
+			sameAsOracle(t, a+b)
+			for _, o := range others {
+				samePieces(t, a+o+b)
+			}
+		}
+	}
+}
+
 // TestEveryCodePointIsClassifiedAsTheLibraryDoes runs each code point of
 // the planes with assigned characters (0 to 3, and the tags and variation
 // selectors of plane 14), between letters and before a contraction,
@@ -204,7 +223,8 @@ func TestDecodeMatchesTheLibrary(t *testing.T) {
 }
 
 func FuzzEncode(f *testing.F) {
-	for _, seed := range []string{"hello world", "I'm HERE'S\n\n", " \u00a0\t\r\n", "x1234/\n", "\xff'S", "ǅʰ\u0301ab"} {
+	for _, seed := range []string{"hello world", "I'm HERE'S\n\n", " \u00a0\t\r\n", "x1234/\n", "\xff'S", "ǅʰ\u0301ab",
+		"don'té 12٣ x\u00a0\n !€ A中"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, text string) {

@@ -78,10 +78,21 @@ func TestCountCacheAgreesAndStaysBounded(t *testing.T) {
 }
 
 func BenchmarkCountNew4KB(b *testing.B) {
+	benchCountNew(b, "The quick brown fox jumps over the lazy dog. ")
+}
+
+// BenchmarkCountNewMixed4KB counts new text of several scripts, most of
+// whose pieces the general splitter cuts (split.go), not the ASCII table.
+func BenchmarkCountNewMixed4KB(b *testing.B) {
+	benchCountNew(b, "Größere Änderungen im Straßenverkehr: 東京の天気は晴れです。 Ça va très bien, merci! Привет, как дела? ")
+}
+
+// benchCountNew counts 4 KB of sentence repeated, new each time.
+func benchCountNew(b *testing.B, sentence string) {
 	enc := ForModel("gpt-4o")
 	text := ""
 	for len(text) < 4096 {
-		text += "The quick brown fox jumps over the lazy dog. "
+		text += sentence
 	}
 	enc.Count(text)
 	b.ReportAllocs()
