@@ -151,6 +151,7 @@ func BenchmarkObserveReply(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ex := newExchange(httptest.NewRecorder(), true)
+		ex.operation = op.ID
 		ex.observe(false, true)
 		ex.Header().Set("Content-Type", "application/json")
 		ex.WriteHeader(http.StatusOK)

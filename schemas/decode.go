@@ -13,9 +13,10 @@ import (
 // parseObject decodes a JSON object as encoding/json does with UseNumber
 // (maps, slices, strings, json.Number, bools, nil), in one pass. It handles
 // the JSON requests and replies are made of; anything else (a syntax error,
-// invalid UTF-8, a \u surrogate escape, deep nesting, data after the value)
-// returns false, and the caller decodes with encoding/json, which decides
-// and words any error. decode_test.go checks both agree.
+// invalid UTF-8, a \u surrogate escape, deep nesting, data after the value,
+// an object that names a member twice) returns false, and the caller
+// decodes with encoding/json, which decides and words any error.
+// decode_test.go checks both agree.
 func parseObject(data []byte) (map[string]any, bool) {
 	doc, ok, _ := parseRequestOrObject(data, false)
 	return doc, ok
@@ -169,7 +170,10 @@ func (p *parser) object(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		m[key] = v
+		n := len(m)
+		if m[key] = v; len(m) == n {
+			return nil, false // a name again: encoding/json keeps the last
+		}
 		if more, ok := p.sep('}'); !ok || !more {
 			return m, ok
 		}

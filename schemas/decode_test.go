@@ -40,7 +40,7 @@ func checkParse(t *testing.T, data []byte) bool {
 func TestParseObjectAgreesWithEncodingJSON(t *testing.T) {
 	for _, s := range []string{
 		`{}`, ` { } `, `{"a":1}`, `{"a":-0.5e+10,"b":[1,2,{"c":null}],"d":true,"e":false,"f":"x"}`,
-		`{"s":"tab\tnew\nquote\"slash\/back\\u\u00e9\u20ac bell\b\f\r"}`, `{"a":1,"a":2}`, `{"k":"é😀"}`,
+		`{"s":"tab\tnew\nquote\"slash\/back\\u\u00e9\u20ac bell\b\f\r"}`, `{"k":"é😀"}`,
 		`{"n":[0,-0,1.0,1e2,1E-2,123456789012345678901234567890]}`, `{"a":[]}`, "{\n\t\"a\" : [ 1 , 2 ] \r\n}",
 		string(chatBody(1 << 12)),
 	} {
@@ -52,7 +52,7 @@ func TestParseObjectAgreesWithEncodingJSON(t *testing.T) {
 	for _, s := range []string{
 		``, `[]`, `"x"`, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":[1,]}`, `{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":1e}`,
 		`{"a":-}`, `{"a":tru}`, `{"a":"\ud83d\ude00"}`, `{"a":"\ud800"}`, "{\"a\":\"\xff\"}", "{\"a\":\"\x01\"}",
-		`{"a":"\x"}`, `{"a":"\u12"}`, `{"a":1} {}`, `{"a":1}]`, `{a:1}`, strings.Repeat(`{"a":`, 300) + `1` + strings.Repeat(`}`, 300),
+		`{"a":"\x"}`, `{"a":"\u12"}`, `{"a":1,"a":2}`, `{"b":[{"a":1,"a":{}}]}`, `{"a":1} {}`, `{"a":1}]`, `{a:1}`, strings.Repeat(`{"a":`, 300) + `1` + strings.Repeat(`}`, 300),
 	} {
 		if checkParse(t, []byte(s)) {
 			t.Errorf("parseObject takes %q", s)
