@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // referenceDecode is encoding/json as decodeObject used it alone.
@@ -178,5 +179,36 @@ func TestHasControlAgreesByteByByte(t *testing.T) {
 		if got := hasControl(s); got != want {
 			t.Fatalf("hasControl(%q) = %v", s, got)
 		}
+	}
+}
+
+// TestValidTextAgreesWithUTF8Valid: validText takes a string's bytes
+// exactly when they hold no byte below 0x20 and are valid UTF-8, in random
+// strings of ASCII runs (of lengths across the eight-byte words) with at
+// most a few control bytes, runes of two to four bytes, and broken ones.
+func TestValidTextAgreesWithUTF8Valid(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 5))
+	pieces := []string{"a", "quick brown", "0123456789abcdef", "\x7f", "é", "€", "😀", "\x80", "\xff", "\xe2\x82", "\xed\xa0\x80"}
+	var valid, invalid int
+	for range 100000 {
+		var s []byte
+		for range rng.IntN(8) {
+			s = append(s, pieces[rng.IntN(len(pieces))]...)
+		}
+		if len(s) > 0 && rng.IntN(4) == 0 {
+			s[rng.IntN(len(s))] = byte(rng.IntN(0x20))
+		}
+		want := !bytes.ContainsFunc(s, func(r rune) bool { return r < 0x20 }) && utf8.Valid(s)
+		if got := validText(s); got != want {
+			t.Fatalf("validText(%q) = %v", s, got)
+		}
+		if want {
+			valid++
+		} else {
+			invalid++
+		}
+	}
+	if valid < 10000 || invalid < 10000 {
+		t.Fatalf("generator too weak: %d valid, %d not", valid, invalid)
 	}
 }
