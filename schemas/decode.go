@@ -250,9 +250,10 @@ const ones, highs = 0x0101010101010101, 0x8080808080808080
 func controls(x uint64) uint64 { return (x - ones*0x20) &^ x & highs }
 
 // validText reports whether a string's bytes hold no control byte and are
-// valid UTF-8, in one pass of sixteen bytes at a time over ASCII text
-// (nearly all of what the gateway reads); from the first sixteen with a
-// byte from 0x80 up or a control byte, hasControl and utf8.Valid decide.
+// valid UTF-8, in one pass over ASCII text (nearly all of what the gateway
+// reads): sixteen bytes at a time, then byte by byte (most strings are
+// names shorter than sixteen bytes); from the first byte from 0x80 up,
+// hasControl and utf8.Valid decide.
 func validText(s []byte) bool {
 	for len(s) >= 16 {
 		x, y := binary.LittleEndian.Uint64(s), binary.LittleEndian.Uint64(s[8:])
@@ -261,7 +262,15 @@ func validText(s []byte) bool {
 		}
 		s = s[16:]
 	}
-	return !hasControl(s) && utf8.Valid(s)
+	for i, c := range s {
+		if c < 0x20 {
+			return false
+		}
+		if c >= 0x80 {
+			return !hasControl(s[i:]) && utf8.Valid(s[i:])
+		}
+	}
+	return true
 }
 
 // hasControl reports whether s holds a byte below 0x20, eight bytes at a
