@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -298,7 +299,7 @@ func docUsage(doc map[string]any) *usage {
 	for i, name := range usageNames {
 		switch v := u[name].(type) {
 		case json.Number:
-			counts[i] = gjson.Parse(string(v)).Int()
+			counts[i] = numberCount(v)
 		case string:
 			counts[i] = gjson.Result{Type: gjson.String, Str: v}.Int()
 		case bool:
@@ -308,6 +309,16 @@ func docUsage(doc map[string]any) *usage {
 		}
 	}
 	return usageOf(counts)
+}
+
+// numberCount is gjson's Int of a JSON number: an integer below 10^15 in
+// magnitude, which gjson reads as a float64 exactly and converts back, is
+// parsed as such; any other number is converted by gjson.
+func numberCount(n json.Number) int64 {
+	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil && -1e15 < i && i < 1e15 {
+		return i
+	}
+	return gjson.Parse(string(n)).Int()
 }
 
 // usageOf sums counts read by the names of usageNames: chat and embeddings

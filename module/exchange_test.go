@@ -177,7 +177,7 @@ func usageByMember(u gjson.Result) *usage {
 func randomUsage(rng *rand.Rand) string {
 	names := []string{"prompt_tokens", "completion_tokens", "total_tokens", "input_tokens", "output_tokens", `\u0070rompt_tokens`, "cached_tokens", "Prompt_tokens"}
 	values := []string{"0", "7", "-3", "-0", "12.9", `"15"`, `"12.9"`, `"\u0031\u0032"`, `"x"`, "1e30", "1E400", "null", "true", "false",
-		`{"a":1}`, "[1,2]", "9223372036854775807", "9007199254740993", "99999999999999999999"}
+		`{"a":1}`, "[1,2]", "999999999999999", "-999999999999999", "1000000000000001", "9223372036854775807", "9007199254740993", "99999999999999999999"}
 	var b strings.Builder
 	b.WriteString("{")
 	for i := range rng.IntN(7) {
