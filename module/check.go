@@ -40,7 +40,7 @@ func relayChecked(w *exchange, req *request, resp *http.Response) error {
 		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: "upstream_error",
 			Message: "The upstream reply was cut short."}
 	}
-	_, findings := schemas.ValidateResponse(op, body)
+	doc, findings := schemas.CheckResponse(op, body)
 	if len(body) > maxStrictBody {
 		findings = append(findings, schemas.Finding{Message: "reply too large to check"})
 	}
@@ -49,6 +49,7 @@ func relayChecked(w *exchange, req *request, resp *http.Response) error {
 		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: "upstream_nonconforming",
 			Message: fmt.Sprintf("The upstream reply does not conform to the API: %s.", findings[0])}
 	}
+	w.checkedBody, w.checkedDoc = body, doc // finish need not check these bytes again
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
 	return upstreams.Relay(w, resp, 0) // a JSON reply, read whole above

@@ -53,6 +53,11 @@ type exchange struct {
 	// replyFindings are a checked JSON reply's departures, found by finish
 	// and reported by checkReply.
 	replyFindings []schemas.Finding
+	// checkedBody is a JSON reply a strict check found conforming before
+	// it was sent, checkedDoc what the check decoded of it (as
+	// schemas.CheckResponse returns it).
+	checkedBody []byte
+	checkedDoc  map[string]any
 
 	// checkStream checks a 2xx event stream of operation with the schemas
 	// as it passes: the events written are checked once they have been
@@ -336,9 +341,9 @@ var usageNames = [...]string{"prompt_tokens", "input_tokens", "completion_tokens
 
 // finish sends what a filtered stream still holds (a last event without its
 // blank line) and reads the usage of a JSON reply once it has been sent,
-// checking the reply first when it is to be checked: the check decodes it,
-// and the usage is read from what it decoded. The pipeline calls it once,
-// after the reply.
+// checking the reply first when it is to be checked (unless a strict check
+// did before sending it): the check decodes it, and the usage is read from
+// what it decoded. The pipeline calls it once, after the reply.
 func (e *exchange) finish() {
 	pending := e.stream && len(e.splitter.Pending()) > 0
 	if pending && e.dropUsageChunk && e.writeErr == nil {
@@ -355,7 +360,12 @@ func (e *exchange) finish() {
 		return
 	}
 	var doc map[string]any
-	if e.checkStream && e.status < 300 && e.written <= int64(e.capture.Len()) {
+	switch {
+	case !e.checkStream || e.status >= 300 || e.written > int64(e.capture.Len()):
+		// Not checked, or not whole: the usage is read from the bytes.
+	case e.checkedBody != nil && bytes.Equal(e.checkedBody, e.capture.Bytes()):
+		doc = e.checkedDoc // checked before it was sent, with no finding
+	default:
 		doc, e.replyFindings = schemas.CheckResponse(e.operation, e.capture.Bytes())
 	}
 	if doc != nil {

@@ -1,6 +1,7 @@
 package modelgate
 
 import (
+	"bytes"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -230,7 +231,8 @@ func TestChunkUsageAgreesWithGet(t *testing.T) {
 // TestCheckedReplyUsageAgreesWithGet: a checked JSON reply's usage, read
 // from the document the check decoded, is what a gjson Get for each member
 // reads of its bytes (as an unchecked reply's is), and its findings are
-// ValidateResponse's; replies made at random, their usage as in
+// ValidateResponse's, whether finish checks it or a strict check did
+// before sending it; replies made at random, their usage as in
 // TestChunkUsageAgreesWithGet, some with a member named twice.
 func TestCheckedReplyUsageAgreesWithGet(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 2))
@@ -279,6 +281,19 @@ func TestCheckedReplyUsageAgreesWithGet(t *testing.T) {
 		}
 		if len(findings) == 0 {
 			conforming++
+			// A strict check, made before sending, is not made again.
+			strict := newExchange(httptest.NewRecorder(), false)
+			strict.operation = op.ID
+			strict.observe(false, true)
+			resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+				Body: io.NopCloser(bytes.NewReader(body))}
+			if err := relayChecked(strict, &request{op: op}, resp); err != nil {
+				t.Fatalf("%s: strict check: %v", body, err)
+			}
+			strict.finish()
+			if !reflect.DeepEqual(strict.usage, want) || len(strict.replyFindings) > 0 || strict.checkedBody == nil {
+				t.Fatalf("%s: strictly checked, usage %+v (Get reads %+v), findings %q", body, strict.usage, want, strict.replyFindings)
+			}
 		}
 	}
 	if fromDoc < 400 || conforming < 1000 {
