@@ -256,13 +256,7 @@ func TestCheckedReplyUsageAgreesWithGet(t *testing.T) {
 		}
 		b.WriteString("}")
 		body := []byte(b.String())
-		ex := newExchange(httptest.NewRecorder(), false)
-		ex.operation = op.ID
-		ex.observe(false, true)
-		ex.Header().Set("Content-Type", "application/json")
-		ex.WriteHeader(http.StatusOK)
-		ex.Write(body)
-		ex.finish()
+		ex := finishCheckedReply(op.ID, body, false)
 
 		var want *usage
 		if u := gjson.GetBytes(body, "usage"); u.IsObject() {
@@ -300,6 +294,19 @@ func TestCheckedReplyUsageAgreesWithGet(t *testing.T) {
 		t.Fatalf("generator too weak: %d usages read from the document, %d replies conform", fromDoc, conforming)
 	}
 	t.Logf("%d usages read from the document, %d replies conform", fromDoc, conforming)
+}
+
+// finishCheckedReply observes a JSON reply of operation with the check on,
+// as relay sets the exchange up, to its finish.
+func finishCheckedReply(operation string, body []byte, recording bool) *exchange {
+	ex := newExchange(httptest.NewRecorder(), recording)
+	ex.operation = operation
+	ex.observe(false, true)
+	ex.Header().Set("Content-Type", "application/json")
+	ex.WriteHeader(http.StatusOK)
+	ex.Write(body)
+	ex.finish()
+	return ex
 }
 
 func sortedFindings(findings []schemas.Finding) []string {
