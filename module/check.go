@@ -40,7 +40,7 @@ func relayChecked(w *exchange, req *request, resp *http.Response) error {
 		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: "upstream_error",
 			Message: "The upstream reply was cut short."}
 	}
-	_, findings := schemas.ValidateResponse(op, body)
+	doc, findings := schemas.CheckResponse(op, body)
 	if len(body) > maxStrictBody {
 		findings = append(findings, schemas.Finding{Message: "reply too large to check"})
 	}
@@ -49,22 +49,19 @@ func relayChecked(w *exchange, req *request, resp *http.Response) error {
 		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: "upstream_nonconforming",
 			Message: fmt.Sprintf("The upstream reply does not conform to the API: %s.", findings[0])}
 	}
+	w.checkedBody, w.checkedDoc = body, doc // finish need not check these bytes again
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
 	return upstreams.Relay(w, resp, 0) // a JSON reply, read whole above
 }
 
-// checkReply reports how a reply that was sent departs from the schemas.
+// checkReply reports how a reply that was sent departs from the schemas:
+// a stream's findings its checker's, a JSON reply's those finish found.
 func (g *Gateway) checkReply(req *request, e *exchange) {
 	op := req.op.ID
-	var findings []schemas.Finding
-	switch {
-	case e.checker != nil:
+	findings := e.replyFindings
+	if e.checker != nil {
 		findings = e.checker.Close()
-	case !e.checkStream || e.stream || e.status >= 300 || e.capture == nil || e.written > int64(e.capture.Len()):
-		return // not checked, or not a whole JSON success reply
-	default:
-		_, findings = schemas.ValidateResponse(op, e.capture.Bytes())
 	}
 	if len(findings) == 0 {
 		return

@@ -2,9 +2,11 @@ package modelgate
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -48,6 +50,14 @@ type exchange struct {
 	// findings are the reply's departures from the response schemas; they
 	// go to the record after the request's.
 	findings []string
+	// replyFindings are a checked JSON reply's departures, found by finish
+	// and reported by checkReply.
+	replyFindings []schemas.Finding
+	// checkedBody is a JSON reply a strict check found conforming before
+	// it was sent, checkedDoc what the check decoded of it (as
+	// schemas.CheckResponse returns it).
+	checkedBody []byte
+	checkedDoc  map[string]any
 
 	// checkStream checks a 2xx event stream of operation with the schemas
 	// as it passes: the events written are checked once they have been
@@ -270,10 +280,8 @@ func mayName(data []byte, key string) bool {
 // readUsage reads a usage object in one pass, each count from the first
 // member of its name as gjson's Get would find it.
 func readUsage(u gjson.Result) *usage {
-	// Chat and embeddings count prompt and completion tokens, Responses
-	// input and output tokens.
-	var counts [5]int64
-	var seen [5]bool
+	var counts [len(usageNames)]int64
+	var seen [len(usageNames)]bool
 	u.ForEach(func(name, value gjson.Result) bool {
 		i := slices.Index(usageNames[:], name.Str)
 		if i >= 0 && !seen[i] {
@@ -281,6 +289,46 @@ func readUsage(u gjson.Result) *usage {
 		}
 		return true
 	})
+	return usageOf(counts)
+}
+
+// docUsage is readUsage of a decoded reply's usage: what readUsage reads of
+// the reply's bytes when no object in it names a member twice (as
+// schemas.CheckResponse's document), each count converted by gjson.
+func docUsage(doc map[string]any) *usage {
+	u, ok := doc["usage"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	var counts [len(usageNames)]int64
+	for i, name := range usageNames {
+		switch v := u[name].(type) {
+		case json.Number:
+			counts[i] = numberCount(v)
+		case string:
+			counts[i] = gjson.Result{Type: gjson.String, Str: v}.Int()
+		case bool:
+			if v {
+				counts[i] = 1
+			}
+		}
+	}
+	return usageOf(counts)
+}
+
+// numberCount is gjson's Int of a JSON number: an integer below 10^15 in
+// magnitude, which gjson reads as a float64 exactly and converts back, is
+// parsed as such; any other number is converted by gjson.
+func numberCount(n json.Number) int64 {
+	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil && -1e15 < i && i < 1e15 {
+		return i
+	}
+	return gjson.Parse(string(n)).Int()
+}
+
+// usageOf sums counts read by the names of usageNames: chat and embeddings
+// count prompt and completion tokens, Responses input and output tokens.
+func usageOf(counts [len(usageNames)]int64) *usage {
 	return &usage{
 		prompt:     counts[0] + counts[1],
 		completion: counts[2] + counts[3],
@@ -292,8 +340,10 @@ func readUsage(u gjson.Result) *usage {
 var usageNames = [...]string{"prompt_tokens", "input_tokens", "completion_tokens", "output_tokens", "total_tokens"}
 
 // finish sends what a filtered stream still holds (a last event without its
-// blank line) and reads the usage of a JSON reply once it has been sent.
-// The pipeline calls it once, after the reply.
+// blank line) and reads the usage of a JSON reply once it has been sent,
+// checking the reply first when it is to be checked (unless a strict check
+// did before sending it): the check decodes it, and the usage is read from
+// what it decoded. The pipeline calls it once, after the reply.
 func (e *exchange) finish() {
 	pending := e.stream && len(e.splitter.Pending()) > 0
 	if pending && e.dropUsageChunk && e.writeErr == nil {
@@ -306,9 +356,21 @@ func (e *exchange) finish() {
 			e.checker.Write(e.splitter.Pending())
 		}
 	}
-	if e.capture != nil && e.usage == nil {
-		if u := gjson.GetBytes(e.capture.Bytes(), "usage"); u.IsObject() {
-			e.usage = readUsage(u)
-		}
+	if e.capture == nil || e.usage != nil {
+		return
+	}
+	var doc map[string]any
+	switch {
+	case !e.checkStream || e.status >= 300 || e.written > int64(e.capture.Len()):
+		// Not checked, or not whole: the usage is read from the bytes.
+	case e.checkedBody != nil && bytes.Equal(e.checkedBody, e.capture.Bytes()):
+		doc = e.checkedDoc // checked before it was sent, with no finding
+	default:
+		doc, e.replyFindings = schemas.CheckResponse(e.operation, e.capture.Bytes())
+	}
+	if doc != nil {
+		e.usage = docUsage(doc)
+	} else if u := gjson.GetBytes(e.capture.Bytes(), "usage"); u.IsObject() {
+		e.usage = readUsage(u)
 	}
 }

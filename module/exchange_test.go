@@ -1,11 +1,13 @@
 package modelgate
 
 import (
+	"bytes"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,11 +162,33 @@ func usageByGet(data []byte) (*usage, bool) {
 		}
 	}
 	choices := gjson.GetBytes(data, "choices")
+	return usageByMember(u), choices.IsArray() && len(choices.Array()) == 0
+}
+
+func usageByMember(u gjson.Result) *usage {
 	return &usage{
 		prompt:     u.Get("prompt_tokens").Int() + u.Get("input_tokens").Int(),
 		completion: u.Get("completion_tokens").Int() + u.Get("output_tokens").Int(),
 		total:      u.Get("total_tokens").Int(),
-	}, choices.IsArray() && len(choices.Array()) == 0
+	}
+}
+
+// randomUsage is a usage object made at random: members repeated,
+// escaped, of any JSON type.
+func randomUsage(rng *rand.Rand) string {
+	names := []string{"prompt_tokens", "completion_tokens", "total_tokens", "input_tokens", "output_tokens", `\u0070rompt_tokens`, "cached_tokens", "Prompt_tokens"}
+	values := []string{"0", "7", "-3", "-0", "12.9", `"15"`, `"12.9"`, `"\u0031\u0032"`, `"x"`, "1e30", "1E400", "null", "true", "false",
+		`{"a":1}`, "[1,2]", "999999999999999", "-999999999999999", "1000000000000001", "9223372036854775807", "9007199254740993", "99999999999999999999"}
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range rng.IntN(7) {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`"` + names[rng.IntN(len(names))] + `": ` + values[rng.IntN(len(values))])
+	}
+	b.WriteString("}")
+	return b.String()
 }
 
 // TestChunkUsageAgreesWithGet holds chunkUsage to usageByGet on chunks
@@ -173,20 +197,7 @@ func usageByGet(data []byte) (*usage, bool) {
 // an escaped name, and the words themselves in the content.
 func TestChunkUsageAgreesWithGet(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 1))
-	names := []string{"prompt_tokens", "completion_tokens", "total_tokens", "input_tokens", "output_tokens", `\u0070rompt_tokens`, "cached_tokens", "Prompt_tokens"}
-	values := []string{"0", "7", "-3", "12.9", `"15"`, "1e30", "null", "true", `{"a":1}`, "[1,2]", "9223372036854775807"}
-	usageObject := func() string {
-		var b strings.Builder
-		b.WriteString("{")
-		for i := range rng.IntN(7) {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			b.WriteString(`"` + names[rng.IntN(len(names))] + `": ` + values[rng.IntN(len(values))])
-		}
-		b.WriteString("}")
-		return b.String()
-	}
+	usageObject := func() string { return randomUsage(rng) }
 	members := []func() string{
 		func() string { return `"usage":null` },
 		func() string { return `"usage":` + usageObject() },
@@ -215,4 +226,94 @@ func TestChunkUsageAgreesWithGet(t *testing.T) {
 			t.Fatalf("%s: chunkUsage gives %+v, %v; Get gives %+v, %v", data, gotUsage, gotOnly, wantUsage, wantOnly)
 		}
 	}
+}
+
+// TestCheckedReplyUsageAgreesWithGet: a checked JSON reply's usage, read
+// from the document the check decoded, is what a gjson Get for each member
+// reads of its bytes (as an unchecked reply's is), and its findings are
+// ValidateResponse's, whether finish checks it or a strict check did
+// before sending it; replies made at random, their usage as in
+// TestChunkUsageAgreesWithGet, some with a member named twice.
+func TestCheckedReplyUsageAgreesWithGet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 2))
+	const reply = `{"id":"c","object":"chat.completion","created":1,"model":"m",` +
+		`"choices":[{"index":0,"message":{"role":"assistant","content":"usage"},"finish_reason":"stop"}]`
+	members := []func() string{
+		func() string { return `"usage":` + randomUsage(rng) },
+		func() string { return `"\u0075sage":` + randomUsage(rng) },
+		func() string { return `"usage":null` },
+		func() string { return `"usage":[1]` },
+		func() string { return `"system_fingerprint":"fp"` },
+		func() string { return `"response":{"usage":` + randomUsage(rng) + `}` },
+	}
+	op, _ := operationByID(upstreams.OpChatCompletionsCreate)
+	var fromDoc, conforming int
+	for range 5000 {
+		var b strings.Builder
+		b.WriteString(reply)
+		for range rng.IntN(3) {
+			b.WriteString(", " + members[rng.IntN(len(members))]())
+		}
+		b.WriteString("}")
+		body := []byte(b.String())
+		ex := finishCheckedReply(op.ID, body, false)
+
+		var want *usage
+		if u := gjson.GetBytes(body, "usage"); u.IsObject() {
+			want = usageByMember(u)
+		}
+		if !reflect.DeepEqual(ex.usage, want) {
+			t.Fatalf("%s: usage %+v, Get reads %+v", body, ex.usage, want)
+		}
+		// The schema's findings come in no set order.
+		_, findings := schemas.ValidateResponse(op.ID, body)
+		if !slices.Equal(sortedFindings(ex.replyFindings), sortedFindings(findings)) {
+			t.Fatalf("%s: findings %q, ValidateResponse finds %q", body, ex.replyFindings, findings)
+		}
+		if doc, _ := schemas.CheckResponse(op.ID, body); doc != nil && want != nil {
+			fromDoc++
+		}
+		if len(findings) == 0 {
+			conforming++
+			// A strict check, made before sending, is not made again.
+			strict := newExchange(httptest.NewRecorder(), false)
+			strict.operation = op.ID
+			strict.observe(false, true)
+			resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+				Body: io.NopCloser(bytes.NewReader(body))}
+			if err := relayChecked(strict, &request{op: op}, resp); err != nil {
+				t.Fatalf("%s: strict check: %v", body, err)
+			}
+			strict.finish()
+			if !reflect.DeepEqual(strict.usage, want) || len(strict.replyFindings) > 0 || strict.checkedBody == nil {
+				t.Fatalf("%s: strictly checked, usage %+v (Get reads %+v), findings %q", body, strict.usage, want, strict.replyFindings)
+			}
+		}
+	}
+	if fromDoc < 400 || conforming < 1000 {
+		t.Fatalf("generator too weak: %d usages read from the document, %d replies conform", fromDoc, conforming)
+	}
+	t.Logf("%d usages read from the document, %d replies conform", fromDoc, conforming)
+}
+
+// finishCheckedReply observes a JSON reply of operation with the check on,
+// as relay sets the exchange up, to its finish.
+func finishCheckedReply(operation string, body []byte, recording bool) *exchange {
+	ex := newExchange(httptest.NewRecorder(), recording)
+	ex.operation = operation
+	ex.observe(false, true)
+	ex.Header().Set("Content-Type", "application/json")
+	ex.WriteHeader(http.StatusOK)
+	ex.Write(body)
+	ex.finish()
+	return ex
+}
+
+func sortedFindings(findings []schemas.Finding) []string {
+	var s []string
+	for _, f := range findings {
+		s = append(s, f.String())
+	}
+	slices.Sort(s)
+	return s
 }

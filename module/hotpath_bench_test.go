@@ -150,12 +150,7 @@ func BenchmarkObserveReply(b *testing.B) {
 	b.SetBytes(int64(len(benchCompletion)))
 	b.ReportAllocs()
 	for b.Loop() {
-		ex := newExchange(httptest.NewRecorder(), true)
-		ex.observe(false, true)
-		ex.Header().Set("Content-Type", "application/json")
-		ex.WriteHeader(http.StatusOK)
-		ex.Write(benchCompletion)
-		ex.finish()
+		ex := finishCheckedReply(op.ID, benchCompletion, true)
 		g.checkReply(req, ex)
 		if ex.usage == nil || len(ex.findings) > 0 {
 			b.Fatalf("usage %v, findings %v", ex.usage, ex.findings)

@@ -30,3 +30,31 @@ func benchmarkValidate(b *testing.B, size int) {
 
 func BenchmarkValidateChat1KB(b *testing.B) { benchmarkValidate(b, 1<<10) }
 func BenchmarkValidateChat1MB(b *testing.B) { benchmarkValidate(b, 1<<20) }
+
+// chatReply is a chat completion as the load harness's fake upstream sends
+// it (about 1 KB, most of it the answer's content).
+func chatReply() []byte {
+	b, _ := json.Marshal(map[string]any{
+		"id": "chatcmpl-bench", "object": "chat.completion", "created": 1741569952, "model": "gpt-4o-mini",
+		"system_fingerprint": "fp_bench",
+		"choices": []any{map[string]any{
+			"index":         0,
+			"message":       map[string]any{"role": "assistant", "content": strings.Repeat("The quick brown fox jumps over the lazy dog. ", 16), "refusal": nil},
+			"logprobs":      nil,
+			"finish_reason": "stop",
+		}},
+		"usage": map[string]any{"prompt_tokens": 180, "completion_tokens": 160, "total_tokens": 340},
+	})
+	return b
+}
+
+func BenchmarkValidateChatReply(b *testing.B) {
+	body := chatReply()
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, findings := ValidateResponse("chat.completions.create", body); len(findings) > 0 {
+			b.Fatal(findings)
+		}
+	}
+}

@@ -13,9 +13,10 @@ import (
 // parseObject decodes a JSON object as encoding/json does with UseNumber
 // (maps, slices, strings, json.Number, bools, nil), in one pass. It handles
 // the JSON requests and replies are made of; anything else (a syntax error,
-// invalid UTF-8, a \u surrogate escape, deep nesting, data after the value)
-// returns false, and the caller decodes with encoding/json, which decides
-// and words any error. decode_test.go checks both agree.
+// invalid UTF-8, a \u surrogate escape, deep nesting, data after the value,
+// an object that names a member twice) returns false, and the caller
+// decodes with encoding/json, which decides and words any error.
+// decode_test.go checks both agree.
 func parseObject(data []byte) (map[string]any, bool) {
 	doc, ok, _ := parseRequestOrObject(data, false)
 	return doc, ok
@@ -169,7 +170,10 @@ func (p *parser) object(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		m[key] = v
+		n := len(m)
+		if m[key] = v; len(m) == n {
+			return nil, false // a name again: encoding/json keeps the last
+		}
 		if more, ok := p.sep('}'); !ok || !more {
 			return m, ok
 		}
@@ -230,24 +234,51 @@ func (p *parser) string() ([]byte, bool) {
 	if bytes.IndexByte(s, '\\') >= 0 {
 		return p.escaped(start)
 	}
-	if hasControl(s) || !utf8.Valid(s) {
+	if !validText(s) {
 		return nil, false
 	}
 	p.i = start + end + 1
 	return s, true
 }
 
+const ones, highs = 0x0101010101010101, 0x8080808080808080
+
+// controls has the top bit set of each byte of x below 0x20: such a byte
+// borrows in x - 0x20 and keeps its top bit clear in x (a byte from 0x80
+// up borrows nothing); only such a byte, or one above a byte that did,
+// leaves its top bit set.
+func controls(x uint64) uint64 { return (x - ones*0x20) &^ x & highs }
+
+// validText reports whether a string's bytes hold no control byte and are
+// valid UTF-8, in one pass over ASCII text (nearly all of what the gateway
+// reads): sixteen bytes at a time, then byte by byte (most strings are
+// names shorter than sixteen bytes); from the first byte from 0x80 up,
+// hasControl and utf8.Valid decide.
+func validText(s []byte) bool {
+	for len(s) >= 16 {
+		x, y := binary.LittleEndian.Uint64(s), binary.LittleEndian.Uint64(s[8:])
+		if controls(x)|controls(y)|(x|y)&highs != 0 {
+			break
+		}
+		s = s[16:]
+	}
+	for i, c := range s {
+		if c < 0x20 {
+			return false
+		}
+		if c >= 0x80 {
+			return !hasControl(s[i:]) && utf8.Valid(s[i:])
+		}
+	}
+	return true
+}
+
 // hasControl reports whether s holds a byte below 0x20, eight bytes at a
 // time.
 func hasControl(s []byte) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		// A byte below 0x20 borrows in x - 0x20 and keeps its top bit
-		// clear in x (a byte from 0x80 up borrows nothing); only such a
-		// byte, or one above a byte that did, leaves its top bit set.
-		x := binary.LittleEndian.Uint64(s[i:])
-		if (x-ones*0x20)&^x&highs != 0 {
+		if controls(binary.LittleEndian.Uint64(s[i:])) != 0 {
 			return true
 		}
 	}

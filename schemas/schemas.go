@@ -31,12 +31,20 @@ var set struct {
 	err      error
 	compiled map[string]*jsonschema.Schema // by file name
 	docs     map[string]any                // decoded files, for keyword values
+	files    map[string]schemaFiles        // by operation
 }
+
+// schemaFiles are an operation's request and response schema file names
+// ("" for none), looked up once loaded: ValidateRequest and
+// ValidateResponse run on every request and reply, and a name
+// concatenated there would be allocated each time.
+type schemaFiles struct{ request, response string }
 
 func load() error {
 	set.once.Do(func() {
 		set.compiled = map[string]*jsonschema.Schema{}
 		set.docs = map[string]any{}
+		set.files = map[string]schemaFiles{}
 		c := jsonschema.NewCompiler()
 		c.Draft = jsonschema.Draft2020
 		c.LoadURL = func(url string) (io.ReadCloser, error) {
@@ -67,6 +75,15 @@ func load() error {
 				return
 			}
 			set.compiled[name] = s
+			if op, ok := strings.CutSuffix(name, ".request.json"); ok {
+				f := set.files[op]
+				f.request = name
+				set.files[op] = f
+			} else if op, ok := strings.CutSuffix(name, ".response.json"); ok {
+				f := set.files[op]
+				f.response = name
+				set.files[op] = f
+			}
 		}
 	})
 	return set.err
@@ -76,10 +93,20 @@ func load() error {
 // The schemas are embedded, so a failure to compile them is a build
 // defect that every test catches; it panics rather than pass requests.
 func schema(name string) *jsonschema.Schema {
+	mustLoad()
+	return set.compiled[name]
+}
+
+// filesOf returns an operation's schema file names.
+func filesOf(operation string) schemaFiles {
+	mustLoad()
+	return set.files[operation]
+}
+
+func mustLoad() {
 	if err := load(); err != nil {
 		panic("schemas: " + err.Error())
 	}
-	return set.compiled[name]
 }
 
 // Violation is the first broken rule of a request, ready for a 400 envelope.
@@ -94,7 +121,7 @@ func ValidateRequest(operation string, body []byte) (map[string]any, *Violation)
 	if v != nil {
 		return nil, v
 	}
-	name := operation + ".request.json"
+	name := filesOf(operation).request
 	if s := schema(name); s != nil && !conforms(name, doc) {
 		if err := s.Validate(doc); err != nil {
 			return nil, violation(err, doc)
@@ -172,38 +199,45 @@ const MaxRequestValues = 1_000_000
 // decodeObject decodes a JSON object, a request body within its bounds
 // (MaxRequestValues, MaxRequestNesting) when request is set.
 func decodeObject(body []byte, request bool) (map[string]any, *Violation) {
+	doc, _, v := decode(body, request)
+	return doc, v
+}
+
+// decode is decodeObject, and whether the gateway's parser decoded the
+// object (rather than encoding/json).
+func decode(body []byte, request bool) (doc map[string]any, byParser bool, v *Violation) {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return map[string]any{}, nil
+		return map[string]any{}, false, nil
 	}
 	doc, ok, refused := parseRequestOrObject(body, request)
 	if ok {
-		return doc, nil
+		return doc, true, nil
 	}
 	if refused != nil {
-		return nil, refused
+		return nil, false, refused
 	}
 	if request && !valuesWithin(body, MaxRequestValues) {
-		return nil, tooManyValues("")
+		return nil, false, tooManyValues("")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, &Violation{Message: "We could not parse the JSON body of your request: " + DescribeJSONError(err) + "."}
+	var decoded any
+	if err := dec.Decode(&decoded); err != nil {
+		return nil, false, &Violation{Message: "We could not parse the JSON body of your request: " + DescribeJSONError(err) + "."}
 	}
 	if dec.More() {
-		return nil, &Violation{Message: "We could not parse the JSON body of your request: more than one JSON value."}
+		return nil, false, &Violation{Message: "We could not parse the JSON body of your request: more than one JSON value."}
 	}
-	doc, ok = v.(map[string]any)
+	doc, ok = decoded.(map[string]any)
 	if !ok {
-		return nil, &Violation{Message: "The JSON body of your request must be an object."}
+		return nil, false, &Violation{Message: "The JSON body of your request must be an object."}
 	}
 	if request {
 		if v := tooDeep(doc); v != nil {
-			return nil, v
+			return nil, false, v
 		}
 	}
-	return doc, nil
+	return doc, false, nil
 }
 
 // Finding is a way a response departs from its schema.
@@ -221,32 +255,52 @@ func (f Finding) String() string {
 // matched: "spec" or "openai" ("" when neither did, and for other
 // operations).
 func ValidateResponse(operation string, body []byte) (dialect string, findings []Finding) {
-	s := schema(operation + ".response.json")
+	_, dialect, findings = validateResponse(operation, body)
+	return dialect, findings
+}
+
+// CheckResponse is ValidateResponse for a caller that reads the reply
+// further, which it also returns decoded: doc is nil when the reply was
+// not decoded (the operation has no response schema) or not by the
+// gateway's parser, which takes only objects that name each member once
+// (where one names a member twice, encoding/json keeps the last and other
+// readers the first).
+func CheckResponse(operation string, body []byte) (doc map[string]any, findings []Finding) {
+	doc, _, findings = validateResponse(operation, body)
+	return doc, findings
+}
+
+func validateResponse(operation string, body []byte) (parsed map[string]any, dialect string, findings []Finding) {
+	name := filesOf(operation).response
+	s := schema(name)
 	if s == nil && operation != "vector_stores.search" {
-		return "", nil // no schema: the reply is not JSON (file content) or not ours to check
+		return nil, "", nil // no schema: the reply is not JSON (file content) or not ours to check
 	}
-	doc, v := decodeObject(body, false)
+	doc, byParser, v := decode(body, false)
 	if v != nil {
-		return "", []Finding{{Message: v.Message}}
+		return nil, "", []Finding{{Message: v.Message}}
+	}
+	if byParser {
+		parsed = doc
 	}
 	if operation == "vector_stores.search" {
 		spec := Validate("search_results_spec", body)
 		if len(spec) == 0 {
-			return "spec", nil
+			return parsed, "spec", nil
 		}
 		openai := Validate("search_results_openai", body)
 		if len(openai) == 0 {
-			return "openai", nil
+			return parsed, "openai", nil
 		}
 		if _, isPage := doc["search_query"]; isPage {
-			return "", openai
+			return parsed, "", openai
 		}
-		return "", spec
+		return parsed, "", spec
 	}
-	if conforms(operation+".response.json", doc) {
-		return "", nil
+	if conforms(name, doc) {
+		return parsed, "", nil
 	}
-	return "", findingsOf(s.Validate(doc), doc)
+	return parsed, "", findingsOf(s.Validate(doc), doc)
 }
 
 // definitions holds the compiled definitions of defs.json by name.
@@ -324,7 +378,7 @@ func findingsOf(err error, doc any) []Finding {
 
 // HasRequestSchema reports whether an operation's body is checked.
 func HasRequestSchema(operation string) bool {
-	return schema(operation+".request.json") != nil
+	return filesOf(operation).request != ""
 }
 
 // keywordOf is the last segment of a keyword location.
