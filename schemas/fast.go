@@ -65,12 +65,15 @@ var chatRequestFields = map[string]func(any) bool{
 	"store":                 nullOr(isBool),
 }
 
+// finishReasons are defs.json's finish_reason.
+var finishReasons = []string{"stop", "length", "tool_calls", "content_filter", "function_call"}
+
 // Checks built once, so walking a document allocates nothing.
 var (
 	imageDetail      = oneOf("auto", "low", "high")
 	toolCallType     = oneOf("function", "custom")
 	allowedToolsMode = oneOf("auto", "required")
-	finishReason     = oneOf("stop", "length", "tool_calls", "content_filter", "function_call")
+	finishReason     = oneOf(finishReasons...)
 	biasValue        = integerIn(-100, 100)
 	nonNegative      = integerAtLeast(0)
 )

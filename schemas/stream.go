@@ -21,11 +21,16 @@ type StreamChecker struct {
 	// finished records, per choice index seen, whether it got its
 	// finish_reason.
 	finished map[int64]bool
+	// scan: chunks are read by scanChunk, the chunk's fast path read from
+	// the bytes, into chunk, before any is decoded (so while the fast path
+	// is on, see fastDefinitions).
+	scan  bool
+	chunk trackedChunk
 }
 
 // NewStreamChecker starts checking a stream.
 func NewStreamChecker() *StreamChecker {
-	c := &StreamChecker{finished: map[int64]bool{}}
+	c := &StreamChecker{finished: map[int64]bool{}, scan: fastDefinitions[chunkDefinition] != nil}
 	c.splitter.OnEvent = c.onEvent
 	return c
 }
@@ -58,6 +63,11 @@ func (c *StreamChecker) onEvent(ev sse.Event) {
 		c.done = true
 		return
 	}
+	if c.scan && ev.Name != "error" && scanChunk(data, &c.chunk) {
+		c.track(n, &c.chunk)
+		c.chunk.id = nil // hold no event's bytes past its check
+		return
+	}
 	if doc, ok := parseObject(data); ok && ev.Name != "error" && doc["error"] == nil && definitionConforms(chunkDefinition, doc) {
 		// The chunk's fast path: it conforms, its fields are of their types.
 		c.track(n, chunkOf(doc))
@@ -81,13 +91,14 @@ func (c *StreamChecker) onEvent(ev sse.Event) {
 	if json.Unmarshal(data, &chunk) != nil {
 		return
 	}
-	c.track(n, chunk)
+	c.track(n, chunk.tracked())
 }
 
 // chunkDefinition is the definition each chat stream chunk conforms to.
 const chunkDefinition = "chat_completion_chunk"
 
-// streamChunk is what the checker follows of a chunk from one to the next.
+// streamChunk is what the checker follows of a chunk that does not
+// conform, as encoding/json decodes it.
 type streamChunk struct {
 	ID      string          `json:"id"`
 	Usage   json.RawMessage `json:"usage"`
@@ -99,47 +110,50 @@ type streamChoice struct {
 	FinishReason *string `json:"finish_reason"`
 }
 
-// chunkOf reads a chunk that chatChunkConforms accepted.
-func chunkOf(doc map[string]any) streamChunk {
-	chunk := streamChunk{ID: doc["id"].(string)}
-	if doc["usage"] != nil {
-		chunk.Usage = json.RawMessage("{}") // an object: its fields are not followed
+func (chunk streamChunk) tracked() *trackedChunk {
+	t := &trackedChunk{id: []byte(chunk.ID), choiceCount: len(chunk.Choices),
+		usage: len(chunk.Usage) > 0 && string(chunk.Usage) != "null"}
+	for _, ch := range chunk.Choices {
+		if ch.Index != nil {
+			t.choices = append(t.choices, trackedChoice{index: *ch.Index, finished: ch.FinishReason != nil})
+		}
 	}
-	for _, v := range doc["choices"].([]any) {
+	return t
+}
+
+// chunkOf reads a chunk that chatChunkConforms accepted.
+func chunkOf(doc map[string]any) *trackedChunk {
+	choices := doc["choices"].([]any)
+	t := &trackedChunk{id: []byte(doc["id"].(string)), usage: doc["usage"] != nil, choiceCount: len(choices)}
+	for _, v := range choices {
 		ch := v.(map[string]any)
 		index, _ := strconv.ParseInt(string(ch["index"].(json.Number)), 10, 64)
-		var finish *string
-		if f, ok := ch["finish_reason"].(string); ok {
-			finish = &f
-		}
-		chunk.Choices = append(chunk.Choices, streamChoice{Index: &index, FinishReason: finish})
+		_, finished := ch["finish_reason"].(string)
+		t.choices = append(t.choices, trackedChoice{index: index, finished: finished})
 	}
-	return chunk
+	return t
 }
 
 // track follows a chunk's id and choices against the stream's so far.
-func (c *StreamChecker) track(n int, chunk streamChunk) {
+func (c *StreamChecker) track(n int, chunk *trackedChunk) {
 	if c.id == "" {
-		c.id = chunk.ID
-	} else if chunk.ID != c.id {
-		c.add(n, "chunk id %q differs from the stream's %q", chunk.ID, c.id)
+		c.id = string(chunk.id)
+	} else if string(chunk.id) != c.id {
+		c.add(n, "chunk id %q differs from the stream's %q", chunk.id, c.id)
 	}
-	for _, ch := range chunk.Choices {
-		if ch.Index == nil {
-			continue
-		}
-		done, seen := c.finished[*ch.Index]
+	for _, ch := range chunk.choices {
+		done, seen := c.finished[ch.index]
 		if !seen {
-			c.finished[*ch.Index] = false
+			c.finished[ch.index] = false
 		}
-		if ch.FinishReason != nil {
+		if ch.finished {
 			if done {
-				c.add(n, "choice %d has a second finish_reason", *ch.Index)
+				c.add(n, "choice %d has a second finish_reason", ch.index)
 			}
-			c.finished[*ch.Index] = true
+			c.finished[ch.index] = true
 		}
 	}
-	if len(chunk.Choices) == 0 && (len(chunk.Usage) == 0 || string(chunk.Usage) == "null") {
+	if chunk.choiceCount == 0 && !chunk.usage {
 		c.add(n, "a chunk without choices must carry usage")
 	}
 }

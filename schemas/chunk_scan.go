@@ -1,0 +1,429 @@
+package schemas
+
+import (
+	"bytes"
+	"slices"
+	"strconv"
+
+	"github.com/modelgate/modelgate/internal/jsonlex"
+)
+
+// scanChunk is the chunk's fast path (chatChunkConforms) read from the
+// bytes in one pass, building no document: it reports whether data surely
+// decodes (as parseObject decodes it) to a chunk that conforms and has no
+// error member, and fills out with what the stream checker follows of it,
+// as chunkOf reads it (out.id is data's, out.choices reuses its array).
+// Anything it does not know (an escaped member name or id, an escaped
+// object or finish_reason, a member named twice, deep nesting, an object of
+// many members) answers false and goes to the decoding path, which decides.
+// chunk_scan_test.go checks it against that path on many generated chunks.
+func scanChunk(data []byte, out *trackedChunk) bool {
+	s := scanner{data: data}
+	out.id, out.usage, out.choices, out.choiceCount = nil, false, out.choices[:0], 0
+	const (
+		id = 1 << iota
+		object
+		created
+		model
+		choices
+		usage
+		required = id | object | created | model | choices
+	)
+	var seen int
+	var other memberNames
+	more, ok := s.open('{', '}')
+	for ok && more {
+		var name []byte
+		if name, ok = s.name(); !ok {
+			return false
+		}
+		var bit int
+		switch string(name) {
+		case "id":
+			bit = id
+			out.id, ok = s.plain()
+		case "object":
+			var v []byte
+			v, ok = s.plain()
+			bit, ok = object, ok && string(v) == "chat.completion.chunk"
+		case "created":
+			bit, ok = created, s.integer() != nil
+		case "model":
+			bit, ok = model, s.string()
+		case "usage":
+			bit = usage
+			out.usage, ok = s.usage()
+		case "choices":
+			bit, ok = choices, s.choices(out)
+		case "error":
+			ok = other.add(name) && s.null() // doc["error"] == nil
+		default:
+			ok = other.add(name) && s.skip(1)
+		}
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		more, ok = s.sep('}')
+	}
+	return ok && seen&required == required && jsonlex.SkipSpace(data, s.i) == len(data)
+}
+
+// trackedChunk is what the stream checker follows of a chunk from one to
+// the next: its id, whether it carries usage (not null), how many choices
+// it has, and the index and finishing of each that has an index.
+type trackedChunk struct {
+	id          []byte
+	usage       bool
+	choiceCount int
+	choices     []trackedChoice
+}
+
+type trackedChoice struct {
+	index    int64
+	finished bool
+}
+
+// scanner reads JSON bytes from i.
+type scanner struct {
+	data []byte
+	i    int
+}
+
+// maxScanDepth bounds the nesting skip follows (parseObject's is deeper).
+const maxScanDepth = 32
+
+// memberNames are the members of one object not otherwise followed, to find one
+// named twice; an object of more than len(list) is not scanned.
+type memberNames struct {
+	list [16][]byte
+	n    int
+}
+
+func (ns *memberNames) add(name []byte) bool {
+	if ns.n == len(ns.list) {
+		return false
+	}
+	for _, seen := range ns.list[:ns.n] {
+		if bytes.Equal(seen, name) {
+			return false
+		}
+	}
+	ns.list[ns.n] = name
+	ns.n++
+	return true
+}
+
+func (s *scanner) at(c byte) bool {
+	s.i = jsonlex.SkipSpace(s.data, s.i)
+	return s.i < len(s.data) && s.data[s.i] == c
+}
+
+// open reads the opening byte of an object or array and reports whether
+// a member or item follows.
+func (s *scanner) open(opening, closing byte) (more, ok bool) {
+	if !s.at(opening) {
+		return false, false
+	}
+	s.i++
+	if s.at(closing) {
+		s.i++
+		return false, true
+	}
+	return true, true
+}
+
+// sep reads what follows a member or item: ',' (more follow) or closing.
+func (s *scanner) sep(closing byte) (more, ok bool) {
+	if s.at(',') {
+		s.i++
+		return true, true
+	}
+	if s.at(closing) {
+		s.i++
+		return false, true
+	}
+	return false, false
+}
+
+// name reads a member name without escapes, and its colon.
+func (s *scanner) name() ([]byte, bool) {
+	name, ok := s.plain()
+	if !ok || !s.at(':') {
+		return nil, false
+	}
+	s.i++
+	return name, true
+}
+
+// plain reads a string without escapes and returns its bytes.
+func (s *scanner) plain() ([]byte, bool) {
+	if !s.at('"') {
+		return nil, false
+	}
+	start := s.i + 1
+	end := bytes.IndexByte(s.data[start:], '"')
+	if end < 0 || bytes.IndexByte(s.data[start:start+end], '\\') >= 0 || !validText(s.data[start:start+end]) {
+		return nil, false
+	}
+	s.i = start + end + 1
+	return s.data[start : start+end], true
+}
+
+// string reads a string, with escapes as parser.escaped takes them.
+func (s *scanner) string() bool {
+	if !s.at('"') {
+		return false
+	}
+	start := s.i + 1 // of the text not yet checked
+	for j := start; j < len(s.data); {
+		end := bytes.IndexAny(s.data[j:], `"\`)
+		if end < 0 {
+			return false
+		}
+		j += end
+		if s.data[j] == '"' {
+			s.i = j + 1
+			return validText(s.data[start:j])
+		}
+		// What an escape stands for is valid text, so the string is when
+		// the bytes between its escapes are.
+		if !validText(s.data[start:j]) || j+1 >= len(s.data) {
+			return false
+		}
+		switch s.data[j+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			j += 2
+		case 'u':
+			r, ok := hex4(s.data[j+2:])
+			if !ok || (0xD800 <= r && r < 0xE000) {
+				return false
+			}
+			j += 6
+		default:
+			return false
+		}
+		start = j
+	}
+	return false
+}
+
+func (s *scanner) null() bool {
+	if !s.at('n') || !bytes.HasPrefix(s.data[s.i:], []byte("null")) {
+		return false
+	}
+	s.i += len("null")
+	return true
+}
+
+// integer reads a number written as an integer (isInteger) and returns
+// its bytes.
+func (s *scanner) integer() []byte {
+	s.i = jsonlex.SkipSpace(s.data, s.i)
+	end := jsonlex.NumberEnd(s.data, s.i)
+	if end < 0 || bytes.ContainsAny(s.data[s.i:end], ".eE") {
+		return nil
+	}
+	n := s.data[s.i:end]
+	s.i = end
+	return n
+}
+
+// nonNegative reads an integer of at least 0 that fits an int64.
+func (s *scanner) nonNegative() (int64, bool) {
+	n := s.integer()
+	if n == nil {
+		return 0, false
+	}
+	i, err := strconv.ParseInt(string(n), 10, 64)
+	return i, err == nil && i >= 0
+}
+
+// usage reads null or a usage object (usage); notNull is whether it was
+// the object.
+func (s *scanner) usage() (notNull, ok bool) {
+	if s.null() {
+		return false, true
+	}
+	return true, s.usageObject()
+}
+
+func (s *scanner) usageObject() bool {
+	var seen int
+	var other memberNames
+	more, ok := s.open('{', '}')
+	for ok && more {
+		var name []byte
+		if name, ok = s.name(); !ok {
+			return false
+		}
+		bit := 0
+		switch string(name) {
+		case "prompt_tokens":
+			bit = 1
+		case "completion_tokens":
+			bit = 2
+		case "total_tokens":
+			bit = 4
+		default:
+			if !other.add(name) || !s.skip(3) {
+				return false
+			}
+		}
+		if bit != 0 {
+			if _, ok := s.nonNegative(); !ok || seen&bit != 0 {
+				return false
+			}
+			seen |= bit
+		}
+		more, ok = s.sep('}')
+	}
+	return ok && seen == 7
+}
+
+// choices reads the choices array (chunkChoice each) into out.
+func (s *scanner) choices(out *trackedChunk) bool {
+	more, ok := s.open('[', ']')
+	for ok && more {
+		var ch trackedChoice
+		if ch, ok = s.choice(); !ok {
+			return false
+		}
+		out.choices = append(out.choices, ch)
+		out.choiceCount++
+		more, ok = s.sep(']')
+	}
+	return ok
+}
+
+func (s *scanner) choice() (trackedChoice, bool) {
+	const (
+		index = 1 << iota
+		delta
+		finish
+		logprobs
+	)
+	var ch trackedChoice
+	var seen int
+	var other memberNames
+	more, ok := s.open('{', '}')
+	for ok && more {
+		var name []byte
+		if name, ok = s.name(); !ok {
+			return ch, false
+		}
+		var bit int
+		switch string(name) {
+		case "index":
+			bit = index
+			ch.index, ok = s.nonNegative()
+		case "delta":
+			bit, ok = delta, s.delta()
+		case "finish_reason":
+			bit = finish
+			ch.finished, ok = s.finishReason()
+		case "logprobs":
+			bit, ok = logprobs, s.null()
+		default:
+			ok = other.add(name) && s.skip(3)
+		}
+		if !ok || seen&bit != 0 {
+			return ch, false
+		}
+		seen |= bit
+		more, ok = s.sep('}')
+	}
+	return ch, ok && seen&(index|delta) == index|delta
+}
+
+func (s *scanner) delta() bool {
+	const (
+		role = 1 << iota
+		content
+		refusal
+	)
+	var seen int
+	var other memberNames
+	more, ok := s.open('{', '}')
+	for ok && more {
+		var name []byte
+		if name, ok = s.name(); !ok {
+			return false
+		}
+		var bit int
+		switch string(name) {
+		case "role":
+			bit, ok = role, s.string()
+		case "content":
+			bit, ok = content, s.null() || s.string()
+		case "refusal":
+			bit, ok = refusal, s.null() || s.string()
+		case "tool_calls":
+			return false // left to the schema, as chatChunkConforms leaves it
+		default:
+			ok = other.add(name) && s.skip(4)
+		}
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		more, ok = s.sep('}')
+	}
+	return ok
+}
+
+// finishReason reads null or a finish_reason; finished is whether it was
+// the latter.
+func (s *scanner) finishReason() (finished, ok bool) {
+	if s.null() {
+		return false, true
+	}
+	v, ok := s.plain()
+	return true, ok && slices.Contains(finishReasons, string(v))
+}
+
+// skip reads any value parseObject decodes, at depth.
+func (s *scanner) skip(depth int) bool {
+	if depth > maxScanDepth {
+		return false
+	}
+	s.i = jsonlex.SkipSpace(s.data, s.i)
+	if s.i >= len(s.data) {
+		return false
+	}
+	switch c := s.data[s.i]; {
+	case c == '"':
+		return s.string()
+	case c == '{':
+		var other memberNames
+		more, ok := s.open('{', '}')
+		for ok && more {
+			var name []byte
+			if name, ok = s.name(); !ok || !other.add(name) || !s.skip(depth+1) {
+				return false
+			}
+			more, ok = s.sep('}')
+		}
+		return ok
+	case c == '[':
+		more, ok := s.open('[', ']')
+		for ok && more {
+			if !s.skip(depth + 1) {
+				return false
+			}
+			more, ok = s.sep(']')
+		}
+		return ok
+	case c == '-' || isDigit(c):
+		end := jsonlex.NumberEnd(s.data, s.i)
+		s.i = end
+		return end >= 0
+	}
+	for _, lit := range [...]string{"true", "false", "null"} {
+		if bytes.HasPrefix(s.data[s.i:], []byte(lit)) {
+			s.i += len(lit)
+			return true
+		}
+	}
+	return false
+}
