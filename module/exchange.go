@@ -13,6 +13,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/tidwall/gjson"
 
+	"github.com/modelgate/modelgate/internal/jsonlex"
 	"github.com/modelgate/modelgate/internal/sse"
 	"github.com/modelgate/modelgate/schemas"
 	"github.com/modelgate/modelgate/upstreams"
@@ -253,7 +254,7 @@ func (e *exchange) events() []string {
 // chunkUsage reads the usage of a stream chunk, and whether the chunk is
 // the usage-only one (no choices) that include_usage adds at the end.
 func chunkUsage(data []byte) (*usage, bool) {
-	if len(data) == 0 || data[0] != '{' || !mayName(data, "usage") {
+	if len(data) == 0 || data[0] != '{' || !mayName(data, "usage") || nullUsage(data) {
 		return nil, false
 	}
 	u := gjson.GetBytes(data, "usage")
@@ -275,6 +276,29 @@ func chunkUsage(data []byte) (*usage, bool) {
 // them. Most chunks have no usage at all, and need not be parsed for it.
 func mayName(data []byte, key string) bool {
 	return bytes.Contains(data, []byte(key)) || bytes.Contains(data, []byte(`\u`))
+}
+
+// nullUsage reports whether JSON data surely has no usage object, as the
+// chunks of a stream with include_usage mostly do (`"usage":null`): the
+// only "usage" in it is followed by `"`, a colon and null, and it holds no
+// \u escape. A member that gjson reads as "usage", anywhere, is named by
+// the letters themselves (no other escape spells a letter, and a name
+// gjson cuts short at a bad escape keeps its first letters), so it is that
+// one, whose name ends there and whose value is null.
+func nullUsage(data []byte) bool {
+	i := bytes.Index(data, []byte("usage"))
+	if i < 0 || bytes.Contains(data[i+1:], []byte("usage")) || bytes.Contains(data, []byte(`\u`)) {
+		return false
+	}
+	rest := data[i+len("usage"):]
+	if len(rest) == 0 || rest[0] != '"' {
+		return false
+	}
+	j := jsonlex.SkipSpace(rest, 1)
+	if j == len(rest) || rest[j] != ':' {
+		return false
+	}
+	return bytes.HasPrefix(rest[jsonlex.SkipSpace(rest, j+1):], []byte("null"))
 }
 
 // readUsage reads a usage object in one pass, each count from the first

@@ -208,7 +208,23 @@ func TestChunkUsageAgreesWithGet(t *testing.T) {
 		func() string { return `"choices":[{"index":0,"delta":{"content":"usage response"}}]` },
 		func() string { return `"id":"c","object":"chat.completion.chunk"` },
 		func() string { return `"usage":[1]` },
+		// For nullUsage: usage null written otherwise, or named by
+		// escapes, inside strings, nested, or cut short by gjson.
+		func() string { return "\"usage\" \t:\r\n null" },
+		func() string { return `"usage": nul` },
+		func() string { return `"usage":"null"` },
+		func() string { return `"usage\q":` + usageObject() },
+		func() string { return `"usage\:null":` + usageObject() },
+		func() string { return `"usage\"":` + usageObject() },
+		func() string { return `"usag\u0065":` + usageObject() },
+		func() string { return `"usag\/e":` + usageObject() },
+		func() string { return `"content":"\"usage\":null"` },
+		func() string { return `"x\"usage":null` },
+		func() string { return `"choices":[{"index":0,"usage":null}]` },
+		func() string { return `"usagex":` + usageObject() },
+		func() string { return `"Usage":` + usageObject() },
 	}
+	nullUsages := 0
 	for range 20000 {
 		var b strings.Builder
 		b.WriteString("{")
@@ -225,6 +241,12 @@ func TestChunkUsageAgreesWithGet(t *testing.T) {
 		if !reflect.DeepEqual(gotUsage, wantUsage) || gotOnly != wantOnly {
 			t.Fatalf("%s: chunkUsage gives %+v, %v; Get gives %+v, %v", data, gotUsage, gotOnly, wantUsage, wantOnly)
 		}
+		if nullUsage(data) {
+			nullUsages++
+		}
+	}
+	if nullUsages < 1000 {
+		t.Fatalf("nullUsage decided only %d chunks", nullUsages)
 	}
 }
 
