@@ -41,10 +41,11 @@ func scanChunk(data []byte, out *trackedChunk) bool {
 		switch string(name) {
 		case "id":
 			bit = id
-			out.id, ok = s.plain()
+			out.id, ok = s.quoted()
+			ok = ok && plainText(out.id)
 		case "object":
 			var v []byte
-			v, ok = s.plain()
+			v, ok = s.quoted()
 			bit, ok = object, ok && string(v) == "chat.completion.chunk"
 		case "created":
 			bit, ok = created, s.integer() != nil
@@ -100,8 +101,10 @@ type memberNames struct {
 	n    int
 }
 
+// add takes a name read by scanner.name, if it is plain text and not
+// taken yet.
 func (ns *memberNames) add(name []byte) bool {
-	if ns.n == len(ns.list) {
+	if ns.n == len(ns.list) || !plainText(name) {
 		return false
 	}
 	for _, seen := range ns.list[:ns.n] {
@@ -146,9 +149,9 @@ func (s *scanner) sep(closing byte) (more, ok bool) {
 	return false, false
 }
 
-// name reads a member name without escapes, and its colon.
+// name reads a member name as quoted does, and its colon.
 func (s *scanner) name() ([]byte, bool) {
-	name, ok := s.plain()
+	name, ok := s.quoted()
 	if !ok || !s.at(':') {
 		return nil, false
 	}
@@ -156,19 +159,25 @@ func (s *scanner) name() ([]byte, bool) {
 	return name, true
 }
 
-// plain reads a string without escapes and returns its bytes.
-func (s *scanner) plain() ([]byte, bool) {
+// quoted reads a string up to its first '"', which ends it unless an
+// escape comes before (then what it returns ends with a backslash): what
+// it returns is either the same bytes as a name or value known to be plain
+// text, or checked with plainText.
+func (s *scanner) quoted() ([]byte, bool) {
 	if !s.at('"') {
 		return nil, false
 	}
 	start := s.i + 1
 	end := bytes.IndexByte(s.data[start:], '"')
-	if end < 0 || bytes.IndexByte(s.data[start:start+end], '\\') >= 0 || !validText(s.data[start:start+end]) {
+	if end < 0 {
 		return nil, false
 	}
 	s.i = start + end + 1
 	return s.data[start : start+end], true
 }
+
+// plainText: b is the text of a string without escapes.
+func plainText(b []byte) bool { return bytes.IndexByte(b, '\\') < 0 && validText(b) }
 
 // string reads a string, with escapes as parser.escaped takes them.
 func (s *scanner) string() bool {
@@ -221,8 +230,13 @@ func (s *scanner) null() bool {
 func (s *scanner) integer() []byte {
 	s.i = jsonlex.SkipSpace(s.data, s.i)
 	end := jsonlex.NumberEnd(s.data, s.i)
-	if end < 0 || bytes.ContainsAny(s.data[s.i:end], ".eE") {
+	if end < 0 {
 		return nil
+	}
+	for _, c := range s.data[s.i:end] {
+		if c == '.' || c == 'e' || c == 'E' {
+			return nil
+		}
 	}
 	n := s.data[s.i:end]
 	s.i = end
@@ -378,7 +392,7 @@ func (s *scanner) finishReason() (finished, ok bool) {
 	if s.null() {
 		return false, true
 	}
-	v, ok := s.plain()
+	v, ok := s.quoted()
 	return true, ok && slices.Contains(finishReasons, string(v))
 }
 
