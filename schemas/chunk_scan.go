@@ -184,37 +184,39 @@ func (s *scanner) string() bool {
 	if !s.at('"') {
 		return false
 	}
-	start := s.i + 1 // of the text not yet checked
-	for j := start; j < len(s.data); {
-		end := bytes.IndexAny(s.data[j:], `"\`)
-		if end < 0 {
-			return false
-		}
-		j += end
-		if s.data[j] == '"' {
-			s.i = j + 1
-			return validText(s.data[start:j])
+	quote := -1 // the first '"' at or after j, once searched for
+	for j := s.i + 1; ; {
+		if quote < j {
+			q := bytes.IndexByte(s.data[j:], '"')
+			if q < 0 {
+				return false
+			}
+			quote = j + q
 		}
 		// What an escape stands for is valid text, so the string is when
 		// the bytes between its escapes are.
-		if !validText(s.data[start:j]) || j+1 >= len(s.data) {
+		esc := bytes.IndexByte(s.data[j:quote], '\\')
+		if esc < 0 {
+			s.i = quote + 1
+			return validText(s.data[j:quote])
+		}
+		esc += j
+		if !validText(s.data[j:esc]) {
 			return false
 		}
-		switch s.data[j+1] {
+		switch s.data[esc+1] { // at most quote
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			j += 2
+			j = esc + 2
 		case 'u':
-			r, ok := hex4(s.data[j+2:])
+			r, ok := hex4(s.data[esc+2:])
 			if !ok || (0xD800 <= r && r < 0xE000) {
 				return false
 			}
-			j += 6
+			j = esc + 6
 		default:
 			return false
 		}
-		start = j
 	}
-	return false
 }
 
 func (s *scanner) null() bool {
