@@ -254,13 +254,19 @@ func (e *exchange) events() []string {
 // chunkUsage reads the usage of a stream chunk, and whether the chunk is
 // the usage-only one (no choices) that include_usage adds at the end.
 func chunkUsage(data []byte) (*usage, bool) {
-	if len(data) == 0 || data[0] != '{' || !mayName(data, "usage") || nullUsage(data) {
+	if len(data) == 0 || data[0] != '{' {
+		return nil, false
+	}
+	// Most chunks have no usage at all, or null, and need not be parsed
+	// for it, unless a \u escape could spell its name.
+	escapes := bytes.Contains(data, []byte(`\u`))
+	if i := bytes.Index(data, []byte("usage")); !escapes && (i < 0 || nullUsage(data, i)) {
 		return nil, false
 	}
 	u := gjson.GetBytes(data, "usage")
 	if !u.IsObject() {
 		// A Responses stream carries it in its last event's response.
-		if !mayName(data, "response") {
+		if !escapes && !bytes.Contains(data, []byte("response")) {
 			return nil, false
 		}
 		if u = gjson.GetBytes(data, "response.usage"); !u.IsObject() {
@@ -271,23 +277,16 @@ func chunkUsage(data []byte) (*usage, bool) {
 	return readUsage(u), choices.IsArray() && len(choices.Array()) == 0
 }
 
-// mayName reports whether JSON data may have a member named key (of
-// letters only): it holds key's bytes, or a \u escape that could spell
-// them. Most chunks have no usage at all, and need not be parsed for it.
-func mayName(data []byte, key string) bool {
-	return bytes.Contains(data, []byte(key)) || bytes.Contains(data, []byte(`\u`))
-}
-
-// nullUsage reports whether JSON data surely has no usage object, as the
-// chunks of a stream with include_usage mostly do (`"usage":null`): the
-// only "usage" in it is followed by `"`, a colon and null, and it holds no
-// \u escape. A member that gjson reads as "usage", anywhere, is named by
-// the letters themselves (no other escape spells a letter, and a name
-// gjson cuts short at a bad escape keeps its first letters), so it is that
-// one, whose name ends there and whose value is null.
-func nullUsage(data []byte) bool {
-	i := bytes.Index(data, []byte("usage"))
-	if i < 0 || bytes.Contains(data[i+1:], []byte("usage")) || bytes.Contains(data, []byte(`\u`)) {
+// nullUsage reports whether JSON data without \u escapes, whose first
+// "usage" is at i, surely has no usage object, as the chunks of a stream
+// with include_usage mostly do (`"usage":null`): that "usage" is the only
+// one, followed by `"`, a colon and null. A member that gjson reads as
+// "usage", anywhere, is named by the letters themselves (no other escape
+// spells a letter, and a name gjson cuts short at a bad escape keeps its
+// first letters), so it is that one, whose name ends there and whose value
+// is null.
+func nullUsage(data []byte, i int) bool {
+	if bytes.Contains(data[i+1:], []byte("usage")) {
 		return false
 	}
 	rest := data[i+len("usage"):]
