@@ -27,62 +27,34 @@ func scanChunk(data []byte, out *trackedChunk) bool {
 		model
 		choices
 		usage
+		errorMember
 		required = id | object | created | model | choices
 	)
-	var seen int
-	var other memberNames
-	more, ok := s.open('{', '}')
-	for ok && more {
-		var name []byte
-		if name, ok = s.name(); !ok {
-			return false
-		}
-		var bit int
+	seen, ok := s.object(1, func(name []byte) (int, bool) {
 		switch string(name) {
 		case "id":
-			bit = id
-			out.id, ok = s.quoted()
-			ok = ok && plainText(out.id)
+			v, ok := s.quoted()
+			out.id = v
+			return id, ok && plainText(v)
 		case "object":
-			var v []byte
-			v, ok = s.quoted()
-			bit, ok = object, ok && string(v) == "chat.completion.chunk"
+			v, ok := s.quoted()
+			return object, ok && string(v) == "chat.completion.chunk"
 		case "created":
-			bit, ok = created, s.integer() != nil
+			return created, s.integer() != nil
 		case "model":
-			bit, ok = model, s.string()
+			return model, s.string()
 		case "usage":
-			bit = usage
-			out.usage, ok = s.usage()
+			notNull, ok := s.usage()
+			out.usage = notNull
+			return usage, ok
 		case "choices":
-			bit, ok = choices, s.choices(out)
+			return choices, s.choices(out)
 		case "error":
-			ok = other.add(name) && s.null() // doc["error"] == nil
-		default:
-			ok = other.add(name) && s.skip(1)
+			return errorMember, s.null() // doc["error"] == nil
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		more, ok = s.sep('}')
-	}
+		return 0, true
+	})
 	return ok && seen&required == required && jsonlex.SkipSpace(data, s.i) == len(data)
-}
-
-// trackedChunk is what the stream checker follows of a chunk from one to
-// the next: its id, whether it carries usage (not null), how many choices
-// it has, and the index and finishing of each that has an index.
-type trackedChunk struct {
-	id          []byte
-	usage       bool
-	choiceCount int
-	choices     []trackedChoice
-}
-
-type trackedChoice struct {
-	index    int64
-	finished bool
 }
 
 // scanner reads JSON bytes from i.
@@ -94,8 +66,8 @@ type scanner struct {
 // maxScanDepth bounds the nesting skip follows (parseObject's is deeper).
 const maxScanDepth = 32
 
-// memberNames are the members of one object not otherwise followed, to find one
-// named twice; an object of more than len(list) is not scanned.
+// memberNames are the members of one object not otherwise followed, to
+// find one named twice; an object of more than len(list) is not scanned.
 type memberNames struct {
 	list [16][]byte
 	n    int
@@ -265,37 +237,19 @@ func (s *scanner) usage() (notNull, ok bool) {
 }
 
 func (s *scanner) usageObject() bool {
-	var seen int
-	var other memberNames
-	more, ok := s.open('{', '}')
-	for ok && more {
-		var name []byte
-		if name, ok = s.name(); !ok {
-			return false
+	seen, ok := s.object(3, func(name []byte) (int, bool) {
+		bit := slices.Index(usageCounts[:], string(name)) + 1
+		if bit == 0 {
+			return 0, true
 		}
-		bit := 0
-		switch string(name) {
-		case "prompt_tokens":
-			bit = 1
-		case "completion_tokens":
-			bit = 2
-		case "total_tokens":
-			bit = 4
-		default:
-			if !other.add(name) || !s.skip(3) {
-				return false
-			}
-		}
-		if bit != 0 {
-			if _, ok := s.nonNegative(); !ok || seen&bit != 0 {
-				return false
-			}
-			seen |= bit
-		}
-		more, ok = s.sep('}')
-	}
-	return ok && seen == 7
+		_, ok := s.nonNegative()
+		return 1 << bit, ok
+	})
+	return ok && seen == 0b1110
 }
+
+// usageCounts are the members of a usage object the schema requires.
+var usageCounts = [...]string{"prompt_tokens", "completion_tokens", "total_tokens"}
 
 // choices reads the choices array (chunkChoice each) into out.
 func (s *scanner) choices(out *trackedChunk) bool {
@@ -320,35 +274,22 @@ func (s *scanner) choice() (trackedChoice, bool) {
 		logprobs
 	)
 	var ch trackedChoice
-	var seen int
-	var other memberNames
-	more, ok := s.open('{', '}')
-	for ok && more {
-		var name []byte
-		if name, ok = s.name(); !ok {
-			return ch, false
-		}
-		var bit int
+	seen, ok := s.object(3, func(name []byte) (int, bool) {
+		var ok bool
 		switch string(name) {
 		case "index":
-			bit = index
 			ch.index, ok = s.nonNegative()
+			return index, ok
 		case "delta":
-			bit, ok = delta, s.delta()
+			return delta, s.delta()
 		case "finish_reason":
-			bit = finish
 			ch.finished, ok = s.finishReason()
+			return finish, ok
 		case "logprobs":
-			bit, ok = logprobs, s.null()
-		default:
-			ok = other.add(name) && s.skip(3)
+			return logprobs, s.null()
 		}
-		if !ok || seen&bit != 0 {
-			return ch, false
-		}
-		seen |= bit
-		more, ok = s.sep('}')
-	}
+		return 0, true
+	})
 	return ch, ok && seen&(index|delta) == index|delta
 }
 
@@ -357,35 +298,48 @@ func (s *scanner) delta() bool {
 		role = 1 << iota
 		content
 		refusal
+		toolCalls
 	)
-	var seen int
+	_, ok := s.object(4, func(name []byte) (int, bool) {
+		switch string(name) {
+		case "role":
+			return role, s.string()
+		case "content":
+			return content, s.null() || s.string()
+		case "refusal":
+			return refusal, s.null() || s.string()
+		case "tool_calls":
+			return toolCalls, false // left to the schema, as chatChunkConforms leaves it
+		}
+		return 0, true
+	})
+	return ok
+}
+
+// object reads an object, depth deep, whose members known reads: for a
+// name it knows, it reads the value and returns the name's bit and whether
+// the value is as it must be; for another, it returns 0 and true, and
+// skip reads the value. A member named twice fails the read, which returns
+// the bits of the members known.
+func (s *scanner) object(depth int, known func(name []byte) (bit int, ok bool)) (seen int, ok bool) {
 	var other memberNames
 	more, ok := s.open('{', '}')
 	for ok && more {
-		var name []byte
-		if name, ok = s.name(); !ok {
-			return false
+		name, named := s.name()
+		if !named {
+			return 0, false
 		}
-		var bit int
-		switch string(name) {
-		case "role":
-			bit, ok = role, s.string()
-		case "content":
-			bit, ok = content, s.null() || s.string()
-		case "refusal":
-			bit, ok = refusal, s.null() || s.string()
-		case "tool_calls":
-			return false // left to the schema, as chatChunkConforms leaves it
-		default:
-			ok = other.add(name) && s.skip(4)
+		bit, read := known(name)
+		if bit == 0 && read {
+			read = other.add(name) && s.skip(depth)
 		}
-		if !ok || seen&bit != 0 {
-			return false
+		if !read || seen&bit != 0 {
+			return 0, false
 		}
 		seen |= bit
 		more, ok = s.sep('}')
 	}
-	return ok
+	return seen, ok
 }
 
 // finishReason reads null or a finish_reason; finished is whether it was
@@ -411,15 +365,7 @@ func (s *scanner) skip(depth int) bool {
 	case c == '"':
 		return s.string()
 	case c == '{':
-		var other memberNames
-		more, ok := s.open('{', '}')
-		for ok && more {
-			var name []byte
-			if name, ok = s.name(); !ok || !other.add(name) || !s.skip(depth+1) {
-				return false
-			}
-			more, ok = s.sep('}')
-		}
+		_, ok := s.object(depth+1, func([]byte) (int, bool) { return 0, true })
 		return ok
 	case c == '[':
 		more, ok := s.open('[', ']')

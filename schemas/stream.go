@@ -121,6 +121,21 @@ func (chunk streamChunk) tracked() *trackedChunk {
 	return t
 }
 
+// trackedChunk is what the stream checker follows of a chunk from one to
+// the next: its id, whether it carries usage (not null), how many choices
+// it has, and the index and finishing of each that has an index.
+type trackedChunk struct {
+	id          []byte
+	usage       bool
+	choiceCount int
+	choices     []trackedChoice
+}
+
+type trackedChoice struct {
+	index    int64
+	finished bool
+}
+
 // chunkOf reads a chunk that chatChunkConforms accepted.
 func chunkOf(doc map[string]any) *trackedChunk {
 	choices := doc["choices"].([]any)
