@@ -45,7 +45,7 @@ func chunkVariants(g gen, data []byte) [][]byte {
 	json.Indent(&indented, data, " \r", "\t\n")
 	out := [][]byte{data, indented.Bytes()}
 	for _, edit := range [][2]string{
-		{`"id":`, `"i\u0064":`}, {`"index":`, `"\u0069ndex":`}, {`"usage":`, `"usag\u0065":`},
+		{`"id":`, `"i\u0064":`}, {`"id":"chatcmpl-1"`, `"id":"chat\u0063mpl-1"`}, {`"id":"chatcmpl-1"`, "\"id\":\"c\xff\""}, {`"index":`, `"\u0069ndex":`}, {`"usage":`, `"usag\u0065":`},
 		{`{"id":`, `{"id":"other","id":`}, {`"index":0,`, `"index":0,"index":1,`}, {`"delta":{`, `"delta":{"x":1,"x":2,`},
 		{`"hi"`, `"h\"\\\/\b\f\n\r\t\u00e9\u4e2di"`}, {`"hi"`, `"h\ud83d\ude00"`}, {`"hi"`, `"h\x"`}, {`"hi"`, "\"h\x01\""},
 		{`"hi"`, "\"h\xff\""}, {`"hi"`, `"héllo"`}, {`"stop"`, `"st\u006fp"`}, {`"chat.completion.chunk"`, `"chat.completion.chunk\/"`},
