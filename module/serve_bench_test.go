@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/modelgate/modelgate/bench"
@@ -16,23 +17,37 @@ import (
 // requests, from the client's request to its read reply, all in one
 // process: the client's and the upstream's work count too, the same for
 // every gateway and build, so differences are the gateway's.
-func BenchmarkServe(b *testing.B) {
-	upstream := httptest.NewServer(bench.NewUpstream(bench.StreamShape{}))
+func BenchmarkServe(b *testing.B) { benchmarkServeAll(b, false) }
+
+// BenchmarkServeStream is BenchmarkServe with streamed replies: one
+// stream of the harness's 20 content chunks (sent back to back), read to
+// its end, so that its instructions under valgrind are a streamed
+// request's and its events' cost, which the harness's CPU per streamed
+// event measures with the machine's noise.
+func BenchmarkServeStream(b *testing.B) { benchmarkServeAll(b, true) }
+
+func benchmarkServeAll(b *testing.B, stream bool) {
+	shape := bench.StreamShape{}
+	if stream {
+		shape.Chunks = 20
+	}
+	upstream := httptest.NewServer(bench.NewUpstream(shape))
 	b.Cleanup(upstream.Close)
 	for _, g := range bench.GatewaySites {
-		b.Run(g.Name, func(b *testing.B) { benchmarkServe(b, g.Site, upstream.URL) })
+		b.Run(g.Name, func(b *testing.B) { benchmarkServe(b, g.Site, upstream.URL, stream) })
 	}
 }
 
-func benchmarkServe(b *testing.B, site, upstreamURL string) {
+func benchmarkServe(b *testing.B, site, upstreamURL string, stream bool) {
 	const key = "sk-bench-client-key-0001"
 	port := testgateway.FreePort(b)
 	testgateway.Load(b, testgateway.GlobalOptions+fmt.Sprintf(site, port, upstreamURL, key, b.TempDir()))
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	bodies := bench.NewChatBodies(false)
+	bodies := bench.NewChatBodies(stream)
 	b.ReportAllocs()
 	for b.Loop() {
-		if resp, reply := post(b, base, key, string(bodies.Next())); resp == nil || resp.StatusCode != http.StatusOK {
+		resp, reply := post(b, base, key, string(bodies.Next()))
+		if resp == nil || resp.StatusCode != http.StatusOK || stream && !strings.HasSuffix(reply, "data: [DONE]\n\n") {
 			b.Fatalf("reply %v: %s", resp, reply)
 		}
 	}
