@@ -137,14 +137,17 @@ func (rec *recorder) record(v *record.Record) {
 // behind it, then encodes every record waiting and writes them out at
 // once. A record reaches the file about batchWindow after its exchange
 // ended; under load the writer wakes once a batch, not once a record, and
-// writes whole buffers.
+// writes whole buffers. The first record too is encoded after the wait,
+// not as it arrives: it arrives as its exchange ends, when the client is
+// reading the reply's end, and on a machine of few cores encoding it then
+// would take a core from that client (a stream's [DONE] came later).
 func (rec *recorder) run() {
 	defer close(rec.done)
 	w := newRecordWriter(rec)
 	defer w.close()
 	for v := range rec.queue {
-		w.write(v)
 		time.Sleep(batchWindow)
+		w.write(v)
 		if !w.drain() {
 			return
 		}
