@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -199,15 +198,10 @@ func (e *exchange) FlushError() error {
 // Write and with it everything the exchange observes. Its buffers are
 // pooled, as reverse_proxy's are.
 func (e *exchange) ReadFrom(r io.Reader) (int64, error) {
-	buf := copyBuffers.Get().(*[]byte)
-	defer copyBuffers.Put(buf)
+	buf := upstreams.CopyBuffers.Get().(*[]byte)
+	defer upstreams.CopyBuffers.Put(buf)
 	return io.CopyBuffer(writerOnly{e}, r, *buf)
 }
-
-var copyBuffers = sync.Pool{New: func() any {
-	buf := make([]byte, 32<<10)
-	return &buf
-}}
 
 type writerOnly struct{ io.Writer }
 

@@ -50,8 +50,8 @@ func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int) error {
 			_, werr = w.Write(ev.Raw)
 		}
 	}}
-	buf := relayBuffers.Get().(*[]byte)
-	defer relayBuffers.Put(buf)
+	buf := CopyBuffers.Get().(*[]byte)
+	defer CopyBuffers.Put(buf)
 	for {
 		n, err := resp.Body.Read(*buf)
 		if n > 0 {
@@ -92,9 +92,11 @@ type EventWriter interface {
 	WriteEvent(ev sse.Event) error
 }
 
-// relayBuffers are Relay's read buffers, pooled as reverse_proxy's are: a
-// stream holds one while it lasts.
-var relayBuffers = sync.Pool{New: func() any {
+// CopyBuffers are 32 KiB buffers for copying a reply toward the client,
+// pooled as reverse_proxy's are: Relay reads a stream into one while it
+// lasts, and a writer that copies a body itself (io.ReaderFrom) may take
+// one too.
+var CopyBuffers = sync.Pool{New: func() any {
 	buf := make([]byte, 32<<10)
 	return &buf
 }}
