@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -89,13 +88,7 @@ func scriptedChat(t *testing.T, s *chatScript) *fakeProvider {
 			rc.Flush()
 		}
 		if s.cut {
-			conn, _, err := rc.Hijack()
-			if err != nil {
-				t.Errorf("hijack: %v", err)
-				return
-			}
-			conn.(*net.TCPConn).SetLinger(0) // RST, not FIN
-			conn.Close()
+			resetConnection(t, rc)
 			return
 		}
 		io.WriteString(w, "data: [DONE]\n\n")
