@@ -33,13 +33,14 @@ const textCompletion = `{"id":"c1","object":"chat.completion","created":1,"model
 	`"content":"Hello there","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":11,"completion_tokens":7,"total_tokens":18}}`
 
 // toolChunks: a short text, then two tool calls, the first's arguments
-// in two deltas.
+// in two deltas, the second's id after its first delta.
 var toolChunks = []string{
 	chatChunkJSON(`[{"index":0,"delta":{"role":"assistant","content":"Checking."},"finish_reason":null}]`, "null"),
 	chatChunkJSON(`[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]},"finish_reason":null}]`, "null"),
 	chatChunkJSON(`[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\""}}]},"finish_reason":null}]`, "null"),
 	chatChunkJSON(`[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":":\"Paris\"}"}}]},"finish_reason":null}]`, "null"),
-	chatChunkJSON(`[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_2","type":"function","function":{"name":"get_time","arguments":"{}"}}]},"finish_reason":null}]`, "null"),
+	chatChunkJSON(`[{"index":0,"delta":{"tool_calls":[{"index":1,"type":"function","function":{"name":"get_time","arguments":""}}]},"finish_reason":null}]`, "null"),
+	chatChunkJSON(`[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_2","function":{"arguments":"{}"}}]},"finish_reason":null}]`, "null"),
 	chatChunkJSON(`[{"index":0,"delta":{},"finish_reason":"tool_calls"}]`, "null"),
 	chatChunkJSON(`[]`, `{"prompt_tokens":30,"completion_tokens":12,"total_tokens":42}`),
 }
@@ -176,12 +177,12 @@ func TestResponsesStreamToolCalls(t *testing.T) {
 				CallID                  string `json:"call_id"`
 			}
 			json.Unmarshal(ev.Item, &it)
-			if it.CallID != "" {
+			if it.Name != "" {
 				items = append(items, fmt.Sprintf("%s %s %s %s", it.Status, it.CallID, it.Name, it.Arguments))
 			}
 		}
 	}
-	if got := strings.Join(items, "; "); got != `in_progress call_1 get_weather ; in_progress call_2 get_time ; completed call_1 get_weather {"city":"Paris"}; completed call_2 get_time {}` {
+	if got := strings.Join(items, "; "); got != `in_progress call_1 get_weather ; in_progress  get_time ; completed call_1 get_weather {"city":"Paris"}; completed call_2 get_time {}` {
 		t.Fatalf("function call items: %s", got)
 	}
 	completed := events[len(events)-1].Response

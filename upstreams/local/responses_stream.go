@@ -156,6 +156,13 @@ func (m *responseMaker) call(i int, id string, fn chatFunction) {
 		c = m.add(map[string]any{"type": "function_call", "id": store.NewID("fc_"), "call_id": id, "name": fn.Name, "arguments": "", "status": "in_progress"})
 		m.calls[i] = c
 	}
+	// A provider may send the call's id or name after its first delta.
+	if c.fields["call_id"] == "" {
+		c.fields["call_id"] = id
+	}
+	if c.fields["name"] == "" {
+		c.fields["name"] = fn.Name
+	}
 	if fn.Arguments != "" {
 		c.text.WriteString(fn.Arguments)
 		m.send("response.function_call_arguments.delta", m.at(c, "delta", fn.Arguments))
