@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/sse"
 	"github.com/modelgate/modelgate/upstreams"
 )
 
@@ -19,28 +20,51 @@ import (
 // may not do is refused (a 403 reply, its limits a 429 for the caller to
 // wait on) and what it may do is routed exactly as for a client request.
 func (g *Gateway) Dispatch(ctx context.Context, opID string, who upstreams.Principal, body []byte) (*upstreams.Reply, error) {
+	reply := &bufferedReply{header: http.Header{}, limit: g.MaxBodySize}
+	if err := g.dispatch(ctx, opID, who, body, reply, reply); err != nil {
+		return nil, err
+	}
+	return reply.result()
+}
+
+// DispatchStream is Dispatch for a reply the caller takes as it comes: a
+// 200 event stream goes to `to` event by event, as the relay hands the
+// events on (to's error stops the relay, as a client that left does);
+// any other reply is held and returned as Dispatch returns it.
+func (g *Gateway) DispatchStream(ctx context.Context, opID string, who upstreams.Principal, body []byte, to upstreams.StreamReceiver) (*upstreams.Reply, error) {
+	reply := &streamedReply{bufferedReply: bufferedReply{header: http.Header{}, limit: g.MaxBodySize}, to: to}
+	reply.split.Max = int(g.MaxBodySize)
+	reply.split.OnEvent = reply.onEvent
+	if err := g.dispatch(ctx, opID, who, body, reply, &reply.bufferedReply); err != nil {
+		return nil, err
+	}
+	if reply.err != nil {
+		return nil, reply.err
+	}
+	return reply.result()
+}
+
+// dispatch serves the operation's request into w, whose status and
+// header reply holds.
+func (g *Gateway) dispatch(ctx context.Context, opID string, who upstreams.Principal, body []byte, w http.ResponseWriter, reply *bufferedReply) error {
 	op, ok := operationByID(opID)
 	if !ok || strings.Contains(op.Path, "{") || op.Body == BodyMultipart {
-		return nil, fmt.Errorf("dispatch: %s takes path parameters or a multipart body and cannot be dispatched", opID)
+		return fmt.Errorf("dispatch: %s takes path parameters or a multipart body and cannot be dispatched", opID)
 	}
 	r, err := http.NewRequestWithContext(ctx, op.Method, apiPrefix+op.Path, bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("dispatch %s: %w", opID, err)
+		return fmt.Errorf("dispatch %s: %w", opID, err)
 	}
 	r.Header.Set("Content-Type", "application/json")
-	reply := &bufferedReply{header: http.Header{}, limit: g.MaxBodySize}
-	ex := newExchange(reply, false)
+	ex := newExchange(w, false)
 	start := time.Now()
 	req := &request{op: op, http: r, dispatchedFor: &who}
 	g.serve(ex, req)
 	observe(req, start, ex)
 	if err := ctx.Err(); err != nil && reply.status == 0 {
-		return nil, err
+		return err
 	}
-	if reply.tooLarge {
-		return nil, &upstreams.ReplyTooLargeError{Limit: reply.limit}
-	}
-	return &upstreams.Reply{Status: reply.status, Header: reply.header, Body: reply.body.Bytes()}, nil
+	return nil
 }
 
 // BodyLimit is the gateway's max_body_size.
@@ -82,8 +106,63 @@ func (b *bufferedReply) Write(p []byte) (int, error) {
 // to flush to.
 func (b *bufferedReply) Flush() {}
 
+// result is the reply held.
+func (b *bufferedReply) result() (*upstreams.Reply, error) {
+	if b.tooLarge {
+		return nil, &upstreams.ReplyTooLargeError{Limit: b.limit}
+	}
+	return &upstreams.Reply{Status: b.status, Header: b.header, Body: b.body.Bytes()}, nil
+}
+
+// streamedReply is the ResponseWriter of DispatchStream: a 200 event
+// stream is split into events for its receiver, no event held past the
+// body limit; any other reply is held as bufferedReply holds it.
+type streamedReply struct {
+	bufferedReply
+	to        upstreams.StreamReceiver
+	streaming bool
+	split     sse.Splitter
+	// err is the first failure of the stream (the receiver's, an event
+	// too large): nothing more is taken after it.
+	err error
+}
+
+func (s *streamedReply) WriteHeader(status int) {
+	if s.status != 0 {
+		return
+	}
+	s.bufferedReply.WriteHeader(status)
+	if status == http.StatusOK && upstreams.IsEventStream(s.header) {
+		s.streaming = true
+		s.err = s.to.Start()
+	}
+}
+
+func (s *streamedReply) Write(p []byte) (int, error) {
+	s.WriteHeader(http.StatusOK)
+	if !s.streaming {
+		return s.bufferedReply.Write(p)
+	}
+	if s.err == nil {
+		if _, err := s.split.Write(p); err != nil && s.err == nil {
+			s.err = err
+		}
+	}
+	if s.err != nil {
+		return 0, s.err
+	}
+	return len(p), nil
+}
+
+func (s *streamedReply) onEvent(ev sse.Event) {
+	if s.err == nil && len(ev.Data) > 0 {
+		s.err = s.to.Event(ev.Data)
+	}
+}
+
 // Interface guards
 var (
 	_ upstreams.Dispatcher = (*Gateway)(nil)
 	_ http.Flusher         = (*bufferedReply)(nil)
+	_ http.Flusher         = (*streamedReply)(nil)
 )

@@ -39,14 +39,20 @@ func cuttingProvider(t *testing.T, mode string) *fakeProvider {
 			<-r.Context().Done()
 			return
 		}
-		conn, _, err := rc.Hijack()
-		if err != nil {
-			t.Errorf("hijack: %v", err)
-			return
-		}
-		conn.(*net.TCPConn).SetLinger(0) // RST, not FIN
-		conn.Close()
+		resetConnection(t, rc)
 	})
+}
+
+// resetConnection ends a fake provider's reply by resetting its
+// connection (RST, not FIN).
+func resetConnection(t *testing.T, rc *http.ResponseController) {
+	conn, _, err := rc.Hijack()
+	if err != nil {
+		t.Errorf("hijack: %v", err)
+		return
+	}
+	conn.(*net.TCPConn).SetLinger(0)
+	conn.Close()
 }
 
 // TestCutStreamEndsWithAnErrorEvent: a stream the provider resets, or

@@ -52,3 +52,31 @@ func TestResponseWithoutSchemaIsNotParsed(t *testing.T) {
 		t.Fatal("a broken JSON reply with a schema passed")
 	}
 }
+
+// TestResponsesStreamEndsOpenOnlyWithAnError: an error event may cut a
+// Responses stream with an item open; the response's own last events
+// (completed, incomplete, failed) may not.
+func TestResponsesStreamEndsOpenOnlyWithAnError(t *testing.T) {
+	const open = `event: response.created
+data: {"type":"response.created","sequence_number":0,"response":{"id":"r","object":"response","created_at":1,"status":"in_progress","error":null,"model":"m","output":[],"incomplete_details":null,"instructions":null,"tools":[],"parallel_tool_calls":true,"metadata":{},"tool_choice":"auto","temperature":1,"top_p":1}}
+
+event: response.output_item.added
+data: {"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"message","id":"m1","status":"in_progress","role":"assistant","content":[]}}
+
+`
+	const failed = `{"id":"r","object":"response","created_at":1,"status":"failed","error":{"code":"server_error","message":"m"},"model":"m","output":[],"incomplete_details":null,"instructions":null,"tools":[],"parallel_tool_calls":true,"metadata":{},"tool_choice":"auto","temperature":1,"top_p":1}`
+	for last, want := range map[string]string{
+		`{"type":"error","sequence_number":2,"code":"upstream_stream_cut","message":"cut","param":null}`: "",
+		`{"type":"response.failed","sequence_number":2,"response":` + failed + `}`:                       "output item 0 was never done",
+	} {
+		c := NewResponsesStreamChecker()
+		c.Write([]byte(open + "data: " + last + "\n\n"))
+		var got []string
+		for _, f := range c.Close() {
+			got = append(got, f.Message)
+		}
+		if strings.Join(got, "; ") != want {
+			t.Errorf("%s: findings %q, want %q", last, got, want)
+		}
+	}
+}

@@ -39,8 +39,10 @@ const responseStreamEvent = "responses.create.response.json#/$defs/stream_event"
 // sent) is that of the event, with a sequence_number greater than the
 // previous one; response.created comes first; an output item is added
 // before its deltas and done after them, a content part likewise; the
-// stream ends with response.completed, response.incomplete,
-// response.failed or error, after which nothing comes.
+// stream ends with response.completed, response.incomplete or
+// response.failed, every item done, or with an error, which may come
+// with items open (it cuts the stream where it stands); nothing comes
+// after.
 type ResponsesStreamChecker struct {
 	splitter sse.Splitter
 	findings []Finding
@@ -114,7 +116,9 @@ func (c *ResponsesStreamChecker) onEvent(ev sse.Event) {
 		return fmt.Sprintf("%d/%d", *e.OutputIndex, *e.ContentIndex)
 	}
 	switch e.Type {
-	case "response.completed", "response.incomplete", "response.failed", "error":
+	case "error":
+		c.ended = true // where the stream stood: its open items stay open
+	case "response.completed", "response.incomplete", "response.failed":
 		c.ended = true
 		for idx := range c.items {
 			c.add(n, "output item %d was never done", idx)

@@ -18,9 +18,27 @@ type Dispatcher interface {
 	// error means no reply was produced (the context ended, the operation
 	// is unknown, the reply passed BodyLimit: *ReplyTooLargeError).
 	Dispatch(ctx context.Context, operation string, p Principal, body []byte) (*Reply, error)
+	// DispatchStream runs the operation as Dispatch does, but a reply
+	// that is a 200 event stream is not held: to takes it as it arrives.
+	// Any other reply is returned as Dispatch returns it. A streamed
+	// reply returns with an empty Body once its stream has ended, or
+	// with the error that stopped it (to's own, an event larger than
+	// BodyLimit); an upstream's stream cut short ends with the error
+	// event the gateway sends a client then.
+	DispatchStream(ctx context.Context, operation string, p Principal, body []byte, to StreamReceiver) (*Reply, error)
 	// BodyLimit is the gateway's max_body_size: the largest request body
 	// it takes, and the largest reply Dispatch holds.
 	BodyLimit() int64
+}
+
+// StreamReceiver takes a dispatched event stream as it arrives.
+type StreamReceiver interface {
+	// Start is called once the reply is known to be a 200 event stream,
+	// before its first event.
+	Start() error
+	// Event takes the data of one event (comments and keep-alives have
+	// none); it may keep it. An error stops the stream's relay.
+	Event(data []byte) error
 }
 
 // ReplyTooLargeError is Dispatch's error for a reply larger than

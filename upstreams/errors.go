@@ -49,6 +49,11 @@ type EnvelopeError struct {
 
 // MarshalJSON encodes the envelope, with empty param and code as null.
 func (e *Error) MarshalJSON() ([]byte, error) {
+	return json.Marshal(Envelope{Error: e.Object()})
+}
+
+// Object is the envelope's error object, with empty param and code nil.
+func (e *Error) Object() EnvelopeError {
 	b := EnvelopeError{Message: e.Message, Type: e.Type}
 	if e.Param != "" {
 		b.Param = &e.Param
@@ -56,7 +61,7 @@ func (e *Error) MarshalJSON() ([]byte, error) {
 	if e.Code != "" {
 		b.Code = &e.Code
 	}
-	return json.Marshal(Envelope{Error: b})
+	return b
 }
 
 // ErrRequestSent wraps a forwarding failure that came after the request

@@ -20,7 +20,10 @@ import (
 )
 
 // idleDispatcher is a gateway that is never asked for anything.
-type idleDispatcher struct{}
+type idleDispatcher struct {
+	// Dispatcher (nil) stands for the methods the tests do not call.
+	upstreams.Dispatcher
+}
 
 func (idleDispatcher) Dispatch(context.Context, string, upstreams.Principal, []byte) (*upstreams.Reply, error) {
 	return nil, errors.New("nothing is dispatched in this test")

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 
+	"go.uber.org/zap"
+
 	"github.com/modelgate/modelgate/schemas"
 	"github.com/modelgate/modelgate/upstreams"
 	"github.com/modelgate/modelgate/upstreams/local/store"
@@ -111,6 +113,9 @@ func (l *Local) createResponse(w http.ResponseWriter, c *upstreams.Call) error {
 	if limit := d.BodyLimit(); req.PreviousResponseID != "" && int64(len(chat)) > limit {
 		return conversationTooLong(req.PreviousResponseID, limit)
 	}
+	if req.Stream {
+		return l.streamResponse(w, c, d, &req, chat, items)
+	}
 	reply, derr := d.Dispatch(ctx, upstreams.OpChatCompletionsCreate, c.Principal, chat)
 	if derr != nil {
 		return fmt.Errorf("generating a response: %w", derr)
@@ -122,25 +127,72 @@ func (l *Local) createResponse(w http.ResponseWriter, c *upstreams.Call) error {
 	if err != nil {
 		return err
 	}
-	if resp.Store {
-		obj, err := json.Marshal(resp)
-		if err != nil {
-			return fmt.Errorf("encoding response: %w", err)
-		}
-		stored := make([]store.ResponseItem, len(items))
-		for i, it := range items {
-			stored[i] = store.ResponseItem{ID: it.id, Item: it.raw}
-		}
-		if err := l.store.CreateResponse(ctx, &store.StoredResponse{ID: resp.ID, Owner: c.Principal.Owner, CreatedAt: resp.CreatedAt,
-			PreviousID: req.PreviousResponseID, Object: obj}, stored); err != nil {
-			return err
-		}
-	}
-	if req.Stream {
-		return streamResponse(w, resp)
+	if err := l.keepResponse(c, &req, resp, items); err != nil {
+		return err
 	}
 	upstreams.WriteJSON(w, http.StatusOK, resp)
 	return nil
+}
+
+// streamResponse makes the response of a streamed chat completion, sending
+// its events as the chat's chunks arrive, and keeps it once complete. A
+// chat that fails before its stream starts is the response's failure, as
+// for a response not streamed; a stream that fails after ends with an
+// error event, and nothing is kept of it.
+func (l *Local) streamResponse(w http.ResponseWriter, c *upstreams.Call, d upstreams.Dispatcher, req *responseRequest, chat []byte, items []inputItem) error {
+	m := newResponseMaker(req, w)
+	reply, err := d.DispatchStream(c.Request.Context(), upstreams.OpChatCompletionsCreate, c.Principal, chat, m)
+	if m.events.seq == 0 {
+		// No event was sent: the chat did not answer with a stream.
+		var cc *chatCompletion
+		switch {
+		case err != nil:
+			err = fmt.Errorf("generating a response: %w", err)
+		case reply.Status != http.StatusOK:
+			err = chatFailure(reply)
+		default:
+			// An upstream that does not stream answered whole.
+			cc, err = readCompletion(reply.Body)
+		}
+		if err != nil {
+			return err
+		}
+		if err = m.Start(); err == nil {
+			m.completion(cc)
+		}
+	}
+	if err == nil && m.finish == nil {
+		err = errChatUnfinished
+	}
+	if err == nil {
+		err = l.keepResponse(c, req, m.complete(), items)
+	}
+	if err != nil {
+		if c.Request.Context().Err() == nil {
+			l.logger.Warn("a streamed response failed", zap.String("response", m.resp.ID), zap.Error(err))
+		}
+		m.fail(err)
+		return nil
+	}
+	m.final()
+	return nil
+}
+
+// keepResponse stores a response made with store true, with its input items.
+func (l *Local) keepResponse(c *upstreams.Call, req *responseRequest, resp *responseObject, items []inputItem) error {
+	if !resp.Store {
+		return nil
+	}
+	obj, err := json.Marshal(resp)
+	if err != nil {
+		return fmt.Errorf("encoding response: %w", err)
+	}
+	stored := make([]store.ResponseItem, len(items))
+	for i, it := range items {
+		stored[i] = store.ResponseItem{ID: it.id, Item: it.raw}
+	}
+	return l.store.CreateResponse(c.Request.Context(), &store.StoredResponse{ID: resp.ID, Owner: c.Principal.Owner, CreatedAt: resp.CreatedAt,
+		PreviousID: req.PreviousResponseID, Object: obj}, stored)
 }
 
 // conversation is the items of a stored response's chain, oldest first:

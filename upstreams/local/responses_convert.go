@@ -147,7 +147,8 @@ func storedItem(id string, fields map[string]any) (inputItem, error) {
 
 // chatRequest is the chat completion that makes a response: the
 // instructions, the conversation so far and the input as messages, the
-// function tools, tool_choice, text format, caps and sampling translated.
+// function tools, tool_choice, text format, caps and sampling translated,
+// streamed with its usage when the response is.
 func chatRequest(req *responseRequest, history []json.RawMessage, items []inputItem) ([]byte, error) {
 	var msgs []map[string]any
 	if req.Instructions != nil && *req.Instructions != "" {
@@ -188,6 +189,12 @@ func chatRequest(req *responseRequest, history []json.RawMessage, items []inputI
 	}
 	if err := chatFormat(req.Text, body); err != nil {
 		return nil, err
+	}
+	if req.Stream {
+		// The response's events are sent as the chat's chunks arrive; its
+		// usage is the stream's last chunk.
+		body["stream"] = true
+		body["stream_options"] = map[string]any{"include_usage": true}
 	}
 	if req.ParallelToolCalls != nil {
 		body["parallel_tool_calls"] = *req.ParallelToolCalls
@@ -279,35 +286,58 @@ func chatFormat(text json.RawMessage, body map[string]any) error {
 	return nil
 }
 
-// buildResponse turns the chat completion into the response object.
-func buildResponse(req *responseRequest, chatReply []byte) (*responseObject, error) {
-	var cc struct {
-		Model   string `json:"model"`
-		Choices []struct {
-			FinishReason string `json:"finish_reason"`
-			Message      struct {
-				Content   *string `json:"content"`
-				ToolCalls []struct {
-					ID       string `json:"id"`
-					Function struct {
-						Name      string `json:"name"`
-						Arguments string `json:"arguments"`
-					} `json:"function"`
-				} `json:"tool_calls"`
-			} `json:"message"`
-		} `json:"choices"`
-		Usage struct {
-			PromptTokens     int `json:"prompt_tokens"`
-			CompletionTokens int `json:"completion_tokens"`
-		} `json:"usage"`
-	}
+// chatCompletion is what a response is made of in a chat completion.
+type chatCompletion struct {
+	Choices []struct {
+		FinishReason string `json:"finish_reason"`
+		Message      struct {
+			Content   *string `json:"content"`
+			ToolCalls []struct {
+				ID       string       `json:"id"`
+				Function chatFunction `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"message"`
+	} `json:"choices"`
+	Usage chatUsage `json:"usage"`
+}
+
+type chatFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type chatUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// readCompletion reads a chat completion reply.
+func readCompletion(chatReply []byte) (*chatCompletion, error) {
+	var cc chatCompletion
 	if err := json.Unmarshal(chatReply, &cc); err != nil || len(cc.Choices) == 0 {
 		return nil, &upstreams.Error{Status: 502, Type: upstreams.TypeServer, Message: "The chat completions route answered with no choice to make a response of."}
 	}
-	created := store.Now()
+	return &cc, nil
+}
+
+// buildResponse turns the chat completion into the response object, as
+// the response a stream of it makes (see responseMaker).
+func buildResponse(req *responseRequest, chatReply []byte) (*responseObject, error) {
+	cc, err := readCompletion(chatReply)
+	if err != nil {
+		return nil, err
+	}
+	m := newResponseMaker(req, nil)
+	m.completion(cc)
+	return m.complete(), nil
+}
+
+// newResponse is the response to req as it starts: in progress, with no
+// output yet.
+func newResponse(req *responseRequest) *responseObject {
 	r := &responseObject{
-		ID: store.NewID("resp_"), Object: "response", CreatedAt: created, Status: "completed", CompletedAt: &created,
-		Instructions: req.Instructions, MaxOutputTokens: req.MaxOutputTokens, Model: req.Model,
+		ID: store.NewID("resp_"), Object: "response", CreatedAt: store.Now(), Status: "in_progress",
+		Instructions: req.Instructions, MaxOutputTokens: req.MaxOutputTokens, Model: req.Model, Output: []json.RawMessage{},
 		ParallelToolCalls: req.ParallelToolCalls == nil || *req.ParallelToolCalls,
 		Reasoning:         map[string]any{"effort": nil, "summary": nil},
 		Store:             req.Store == nil || *req.Store,
@@ -335,27 +365,5 @@ func buildResponse(req *responseRequest, chatReply []byte) (*responseObject, err
 			*v.to = v.from
 		}
 	}
-	choice := cc.Choices[0]
-	itemStatus := "completed"
-	if choice.FinishReason == "length" {
-		r.Status, r.CompletedAt, itemStatus = "incomplete", nil, "incomplete"
-		r.IncompleteDetails = map[string]string{"reason": "max_output_tokens"}
-	}
-	for _, tc := range choice.Message.ToolCalls {
-		item, _ := json.Marshal(map[string]any{"type": "function_call", "id": store.NewID("fc_"), "call_id": tc.ID, "name": tc.Function.Name,
-			"arguments": tc.Function.Arguments, "status": "completed"})
-		r.Output = append(r.Output, item)
-	}
-	if choice.Message.Content != nil && (len(choice.Message.ToolCalls) == 0 || *choice.Message.Content != "") {
-		item, _ := json.Marshal(map[string]any{"type": "message", "id": store.NewID("msg_"), "status": itemStatus, "role": "assistant",
-			"content": []any{map[string]any{"type": "output_text", "text": *choice.Message.Content, "annotations": []any{}, "logprobs": []any{}}}})
-		r.Output = append(r.Output, item)
-	}
-	if r.Output == nil {
-		r.Output = []json.RawMessage{}
-	}
-	r.Usage = &responseUsage{InputTokens: cc.Usage.PromptTokens, OutputTokens: cc.Usage.CompletionTokens,
-		TotalTokens:        cc.Usage.PromptTokens + cc.Usage.CompletionTokens,
-		InputTokensDetails: map[string]int{"cached_tokens": 0}, OutputTokensDetails: map[string]int{"reasoning_tokens": 0}}
-	return r, nil
+	return r
 }

@@ -17,7 +17,10 @@ import (
 
 // engineDispatcher runs batch requests on the reference engine, as the
 // gateway's routing does for `route chat.completions.create to reference`.
-type engineDispatcher struct{}
+type engineDispatcher struct {
+	// Dispatcher (nil) stands for the methods the tests do not call.
+	upstreams.Dispatcher
+}
 
 func (engineDispatcher) Dispatch(ctx context.Context, op string, _ upstreams.Principal, body []byte) (*upstreams.Reply, error) {
 	rec := httptest.NewRecorder()

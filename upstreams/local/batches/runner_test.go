@@ -28,6 +28,8 @@ import (
 
 // fakeDispatcher answers dispatched requests with a function of the body.
 type fakeDispatcher struct {
+	// Dispatcher (nil) stands for the methods the tests do not call.
+	upstreams.Dispatcher
 	limit int64
 	calls atomic.Int64
 	reply func(ctx context.Context, body []byte) (*upstreams.Reply, error)

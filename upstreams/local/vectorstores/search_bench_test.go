@@ -25,7 +25,10 @@ import (
 
 // embedDispatcher answers embeddings.create in process with fakeembed's
 // model, as the gateway would route it to a provider.
-type embedDispatcher struct{}
+type embedDispatcher struct {
+	// Dispatcher (nil) stands for the methods the tests do not call.
+	upstreams.Dispatcher
+}
 
 func (embedDispatcher) Dispatch(_ context.Context, op string, _ upstreams.Principal, body []byte) (*upstreams.Reply, error) {
 	var req struct {
