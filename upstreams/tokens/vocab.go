@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/pkoukk/tiktoken-go-loader/assets"
 )
@@ -20,8 +21,9 @@ import (
 // and the expression that cuts text into pieces.
 //
 // It holds no pointer but its three arrays (about 4 MiB for o200k_base,
-// against 12 MiB as a map of strings), so the garbage collector has
-// nothing in it to scan: every token's bytes end to end in text, by ID
+// against 12 MiB as a map of strings), which are mapped outside the
+// collected heap (staticBytes), so the garbage collector has nothing in
+// it to scan or count: every token's bytes end to end in text, by ID
 // (token id is text[start[id]:start[id+1]], empty where no token has that
 // ID), and an open-addressing hash table of the mergeable tokens (with a
 // 64 KiB table of the two-byte ASCII ones beside it).
@@ -121,14 +123,14 @@ func loadVocab(name string, special map[string]int, piece func(string, int) int)
 		return nil, fmt.Errorf("loading the %s vocabulary: %d tokens are too many", name, size)
 	}
 	v := &vocab{
-		start:  make([]uint32, 1, size+1),
-		slots:  make([]uint32, 1<<bits.Len(uint(2*ranks))),
+		start:  staticUint32s(size + 1)[:1],
+		slots:  staticUint32s(1 << bits.Len(uint(2*ranks))),
 		idBits: idBits,
 		seed:   maphash.MakeSeed(),
 		secret: [3]uint64{rand.Uint64() | 1, rand.Uint64() | 1, rand.Uint64() | 1},
 		piece:  piece,
 	}
-	text := make([]byte, 0, textLen)
+	text := staticBytes(textLen)[:0]
 	// grow gives the IDs up to id (excluded) no bytes.
 	grow := func(id int) {
 		for len(v.start) <= id {
@@ -152,7 +154,9 @@ func loadVocab(name string, special map[string]int, piece func(string, int) int)
 		text = append(text, s.text...)
 		v.start = append(v.start, uint32(len(text)))
 	}
-	v.text = string(text)
+	// text is not written again, and textLen was its length at most, so
+	// appending kept it in the mapping.
+	v.text = unsafe.String(unsafe.SliceData(text), len(text))
 	v.index(mergeable)
 	return v, nil
 }

@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"runtime"
 	"testing"
 
 	loader "github.com/pkoukk/tiktoken-go-loader"
@@ -51,4 +52,26 @@ func TestVocabHoldsTheLibraryTable(t *testing.T) {
 			t.Errorf("%s: %d IDs have bytes beyond the table's and the specials'", enc.name, -named)
 		}
 	}
+}
+
+// TestVocabArraysAreOffTheHeap: a loaded vocabulary's arrays (4 MiB for
+// o200k_base) are not on the collected heap, where the collector's goal
+// would count them twice over; the heap keeps only the vocab itself.
+func TestVocabArraysAreOffTheHeap(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	v, err := loadVocab(o200k.name, o200k.special, o200k.piece)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 512<<10 {
+		t.Errorf("loading o200k_base left the heap %d KiB larger, want at most 512 KiB", grown>>10)
+	}
+	if id, ok := v.rank("hello"); !ok || v.token(id) != "hello" {
+		t.Errorf("rank(%q) = %d, %v", "hello", id, ok)
+	}
+	runtime.KeepAlive(v)
 }
