@@ -359,8 +359,9 @@ var usageNames = [...]string{"prompt_tokens", "input_tokens", "completion_tokens
 // finish sends what a filtered stream still holds (a last event without its
 // blank line) and reads the usage of a JSON reply once it has been sent,
 // checking the reply first when it is to be checked (unless a strict check
-// did before sending it): the check decodes it, and the usage is read from
-// what it decoded. The pipeline calls it once, after the reply.
+// did before sending it): a reply schemas.ScanResponse knows to conform is
+// read from its bytes; else the check decodes it, and the usage is read
+// from what it decoded. The pipeline calls it once, after the reply.
 func (e *exchange) finish() {
 	pending := e.stream && len(e.splitter.Pending()) > 0
 	if pending && e.dropUsageChunk && e.writeErr == nil {
@@ -383,6 +384,15 @@ func (e *exchange) finish() {
 	case e.checkedBody != nil && bytes.Equal(e.checkedBody, e.capture.Bytes()):
 		doc = e.checkedDoc // checked before it was sent, with no finding
 	default:
+		if u, ok := schemas.ScanResponse(e.operation, e.capture.Bytes()); ok {
+			// Conforms, read from the bytes with no document built; its
+			// usage object names no member twice, so readUsage reads of it
+			// what docUsage reads of the decoded one.
+			if u != nil {
+				e.usage = readUsage(gjson.ParseBytes(u))
+			}
+			return
+		}
 		doc, e.replyFindings = schemas.CheckResponse(e.operation, e.capture.Bytes())
 	}
 	if doc != nil {

@@ -267,9 +267,10 @@ func TestCheckedReplyUsageAgreesWithGet(t *testing.T) {
 		func() string { return `"usage":[1]` },
 		func() string { return `"system_fingerprint":"fp"` },
 		func() string { return `"response":{"usage":` + randomUsage(rng) + `}` },
+		func() string { return `"usage":` + countedUsage(rng) },
 	}
 	op, _ := operationByID(upstreams.OpChatCompletionsCreate)
-	var fromDoc, conforming int
+	var fromDoc, conforming, scanned int
 	for range 5000 {
 		var b strings.Builder
 		b.WriteString(reply)
@@ -295,6 +296,9 @@ func TestCheckedReplyUsageAgreesWithGet(t *testing.T) {
 		if doc, _ := schemas.CheckResponse(op.ID, body); doc != nil && want != nil {
 			fromDoc++
 		}
+		if u, ok := schemas.ScanResponse(op.ID, body); ok && u != nil {
+			scanned++
+		}
 		if len(findings) == 0 {
 			conforming++
 			// A strict check, made before sending, is not made again.
@@ -312,10 +316,23 @@ func TestCheckedReplyUsageAgreesWithGet(t *testing.T) {
 			}
 		}
 	}
-	if fromDoc < 400 || conforming < 1000 {
-		t.Fatalf("generator too weak: %d usages read from the document, %d replies conform", fromDoc, conforming)
+	if fromDoc < 400 || conforming < 1000 || scanned < 100 {
+		t.Fatalf("generator too weak: %d usages read from the document, %d from the scan, %d replies conform", fromDoc, scanned, conforming)
 	}
-	t.Logf("%d usages read from the document, %d replies conform", fromDoc, conforming)
+	t.Logf("%d usages read from the document, %d from the scan, %d replies conform", fromDoc, scanned, conforming)
+}
+
+// countedUsage is a usage object with the three counts a chat completion's
+// must have, of integers from 0 up to past what an int64 holds, and now
+// and then a member of randomUsage's more.
+func countedUsage(rng *rand.Rand) string {
+	counts := []string{"0", "-0", "7", "999999999999999", "1000000000000001", "9007199254740993", "9223372036854775807", "99999999999999999999"}
+	count := func() string { return counts[rng.IntN(len(counts))] }
+	extra := ""
+	if more := randomUsage(rng); rng.IntN(2) == 0 && len(more) > 2 {
+		extra = "," + more[1:len(more)-1]
+	}
+	return `{"prompt_tokens":` + count() + `,"completion_tokens":` + count() + `,"total_tokens":` + count() + extra + `}`
 }
 
 // finishCheckedReply observes a JSON reply of operation with the check on,

@@ -58,6 +58,10 @@ func (v *vocab) count(text string) int {
 			n++
 			return true
 		}
+		if len(p) <= maxCachedPiece {
+			n += v.mergedCount(p, scratch[:0])
+			return true
+		}
 		for at := 0; at < len(p); {
 			end := sectionEnd(p, at)
 			n += len(v.merge(p[at:end], scratch[:0])) - 1
@@ -65,6 +69,19 @@ func (v *vocab) count(text string) int {
 		}
 		return true
 	})
+	return n
+}
+
+// mergedCount is how many tokens a short piece that is no token merges
+// into: from the cache when it was merged before, else merged (in parts)
+// and kept.
+func (v *vocab) mergedCount(p string, parts []part) int {
+	h := v.hash(p)
+	if n, ok := v.merged.lookup(h, p); ok {
+		return n
+	}
+	n := len(v.merge(p, parts)) - 1
+	v.merged.store(h, p, n)
 	return n
 }
 

@@ -43,6 +43,8 @@ type vocab struct {
 	// every pair of bytes of a piece, and the table (64 KiB) is cheaper
 	// than a probe of slots (2 MiB).
 	pairs [128 * 128]uint32
+	// merged keeps the counts of short pieces that are no token.
+	merged mergeCache
 }
 
 // rank returns the rank (ID) of a mergeable token.
