@@ -82,6 +82,12 @@ type exchange struct {
 // maxEventBytes bounds the stream events kept for a record.
 const maxEventBytes = maxCapture
 
+// firstEventsRoom is the room the first recorded event makes for the
+// stream's events (and for their ends, at 128 bytes an event): a stream
+// of a few dozen chunks, copied without regrowing the copy from one
+// chunk's size at every doubling.
+const firstEventsRoom = 4 << 10
+
 func newExchange(w http.ResponseWriter, recording bool) *exchange {
 	return &exchange{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, recording: recording}
 }
@@ -213,6 +219,10 @@ func (e *exchange) onEvent(ev sse.Event) {
 	hidden := e.dropUsageChunk && usageOnly
 	if e.recording && !hidden {
 		if len(e.eventData)+len(ev.Data) <= maxEventBytes {
+			if e.eventEnds == nil {
+				e.eventData = make([]byte, 0, max(firstEventsRoom, len(ev.Data)))
+				e.eventEnds = make([]int, 0, firstEventsRoom/128)
+			}
 			e.eventData = append(e.eventData, ev.Data...)
 			e.eventEnds = append(e.eventEnds, len(e.eventData))
 		} else {
