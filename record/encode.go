@@ -357,8 +357,9 @@ func appendJSONString[T string | []byte](b []byte, s T) ([]byte, bool) {
 }
 
 // escapeByte writes s[i], which is not plain and has no short escape, into
-// out from j as appendJSONString does, with the rest of its character. It returns where
-// the next character is in s and in out, and whether it was UTF-8.
+// out from j as appendJSONString does, with the rest of its character. It
+// returns where the next character is in s and in out, and whether it was
+// UTF-8.
 func escapeByte[T string | []byte](out []byte, j int, s T, i int) (int, int, bool) {
 	if c := s[i]; c < utf8.RuneSelf {
 		j += copy(out[j:], `\u00`)

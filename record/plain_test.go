@@ -18,6 +18,18 @@ func plainEndByTable(s string, i int) int {
 	return i
 }
 
+// everyByteEverywhere checks strings of x's and y's shorter than n with
+// each byte value at each place.
+func everyByteEverywhere(n int, check func(string)) {
+	for n := range n {
+		for p := range n {
+			for c := range 256 {
+				check(strings.Repeat("x", p) + string([]byte{byte(c)}) + strings.Repeat("y", n-p-1))
+			}
+		}
+	}
+}
+
 // TestPlainEndMatchesTable: every byte value at every place of strings
 // of up to two steps and a tail, and random strings, scanned from every
 // index, as string and as []byte.
@@ -34,13 +46,7 @@ func TestPlainEndMatchesTable(t *testing.T) {
 			}
 		}
 	}
-	for n := range 20 {
-		for p := range n {
-			for c := range 256 {
-				check(strings.Repeat("x", p) + string([]byte{byte(c)}) + strings.Repeat("y", n-p-1))
-			}
-		}
-	}
+	everyByteEverywhere(20, check)
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 5000 {
 		check(oddString(r) + oddString(r) + oddString(r))
@@ -104,13 +110,7 @@ func TestJSONStringMatchesEncodingJSON(t *testing.T) {
 			t.Fatalf("%q ([]byte): got %q, want %q", s, got, want)
 		}
 	}
-	for n := range 25 {
-		for p := range n {
-			for c := range 256 {
-				check(strings.Repeat("x", p) + string([]byte{byte(c)}) + strings.Repeat("y", n-p-1))
-			}
-		}
-	}
+	everyByteEverywhere(25, check)
 	r := rand.New(rand.NewPCG(5, 6))
 	for range 3000 {
 		var sb strings.Builder
