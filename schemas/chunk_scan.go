@@ -90,6 +90,9 @@ func (ns *memberNames) add(name []byte) bool {
 }
 
 func (s *scanner) at(c byte) bool {
+	if s.i < len(s.data) && s.data[s.i] == c {
+		return true // no space before it, as in most JSON sent
+	}
 	s.i = jsonlex.SkipSpace(s.data, s.i)
 	return s.i < len(s.data) && s.data[s.i] == c
 }
@@ -200,20 +203,30 @@ func (s *scanner) null() bool {
 }
 
 // integer reads a number written as an integer (isInteger) and returns
-// its bytes.
+// its bytes: an optional minus, then 0 or digits not starting with 0,
+// which no fraction or exponent follows (a number that has one is not an
+// integer; one cut short there is no number).
 func (s *scanner) integer() []byte {
 	s.i = jsonlex.SkipSpace(s.data, s.i)
-	end := jsonlex.NumberEnd(s.data, s.i)
-	if end < 0 {
+	d, i := s.data, s.i
+	if i < len(d) && d[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case i < len(d) && '1' <= d[i] && d[i] <= '9':
+		for i < len(d) && isDigit(d[i]) {
+			i++
+		}
+	default:
 		return nil
 	}
-	for _, c := range s.data[s.i:end] {
-		if c == '.' || c == 'e' || c == 'E' {
-			return nil
-		}
+	if i < len(d) && (d[i] == '.' || d[i] == 'e' || d[i] == 'E') {
+		return nil
 	}
-	n := s.data[s.i:end]
-	s.i = end
+	n := d[s.i:i]
+	s.i = i
 	return n
 }
 
@@ -222,6 +235,13 @@ func (s *scanner) nonNegative() (int64, bool) {
 	n := s.integer()
 	if n == nil {
 		return 0, false
+	}
+	if n[0] != '-' && len(n) < 19 { // below 10^18: no overflow
+		var v int64
+		for _, c := range n {
+			v = v*10 + int64(c-'0')
+		}
+		return v, true
 	}
 	i, err := strconv.ParseInt(string(n), 10, 64)
 	return i, err == nil && i >= 0
