@@ -2,7 +2,9 @@ package record
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"math"
+	"math/bits"
 	"net/http"
 	"slices"
 	"strconv"
@@ -271,57 +273,107 @@ func plainEnd[T string | []byte](s T, i int) int {
 	return i
 }
 
+// word is the eight bytes of s from i, the first the lowest.
+func word[T string | []byte](s T, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// plainBytes is how many of w's bytes, from its lowest, plainInString
+// holds: each byte is tested at once for being a control, above ASCII,
+// '"' or '&' (which differ in one bit), '<' or '>' (likewise) or '\'. A
+// byte that is one of those may mark the bytes above it too (a borrow),
+// never those below, so the lowest marked byte is the first not plain.
+func plainBytes(w uint64) int {
+	const ones = 0x0101010101010101
+	quoteAmp := (w ^ '"'*ones) &^ (('"' ^ '&') * ones)
+	angle := (w ^ '<'*ones) &^ (('<' ^ '>') * ones)
+	backslash := w ^ '\\'*ones
+	marked := w | (w-0x20*ones)&^w | (quoteAmp-ones)&^quoteAmp | (angle-ones)&^angle | (backslash-ones)&^backslash
+	return bits.TrailingZeros64(marked&(0x80*ones)) >> 3
+}
+
+// shortEscapes are the escapes of two bytes that encoding/json writes, by
+// the byte they stand for (0: none).
+var shortEscapes = [256]byte{'"': '"', '\\': '\\', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'}
+
+// stringBlock is how much of a string appendJSONString escapes into room
+// made for it at once.
+const stringBlock = 512
+
 // appendJSONString writes s as a JSON string with encoding/json's escaping:
 // <, > and & as \u00XX, U+2028 and U+2029 escaped, invalid UTF-8 as
-// U+FFFD. It reports whether s was UTF-8 (nothing replaced).
+// U+FFFD. It reports whether s was UTF-8 (nothing replaced). It writes into
+// room made for a block of s at its longest (six bytes a byte), eight
+// bytes at a time while they are plain, so that JSON text, whose quotes
+// come every few bytes, is not copied piece by piece.
 func appendJSONString[T string | []byte](b []byte, s T) ([]byte, bool) {
 	b = append(b, '"')
-	start := 0
+	// Most strings but JSON text (a header's name or value) are plain
+	// throughout: found so by the table, they are copied at once.
+	i := plainEnd(s, 0)
+	b = append(b, s[:i]...)
 	valid := true
-	for i := 0; i < len(s); {
-		c := s[i]
-		if plainInString[c] {
-			i = plainEnd(s, i+1)
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
+	for i < len(s) {
+		// A block of n bytes takes up to 6n; the word stored at its last
+		// byte, or a character running past its end, up to eight more.
+		n := min(len(s)-i, stringBlock)
+		b = slices.Grow(b, 6*n+8)
+		out := b[len(b):cap(b)]
+		j := 0
+		for end := i + n; i < end; {
+			var w uint64
+			switch {
+			case i+8 <= len(s):
+				w = word(s, i)
+			case len(s) >= 8:
+				// The last bytes, from the last word, with zeros after
+				// them: controls, which are not plain.
+				w = word(s, len(s)-8) >> (8 * (i + 8 - len(s)))
 			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+				for k := len(s) - 1; k >= i; k-- {
+					w = w<<8 | uint64(s[k])
+				}
 			}
-			i++
-			start = i
-			continue
+			binary.LittleEndian.PutUint64(out[j:], w)
+			k := plainBytes(w)
+			i, j = i+k, j+k
+			if k == 8 || i == len(s) {
+				continue
+			}
+			if e := shortEscapes[s[i]]; e != 0 {
+				out[j], out[j+1] = '\\', e
+				i, j = i+1, j+2
+				continue
+			}
+			var ok bool
+			i, j, ok = escapeByte(out, j, s, i)
+			valid = valid && ok
 		}
-		r, size := utf8.DecodeRuneInString(string(s[i:min(len(s), i+utf8.UTFMax)]))
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			valid = false
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
+		b = b[:len(b)+j]
 	}
-	b = append(b, s[start:]...)
 	return append(b, '"'), valid
+}
+
+// escapeByte writes s[i], which is not plain and has no short escape, into
+// out from j as appendJSONString does, with the rest of its character. It
+// returns where the next character is in s and in out, and whether it was
+// UTF-8.
+func escapeByte[T string | []byte](out []byte, j int, s T, i int) (int, int, bool) {
+	if c := s[i]; c < utf8.RuneSelf {
+		j += copy(out[j:], `\u00`)
+		out[j], out[j+1] = hexDigits[c>>4], hexDigits[c&0xF]
+		return i + 1, j + 2, true
+	}
+	r, size := utf8.DecodeRuneInString(string(s[i:min(len(s), i+utf8.UTFMax)]))
+	switch {
+	case r == utf8.RuneError && size == 1:
+		return i + 1, j + copy(out[j:], `\ufffd`), false
+	case r == '\u2028' || r == '\u2029':
+		j += copy(out[j:], `\u202`)
+		out[j] = hexDigits[r&0xF]
+		return i + size, j + 1, true
+	}
+	return i + size, j + copy(out[j:], s[i:i+size]), true
 }

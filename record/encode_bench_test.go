@@ -3,6 +3,7 @@ package record
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -37,15 +38,36 @@ func benchRecord(text string) *Record {
 	}
 }
 
+// benchStreamRecord is a streamed chat exchange as the load harness
+// records it: the events of 20 content chunks, the final chunk and the
+// usage chunk, each a JSON string in the line (a quote every few bytes).
+func benchStreamRecord(text string) *Record {
+	rec := benchRecord(text)
+	rec.Response.Body = nil
+	const head = `{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1741569952,"model":"gpt-4o-mini","choices":[`
+	for i := range 20 {
+		rec.Response.Events = append(rec.Response.Events, head+`{"index":0,"delta":{"content":"sent:17419`+
+			strconv.Itoa(100000000+i)+`"},"logprobs":null,"finish_reason":null}],"usage":null}`)
+	}
+	rec.Response.Events = append(rec.Response.Events,
+		head+`{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null}`,
+		head+`],"usage":{"prompt_tokens":180,"completion_tokens":20,"total_tokens":200}}`)
+	return rec
+}
+
 // BenchmarkEncoderAppend encodes a record of English text and one of
-// Japanese (every string byte above ASCII).
+// Japanese (every string byte above ASCII), and a streamed one's.
 func BenchmarkEncoderAppend(b *testing.B) {
-	for _, c := range []struct{ name, text string }{
-		{"ascii", "The quick brown fox jumps over the lazy dog. "},
-		{"japanese", "素早い茶色の狐がのろまな犬を飛び越える。"},
+	for _, c := range []struct {
+		name, text string
+		record     func(string) *Record
+	}{
+		{"ascii", "The quick brown fox jumps over the lazy dog. ", benchRecord},
+		{"japanese", "素早い茶色の狐がのろまな犬を飛び越える。", benchRecord},
+		{"stream", "The quick brown fox jumps over the lazy dog. ", benchStreamRecord},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			rec := benchRecord(c.text)
+			rec := c.record(c.text)
 			var enc Encoder
 			line := enc.Append(nil, rec)
 			b.SetBytes(int64(len(rec.Request.Body) + len(rec.Response.Body)))

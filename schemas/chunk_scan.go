@@ -3,7 +3,6 @@ package schemas
 import (
 	"bytes"
 	"slices"
-	"strconv"
 
 	"github.com/modelgate/modelgate/internal/jsonlex"
 )
@@ -90,6 +89,9 @@ func (ns *memberNames) add(name []byte) bool {
 }
 
 func (s *scanner) at(c byte) bool {
+	if s.i < len(s.data) && s.data[s.i] == c {
+		return true // no space before it, as in most JSON sent
+	}
 	s.i = jsonlex.SkipSpace(s.data, s.i)
 	return s.i < len(s.data) && s.data[s.i] == c
 }
@@ -189,42 +191,6 @@ func (s *scanner) string() bool {
 			return false
 		}
 	}
-}
-
-func (s *scanner) null() bool {
-	if !s.at('n') || !bytes.HasPrefix(s.data[s.i:], []byte("null")) {
-		return false
-	}
-	s.i += len("null")
-	return true
-}
-
-// integer reads a number written as an integer (isInteger) and returns
-// its bytes.
-func (s *scanner) integer() []byte {
-	s.i = jsonlex.SkipSpace(s.data, s.i)
-	end := jsonlex.NumberEnd(s.data, s.i)
-	if end < 0 {
-		return nil
-	}
-	for _, c := range s.data[s.i:end] {
-		if c == '.' || c == 'e' || c == 'E' {
-			return nil
-		}
-	}
-	n := s.data[s.i:end]
-	s.i = end
-	return n
-}
-
-// nonNegative reads an integer of at least 0 that fits an int64.
-func (s *scanner) nonNegative() (int64, bool) {
-	n := s.integer()
-	if n == nil {
-		return 0, false
-	}
-	i, err := strconv.ParseInt(string(n), 10, 64)
-	return i, err == nil && i >= 0
 }
 
 // usage reads null or a usage object (usage); notNull is whether it was

@@ -55,7 +55,8 @@ func chunkVariants(g gen, data []byte) [][]byte {
 		{`"total_tokens":3`, `"total_tokens":3,"prompt_tokens_details":{"cached_tokens":0,"cached_tokens":1}`},
 		{`"total_tokens":3`, `"total_tokens":3,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0}`},
 		{`"created":1741569952`, `"created":-0`}, {`"index":0`, `"index":-0`}, {`"index":0`, `"index":9223372036854775808`},
-		{`"index":0`, `"index":00`}, {`"created":1741569952`, `"created":1.0`}, {`"delta":{`, `"delta":{"nested":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `,`},
+		{`"index":0`, `"index":00`}, {`"created":1741569952`, `"created":1.0`}, {`"index":0`, `"index":1e2`}, {`"index":0`, `"index":-`},
+		{`"index":0`, `"index":999999999999999999`}, {`"index":0`, `"index":1000000000000000000`}, {`"created":1741569952`, `"created":-17`}, {`"delta":{`, `"delta":{"nested":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `,`},
 	} {
 		if bytes.Contains(data, []byte(edit[0])) {
 			out = append(out, bytes.Replace(data, []byte(edit[0]), []byte(edit[1]), 1))
