@@ -158,6 +158,31 @@ func BenchmarkObserveReply(b *testing.B) {
 	}
 }
 
+// BenchmarkRelayChecked is the same reply through a strict route: held
+// and checked before it is sent, then relayed and its usage read.
+func BenchmarkRelayChecked(b *testing.B) {
+	g := &Gateway{logger: zap.NewNop()}
+	op, _ := operationByID(upstreams.OpChatCompletionsCreate)
+	req := &request{op: op}
+	b.SetBytes(int64(len(benchCompletion)))
+	b.ReportAllocs()
+	for b.Loop() {
+		ex := newExchange(httptest.NewRecorder(), false)
+		ex.operation = op.ID
+		ex.observe(false, true)
+		resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(bytes.NewReader(benchCompletion))}
+		if err := relayChecked(ex, req, resp); err != nil {
+			b.Fatal(err)
+		}
+		ex.finish()
+		g.checkReply(req, ex)
+		if ex.usage == nil || ex.usage.total != 340 || len(ex.findings) > 0 {
+			b.Fatalf("usage %v, findings %v", ex.usage, ex.findings)
+		}
+	}
+}
+
 // BenchmarkRecord builds the record of one exchange (on the request's
 // goroutine) and encodes and writes it to the file (as the recorder's
 // writer does on its own goroutine).
