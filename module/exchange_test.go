@@ -270,7 +270,7 @@ func TestCheckedReplyUsageAgreesWithGet(t *testing.T) {
 		func() string { return `"usage":` + countedUsage(rng) },
 	}
 	op, _ := operationByID(upstreams.OpChatCompletionsCreate)
-	var fromDoc, conforming, scanned int
+	var fromDoc, conforming, scanned, strictScanned int
 	for range 5000 {
 		var b strings.Builder
 		b.WriteString(reply)
@@ -314,12 +314,15 @@ func TestCheckedReplyUsageAgreesWithGet(t *testing.T) {
 			if !reflect.DeepEqual(strict.usage, want) || len(strict.replyFindings) > 0 || strict.checkedBody == nil {
 				t.Fatalf("%s: strictly checked, usage %+v (Get reads %+v), findings %q", body, strict.usage, want, strict.replyFindings)
 			}
+			if strict.checkedScan {
+				strictScanned++ // checked from its bytes, not decoded
+			}
 		}
 	}
-	if fromDoc < 400 || conforming < 1000 || scanned < 100 {
-		t.Fatalf("generator too weak: %d usages read from the document, %d from the scan, %d replies conform", fromDoc, scanned, conforming)
+	if fromDoc < 400 || conforming < 1000 || scanned < 100 || strictScanned < 100 {
+		t.Fatalf("generator too weak: %d usages read from the document, %d from the scan, %d replies conform, %d strictly checked by the scan", fromDoc, scanned, conforming, strictScanned)
 	}
-	t.Logf("%d usages read from the document, %d from the scan, %d replies conform", fromDoc, scanned, conforming)
+	t.Logf("%d usages read from the document, %d from the scan, %d replies conform, %d strictly checked by the scan", fromDoc, scanned, conforming, strictScanned)
 }
 
 // countedUsage is a usage object with the three counts a chat completion's
