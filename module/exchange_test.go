@@ -302,15 +302,10 @@ func TestCheckedReplyUsageAgreesWithGet(t *testing.T) {
 		if len(findings) == 0 {
 			conforming++
 			// A strict check, made before sending, is not made again.
-			strict := newExchange(httptest.NewRecorder(), false)
-			strict.operation = op.ID
-			strict.observe(false, true)
-			resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
-				Body: io.NopCloser(bytes.NewReader(body))}
-			if err := relayChecked(strict, &request{op: op}, resp); err != nil {
+			strict, err := strictlyChecked(op.ID, body)
+			if err != nil {
 				t.Fatalf("%s: strict check: %v", body, err)
 			}
-			strict.finish()
 			if !reflect.DeepEqual(strict.usage, want) || len(strict.replyFindings) > 0 || strict.checkedBody == nil {
 				t.Fatalf("%s: strictly checked, usage %+v (Get reads %+v), findings %q", body, strict.usage, want, strict.replyFindings)
 			}
@@ -349,6 +344,22 @@ func finishCheckedReply(operation string, body []byte, recording bool) *exchange
 	ex.Write(body)
 	ex.finish()
 	return ex
+}
+
+// strictlyChecked is body relayed through a strict route's check, which
+// holds it until it is found to conform, and finished.
+func strictlyChecked(operation string, body []byte) (*exchange, error) {
+	op, _ := operationByID(operation)
+	ex := newExchange(httptest.NewRecorder(), false)
+	ex.operation = operation
+	ex.observe(false, true)
+	resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(bytes.NewReader(body))}
+	if err := relayChecked(ex, &request{op: op}, resp); err != nil {
+		return nil, err
+	}
+	ex.finish()
+	return ex, nil
 }
 
 func sortedFindings(findings []schemas.Finding) []string {

@@ -144,38 +144,26 @@ func BenchmarkAdmitRate(b *testing.B) {
 // BenchmarkObserveReply is the exchange's work on a JSON reply: the copy
 // kept for usage and the record, the usage read, the response check.
 func BenchmarkObserveReply(b *testing.B) {
-	g := &Gateway{logger: zap.NewNop()}
-	op, _ := operationByID(upstreams.OpChatCompletionsCreate)
-	req := &request{op: op}
-	b.SetBytes(int64(len(benchCompletion)))
-	b.ReportAllocs()
-	for b.Loop() {
-		ex := finishCheckedReply(op.ID, benchCompletion, true)
-		g.checkReply(req, ex)
-		if ex.usage == nil || len(ex.findings) > 0 {
-			b.Fatalf("usage %v, findings %v", ex.usage, ex.findings)
-		}
-	}
+	benchmarkReply(b, func(op string) (*exchange, error) { return finishCheckedReply(op, benchCompletion, true), nil })
 }
 
 // BenchmarkRelayChecked is the same reply through a strict route: held
 // and checked before it is sent, then relayed and its usage read.
 func BenchmarkRelayChecked(b *testing.B) {
+	benchmarkReply(b, func(op string) (*exchange, error) { return strictlyChecked(op, benchCompletion) })
+}
+
+func benchmarkReply(b *testing.B, answer func(op string) (*exchange, error)) {
 	g := &Gateway{logger: zap.NewNop()}
 	op, _ := operationByID(upstreams.OpChatCompletionsCreate)
 	req := &request{op: op}
 	b.SetBytes(int64(len(benchCompletion)))
 	b.ReportAllocs()
 	for b.Loop() {
-		ex := newExchange(httptest.NewRecorder(), false)
-		ex.operation = op.ID
-		ex.observe(false, true)
-		resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
-			Body: io.NopCloser(bytes.NewReader(benchCompletion))}
-		if err := relayChecked(ex, req, resp); err != nil {
+		ex, err := answer(op.ID)
+		if err != nil {
 			b.Fatal(err)
 		}
-		ex.finish()
 		g.checkReply(req, ex)
 		if ex.usage == nil || ex.usage.total != 340 || len(ex.findings) > 0 {
 			b.Fatalf("usage %v, findings %v", ex.usage, ex.findings)
