@@ -116,7 +116,13 @@ func BenchmarkAdmit(b *testing.B) {
 // BenchmarkAdmitRate is admission by the key's limits: the token estimate
 // of a request whose last message is new each time, the charge, the
 // x-ratelimit headers, the settlement from the reply's usage.
-func BenchmarkAdmitRate(b *testing.B) {
+func BenchmarkAdmitRate(b *testing.B) { benchmarkAdmitRate(b, false) }
+
+// BenchmarkAdmitRateStream is BenchmarkAdmitRate for the request streamed,
+// whose body the gateway rewrites to ask the upstream for its usage.
+func BenchmarkAdmitRateStream(b *testing.B) { benchmarkAdmitRate(b, true) }
+
+func benchmarkAdmitRate(b *testing.B, stream bool) {
 	g := benchGateway(b, fullLimits)
 	p := &g.keys.keys[len(g.keys.keys)-1]
 	w := httptest.NewRecorder()
@@ -126,6 +132,9 @@ func BenchmarkAdmitRate(b *testing.B) {
 		b.StopTimer()
 		i++
 		body := benchBody(i)
+		if stream {
+			body = bytes.Replace(body, []byte(`{"model"`), []byte(`{"stream":true,"model"`), 1)
+		}
 		doc, v := schemas.ValidateRequest(upstreams.OpChatCompletionsCreate, body)
 		if v != nil {
 			b.Fatal(v)
@@ -134,8 +143,8 @@ func BenchmarkAdmitRate(b *testing.B) {
 		ex := newExchange(w, false)
 		call := &upstreams.Call{Operation: upstreams.OpChatCompletionsCreate, Model: "gpt-4o-mini", Body: body, Doc: doc, Request: benchRequest(body)}
 		req := &request{key: p, call: call}
-		if err := g.admitRate(ex, req); err != nil {
-			b.Fatal(err)
+		if err := g.admitRate(ex, req); err != nil || req.hideUsage != stream {
+			b.Fatalf("%v, usage asked for: %v", err, req.hideUsage)
 		}
 		g.settle(context.Background(), req.ticket, &usage{total: 340})
 	}
