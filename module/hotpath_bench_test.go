@@ -195,8 +195,18 @@ func BenchmarkRecord(b *testing.B) {
 	b.Cleanup(w.close)
 	body := benchBody(0)
 	r := benchRequest(body)
+	// The headers of the harness's exchange with everything on: Go's
+	// client, the x-ratelimit-* of the reply.
+	r.Header.Set("Accept-Encoding", "gzip")
+	r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	r.Header.Set("User-Agent", "Go-http-client/1.1")
 	ex := newExchange(httptest.NewRecorder(), true)
 	ex.Header().Set("Content-Type", "application/json")
+	for _, kind := range []string{"Requests", "Tokens"} {
+		ex.Header().Set("X-Ratelimit-Limit-"+kind, "1000000000")
+		ex.Header().Set("X-Ratelimit-Remaining-"+kind, "999999999")
+		ex.Header().Set("X-Ratelimit-Reset-"+kind, "60ms")
+	}
 	ex.WriteHeader(http.StatusOK)
 	ex.Write(benchCompletion)
 	ex.finish()
