@@ -1,6 +1,7 @@
 package modelgate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -187,12 +188,37 @@ func (g *Gateway) admitRate(ex *exchange, req *request) *upstreams.Error {
 		call.Request = req.http
 	}
 	if limits.TokensPerMinute > 0 && call.Operation == upstreams.OpChatCompletionsCreate && doc["stream"] == true && !clientWantsUsage(doc) {
-		if body, err := sjson.SetBytes(call.Body, "stream_options.include_usage", true); err == nil {
+		if body, err := withUsageOption(call.Body, doc); err == nil {
 			call.Body, call.Doc = body, withUsageAsked(doc)
 			req.hideUsage = true
 		}
 	}
 	return nil
+}
+
+// withUsageOption is body with stream_options.include_usage set to true,
+// byte for byte as sjson.SetBytes writes it (TestUsageOptionAgreesWithSjson):
+// a validated object that has no stream_options (doc is what it decodes
+// to), as a client's stream mostly is, gets the member appended where
+// sjson would, without sjson's search of the whole body for it; sjson
+// edits the others.
+func withUsageOption(body []byte, doc map[string]any) ([]byte, error) {
+	start, end := bytes.IndexByte(body, '{'), bytes.LastIndexByte(body, '}')
+	if _, ok := doc["stream_options"]; ok || start < 0 || end < start {
+		return sjson.SetBytes(body, "stream_options.include_usage", true)
+	}
+	const member = `"stream_options":{"include_usage":true}}`
+	// sjson keeps the object from its '{' to before its last '}', a comma
+	// unless it is empty, the member and the closing brace.
+	out := make([]byte, 0, end-start+1+len(member))
+	out = append(out, body[start:end]...)
+	for _, c := range body[start+1 : end] {
+		if c > ' ' {
+			out = append(out, ',')
+			break
+		}
+	}
+	return append(out, member...), nil
 }
 
 // withUsageAsked is doc with stream_options.include_usage set, as a copy:

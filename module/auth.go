@@ -185,7 +185,7 @@ func newPrincipal(k KeyConfig) (principal, error) {
 // configured digest is compared in constant time, so the time taken does
 // not depend on which key (if any) matched.
 func (kr *keyring) authenticate(r *http.Request) (*principal, *upstreams.Error) {
-	token, ok := bearerToken(r.Header.Get("Authorization"))
+	token, ok := bearerToken(upstreams.HeaderValue(r.Header, "Authorization"))
 	if !ok {
 		return nil, errMissingKey
 	}

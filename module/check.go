@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/tidwall/gjson"
 	"go.uber.org/zap"
 
 	"github.com/modelgate/modelgate/schemas"
@@ -40,7 +41,14 @@ func relayChecked(w *exchange, req *request, resp *http.Response) error {
 		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: "upstream_error",
 			Message: "The upstream reply was cut short."}
 	}
-	doc, findings := schemas.CheckResponse(op, body)
+	// A reply the scanner knows to conform is not decoded (as finish does
+	// for report mode); anything else the check decodes.
+	usage, scanned := schemas.ScanResponse(op, body)
+	var doc map[string]any
+	var findings []schemas.Finding
+	if !scanned {
+		doc, findings = schemas.CheckResponse(op, body)
+	}
 	if len(body) > maxStrictBody {
 		findings = append(findings, schemas.Finding{Message: "reply too large to check"})
 	}
@@ -50,9 +58,21 @@ func relayChecked(w *exchange, req *request, resp *http.Response) error {
 			Message: fmt.Sprintf("The upstream reply does not conform to the API: %s.", findings[0])}
 	}
 	w.checkedBody, w.checkedDoc = body, doc // finish need not check these bytes again
+	w.checkedScan, w.checkedUsage = scanned, usage
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
 	return upstreams.Relay(w, resp, 0) // a JSON reply, read whole above
+}
+
+// scannedUsage is the usage of a reply schemas.ScanResponse found to
+// conform, read from the bytes of its usage object (nil: none) with no
+// document built; the object names no member twice, so readUsage reads of
+// it what docUsage reads of the decoded one.
+func scannedUsage(u []byte) *usage {
+	if u == nil {
+		return nil
+	}
+	return readUsage(gjson.ParseBytes(u))
 }
 
 // checkReply reports how a reply that was sent departs from the schemas:

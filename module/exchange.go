@@ -45,10 +45,13 @@ type exchange struct {
 	// and reported by checkReply.
 	replyFindings []schemas.Finding
 	// checkedBody is a JSON reply a strict check found conforming before
-	// it was sent, checkedDoc what the check decoded of it (as
-	// schemas.CheckResponse returns it).
-	checkedBody []byte
-	checkedDoc  map[string]any
+	// it was sent: checkedScan when schemas.ScanResponse did, with
+	// checkedUsage the bytes of its usage object; else checkedDoc is what
+	// the check decoded of it (as schemas.CheckResponse returns it).
+	checkedBody  []byte
+	checkedDoc   map[string]any
+	checkedScan  bool
+	checkedUsage []byte
 
 	// checkStream checks a 2xx event stream of operation with the schemas
 	// as it passes: the events written are checked once they have been
@@ -272,15 +275,15 @@ func (e *exchange) finish() {
 	case !e.checkStream || e.status >= 300 || e.written > int64(e.capture.Len()):
 		// Not checked, or not whole: the usage is read from the bytes.
 	case e.checkedBody != nil && bytes.Equal(e.checkedBody, e.capture.Bytes()):
-		doc = e.checkedDoc // checked before it was sent, with no finding
+		// Checked before it was sent, with no finding.
+		if e.checkedScan {
+			e.usage = scannedUsage(e.checkedUsage)
+			return
+		}
+		doc = e.checkedDoc
 	default:
 		if u, ok := schemas.ScanResponse(e.operation, e.capture.Bytes()); ok {
-			// Conforms, read from the bytes with no document built; its
-			// usage object names no member twice, so readUsage reads of it
-			// what docUsage reads of the decoded one.
-			if u != nil {
-				e.usage = readUsage(gjson.ParseBytes(u))
-			}
+			e.usage = scannedUsage(u)
 			return
 		}
 		doc, e.replyFindings = schemas.CheckResponse(e.operation, e.capture.Bytes())

@@ -270,7 +270,7 @@ func TestCheckedReplyUsageAgreesWithGet(t *testing.T) {
 		func() string { return `"usage":` + countedUsage(rng) },
 	}
 	op, _ := operationByID(upstreams.OpChatCompletionsCreate)
-	var fromDoc, conforming, scanned int
+	var fromDoc, conforming, scanned, strictScanned int
 	for range 5000 {
 		var b strings.Builder
 		b.WriteString(reply)
@@ -302,24 +302,22 @@ func TestCheckedReplyUsageAgreesWithGet(t *testing.T) {
 		if len(findings) == 0 {
 			conforming++
 			// A strict check, made before sending, is not made again.
-			strict := newExchange(httptest.NewRecorder(), false)
-			strict.operation = op.ID
-			strict.observe(false, true)
-			resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
-				Body: io.NopCloser(bytes.NewReader(body))}
-			if err := relayChecked(strict, &request{op: op}, resp); err != nil {
+			strict, err := strictlyChecked(op.ID, body)
+			if err != nil {
 				t.Fatalf("%s: strict check: %v", body, err)
 			}
-			strict.finish()
 			if !reflect.DeepEqual(strict.usage, want) || len(strict.replyFindings) > 0 || strict.checkedBody == nil {
 				t.Fatalf("%s: strictly checked, usage %+v (Get reads %+v), findings %q", body, strict.usage, want, strict.replyFindings)
 			}
+			if strict.checkedScan {
+				strictScanned++ // checked from its bytes, not decoded
+			}
 		}
 	}
-	if fromDoc < 400 || conforming < 1000 || scanned < 100 {
-		t.Fatalf("generator too weak: %d usages read from the document, %d from the scan, %d replies conform", fromDoc, scanned, conforming)
+	if fromDoc < 400 || conforming < 1000 || scanned < 100 || strictScanned < 100 {
+		t.Fatalf("generator too weak: %d usages read from the document, %d from the scan, %d replies conform, %d strictly checked by the scan", fromDoc, scanned, conforming, strictScanned)
 	}
-	t.Logf("%d usages read from the document, %d from the scan, %d replies conform", fromDoc, scanned, conforming)
+	t.Logf("%d usages read from the document, %d from the scan, %d replies conform, %d strictly checked by the scan", fromDoc, scanned, conforming, strictScanned)
 }
 
 // countedUsage is a usage object with the three counts a chat completion's
@@ -346,6 +344,22 @@ func finishCheckedReply(operation string, body []byte, recording bool) *exchange
 	ex.Write(body)
 	ex.finish()
 	return ex
+}
+
+// strictlyChecked is body relayed through a strict route's check, which
+// holds it until it is found to conform, and finished.
+func strictlyChecked(operation string, body []byte) (*exchange, error) {
+	op, _ := operationByID(operation)
+	ex := newExchange(httptest.NewRecorder(), false)
+	ex.operation = operation
+	ex.observe(false, true)
+	resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(bytes.NewReader(body))}
+	if err := relayChecked(ex, &request{op: op}, resp); err != nil {
+		return nil, err
+	}
+	ex.finish()
+	return ex, nil
 }
 
 func sortedFindings(findings []schemas.Finding) []string {

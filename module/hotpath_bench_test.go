@@ -116,7 +116,13 @@ func BenchmarkAdmit(b *testing.B) {
 // BenchmarkAdmitRate is admission by the key's limits: the token estimate
 // of a request whose last message is new each time, the charge, the
 // x-ratelimit headers, the settlement from the reply's usage.
-func BenchmarkAdmitRate(b *testing.B) {
+func BenchmarkAdmitRate(b *testing.B) { benchmarkAdmitRate(b, false) }
+
+// BenchmarkAdmitRateStream is BenchmarkAdmitRate for the request streamed,
+// whose body the gateway rewrites to ask the upstream for its usage.
+func BenchmarkAdmitRateStream(b *testing.B) { benchmarkAdmitRate(b, true) }
+
+func benchmarkAdmitRate(b *testing.B, stream bool) {
 	g := benchGateway(b, fullLimits)
 	p := &g.keys.keys[len(g.keys.keys)-1]
 	w := httptest.NewRecorder()
@@ -126,6 +132,9 @@ func BenchmarkAdmitRate(b *testing.B) {
 		b.StopTimer()
 		i++
 		body := benchBody(i)
+		if stream {
+			body = bytes.Replace(body, []byte(`{"model"`), []byte(`{"stream":true,"model"`), 1)
+		}
 		doc, v := schemas.ValidateRequest(upstreams.OpChatCompletionsCreate, body)
 		if v != nil {
 			b.Fatal(v)
@@ -134,8 +143,8 @@ func BenchmarkAdmitRate(b *testing.B) {
 		ex := newExchange(w, false)
 		call := &upstreams.Call{Operation: upstreams.OpChatCompletionsCreate, Model: "gpt-4o-mini", Body: body, Doc: doc, Request: benchRequest(body)}
 		req := &request{key: p, call: call}
-		if err := g.admitRate(ex, req); err != nil {
-			b.Fatal(err)
+		if err := g.admitRate(ex, req); err != nil || req.hideUsage != stream {
+			b.Fatalf("%v, usage asked for: %v", err, req.hideUsage)
 		}
 		g.settle(context.Background(), req.ticket, &usage{total: 340})
 	}
@@ -144,15 +153,28 @@ func BenchmarkAdmitRate(b *testing.B) {
 // BenchmarkObserveReply is the exchange's work on a JSON reply: the copy
 // kept for usage and the record, the usage read, the response check.
 func BenchmarkObserveReply(b *testing.B) {
+	benchmarkReply(b, func(op string) (*exchange, error) { return finishCheckedReply(op, benchCompletion, true), nil })
+}
+
+// BenchmarkRelayChecked is the same reply through a strict route: held
+// and checked before it is sent, then relayed and its usage read.
+func BenchmarkRelayChecked(b *testing.B) {
+	benchmarkReply(b, func(op string) (*exchange, error) { return strictlyChecked(op, benchCompletion) })
+}
+
+func benchmarkReply(b *testing.B, answer func(op string) (*exchange, error)) {
 	g := &Gateway{logger: zap.NewNop()}
 	op, _ := operationByID(upstreams.OpChatCompletionsCreate)
 	req := &request{op: op}
 	b.SetBytes(int64(len(benchCompletion)))
 	b.ReportAllocs()
 	for b.Loop() {
-		ex := finishCheckedReply(op.ID, benchCompletion, true)
+		ex, err := answer(op.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
 		g.checkReply(req, ex)
-		if ex.usage == nil || len(ex.findings) > 0 {
+		if ex.usage == nil || ex.usage.total != 340 || len(ex.findings) > 0 {
 			b.Fatalf("usage %v, findings %v", ex.usage, ex.findings)
 		}
 	}
@@ -173,8 +195,18 @@ func BenchmarkRecord(b *testing.B) {
 	b.Cleanup(w.close)
 	body := benchBody(0)
 	r := benchRequest(body)
+	// The headers of the harness's exchange with everything on: Go's
+	// client, the x-ratelimit-* of the reply.
+	r.Header.Set("Accept-Encoding", "gzip")
+	r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	r.Header.Set("User-Agent", "Go-http-client/1.1")
 	ex := newExchange(httptest.NewRecorder(), true)
 	ex.Header().Set("Content-Type", "application/json")
+	for _, kind := range []string{"Requests", "Tokens"} {
+		ex.Header().Set("X-Ratelimit-Limit-"+kind, "1000000000")
+		ex.Header().Set("X-Ratelimit-Remaining-"+kind, "999999999")
+		ex.Header().Set("X-Ratelimit-Reset-"+kind, "60ms")
+	}
 	ex.WriteHeader(http.StatusOK)
 	ex.Write(benchCompletion)
 	ex.finish()

@@ -157,7 +157,7 @@ func errBodyTooLarge(limit int64) *upstreams.Error {
 }
 
 func mediaType(r *http.Request) string {
-	mt, err := upstreams.MediaType(r.Header.Get("Content-Type"))
+	mt, err := upstreams.MediaType(upstreams.HeaderValue(r.Header, "Content-Type"))
 	if err != nil {
 		return ""
 	}

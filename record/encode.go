@@ -148,7 +148,7 @@ func (e *Encoder) appendHeader(b []byte, h http.Header, fields []Field, p parts)
 			e.fields = append(e.fields, Field{name, values})
 		}
 	}
-	slices.SortFunc(e.fields, func(x, y Field) int { return strings.Compare(x.Name, y.Name) })
+	sortFields(e.fields)
 	b = append(b, '{')
 	for i, f := range e.fields {
 		if i > 0 {
@@ -161,6 +161,33 @@ func (e *Encoder) appendHeader(b []byte, h http.Header, fields []Field, p parts)
 	clear(e.fields) // hold no names past the record
 	e.fields = e.fields[:0]
 	return append(b, '}')
+}
+
+// sortFields sorts fields by name, as encoding/json sorts a map's keys.
+// A record's header has a few fields: they are sorted by insertion, each
+// name compared by its first byte and only on a tie in whole, which costs
+// less than slices.SortFunc's calls of a comparison function (its own way
+// with so few); a larger header goes to slices.SortFunc.
+func sortFields(fields []Field) {
+	if len(fields) > 16 {
+		slices.SortFunc(fields, func(x, y Field) int { return strings.Compare(x.Name, y.Name) })
+		return
+	}
+	for i := 1; i < len(fields); i++ {
+		f, j := fields[i], i
+		for ; j > 0 && nameBefore(f.Name, fields[j-1].Name); j-- {
+			fields[j] = fields[j-1]
+		}
+		fields[j] = f
+	}
+}
+
+// nameBefore is x < y.
+func nameBefore(x, y string) bool {
+	if x != "" && y != "" && x[0] != y[0] {
+		return x[0] < y[0]
+	}
+	return x < y
 }
 
 // appendBody writes a body's fields, each prefixed by a comma. A Body that

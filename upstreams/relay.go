@@ -112,8 +112,20 @@ func writeStreamError(w http.ResponseWriter, rc *http.ResponseController, code, 
 
 // IsEventStream reports whether headers announce server-sent events.
 func IsEventStream(h http.Header) bool {
-	mt, _ := MediaType(h.Get("Content-Type"))
+	mt, _ := MediaType(HeaderValue(h, "Content-Type"))
 	return mt == "text/event-stream"
+}
+
+// HeaderValue is h.Get(name) for a name in canonical form, as the
+// constant names the gateway reads on every request are: Get puts its
+// name in canonical form again on each call, which costs more than the
+// map lookup itself. A header parsed by net/http or set through
+// http.Header's methods has canonical names.
+func HeaderValue(h http.Header, name string) string {
+	if v := h[name]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // MediaType is what mime.ParseMediaType reads of a Content-Type value:

@@ -84,3 +84,23 @@ func TestMediaTypeAgreesWithMime(t *testing.T) {
 		}
 	}
 }
+
+// TestHeaderValueIsGet: for the canonical names the gateway reads,
+// HeaderValue reads what http.Header.Get does, from headers as net/http
+// parses them and as handlers set them, with no, one, several or empty
+// values.
+func TestHeaderValueIsGet(t *testing.T) {
+	headers := []http.Header{nil, {}, {"Content-Type": nil}, {"Content-Type": {}}, {"Content-Type": {""}}}
+	h := http.Header{}
+	h.Set("content-type", "text/event-stream")
+	h.Add("authorization", "Bearer a")
+	h.Add("AUTHORIZATION", "Bearer b")
+	headers = append(headers, h)
+	for _, h := range headers {
+		for _, name := range []string{"Content-Type", "Authorization", "X-Absent"} {
+			if got, want := HeaderValue(h, name), h.Get(name); got != want {
+				t.Fatalf("%v, %s: HeaderValue %q, Get %q", h, name, got, want)
+			}
+		}
+	}
+}

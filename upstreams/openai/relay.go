@@ -60,7 +60,7 @@ func (p *Provider) newRequest(c *upstreams.Call) (*http.Request, error) {
 	}
 	req.ContentLength = contentLength
 	for _, name := range forwardedRequestHeaders {
-		if v := in.Header.Values(name); len(v) > 0 {
+		if v := in.Header[name]; len(v) > 0 { // names in canonical form
 			req.Header[name] = v
 		}
 	}
@@ -71,13 +71,14 @@ func (p *Provider) newRequest(c *upstreams.Call) (*http.Request, error) {
 		req.Header.Set(k, v)
 	}
 	if p.Key != "" {
-		req.Header.Set("Authorization", "Bearer "+p.Key)
+		req.Header["Authorization"] = []string{"Bearer " + p.Key}
 	}
 	return req, nil
 }
 
-// forwardedRequestHeaders are the client headers a provider may need. The
-// client's Authorization, cookies and hop-by-hop headers never pass.
+// forwardedRequestHeaders are the client headers a provider may need, in
+// canonical form (TestForwardedHeaderNamesAreCanonical). The client's
+// Authorization, cookies and hop-by-hop headers never pass.
 var forwardedRequestHeaders = []string{
 	"Content-Type", "Accept", "User-Agent", "Idempotency-Key",
 	"X-Stainless-Lang", "X-Stainless-Package-Version", "X-Stainless-Retry-Count",
