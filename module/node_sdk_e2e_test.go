@@ -117,34 +117,8 @@ http://127.0.0.1:%d {
 // own, so that what one SDK's run leaves in the store does not show in the
 // other's listings.
 func runNodeSDK(t *testing.T, sdk nodesdk.SDK, base string) {
-	// The script imports `openai` as any user's code does: from a folder
-	// whose node_modules holds the SDK under that name.
-	run := t.TempDir()
-	if err := os.Mkdir(filepath.Join(run, "node_modules"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(sdk.Package, filepath.Join(run, "node_modules", "openai")); err != nil {
-		t.Fatal(err)
-	}
-	script, err := os.ReadFile("testdata/node_sdk.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(run, "node_sdk.mjs"), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-
-	cmd := exec.Command(sdk.Node, "node_sdk.mjs")
-	cmd.Dir = run
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + run,
-		"MODELGATE_BASE_URL=" + base + "/v1", "MODELGATE_API_KEY=" + testgateway.QuickstartDevKey}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("node_sdk.mjs: %v\nstdout:\n%s\nstderr:\n%s\ncut streams on the dashboard:\n%s", err, stdout.String(), stderr.String(), cutStreamsShown(base))
-	}
-
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	stdout := runNodeScript(t, sdk, "node_sdk.mjs", base, testgateway.QuickstartDevKey)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	var summary struct {
 		SDK    string   `json:"sdk"`
 		Checks []string `json:"checks"`
@@ -166,7 +140,7 @@ func runNodeSDK(t *testing.T, sdk nodesdk.SDK, base string) {
 		} `json:"batches"`
 	}
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &summary); err != nil {
-		t.Fatalf("the script's last line is no JSON summary: %v\n%s", err, stdout.String())
+		t.Fatalf("the script's last line is no JSON summary: %v\n%s", err, stdout)
 	}
 	if summary.SDK != sdk.Version {
 		t.Fatalf("the script ran openai-node %s, want the pinned %s", summary.SDK, sdk.Version)
@@ -181,6 +155,39 @@ func runNodeSDK(t *testing.T, sdk nodesdk.SDK, base string) {
 		t.Fatalf("summary %s", lines[len(lines)-1])
 	}
 	t.Logf("openai-node %s on %s passed %d checks against the quick start", summary.SDK, sdk.Node, len(summary.Checks))
+}
+
+// runNodeScript runs testdata/NAME with the SDK, against base with key
+// (MODELGATE_BASE_URL, ending in /v1, and MODELGATE_API_KEY), and returns
+// what it printed; the script failing fails the test. The script imports
+// `openai` as any user's code does: from a folder whose node_modules holds
+// the SDK under that name.
+func runNodeScript(t *testing.T, sdk nodesdk.SDK, name, base, key string) string {
+	t.Helper()
+	run := t.TempDir()
+	if err := os.Mkdir(filepath.Join(run, "node_modules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(sdk.Package, filepath.Join(run, "node_modules", "openai")); err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(run, name), script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sdk.Node, name)
+	cmd.Dir = run
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + run,
+		"MODELGATE_BASE_URL=" + base + "/v1", "MODELGATE_API_KEY=" + key}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s\ncut streams on the dashboard:\n%s", name, err, stdout.String(), stderr.String(), cutStreamsShown(base))
+	}
+	return stdout.String()
 }
 
 // cutStreamsShown is what the quick start's dashboard shows of relayed

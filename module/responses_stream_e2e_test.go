@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/modelgate/modelgate/internal/nodesdk"
 )
 
 // chatChunkJSON is a chat completion chunk with the choices (and usage)
@@ -255,4 +258,35 @@ func TestResponsesStreamOfAChatThatFailsOrDoesNotStream(t *testing.T) {
 		t.Fatalf("not kept: %d %s", status, stored)
 	}
 	sameResponse(t, stored, nonStreamed(t, base, `{"model":"gpt-4o","input":"Say hello"}`))
+}
+
+// TestNodeSDKRaisesACutResponsesStream: openai-node (each pinned major),
+// streaming a response whose chat the provider cuts midway, raises the
+// gateway's error event as an APIError with its code, both iterating
+// responses.create and through the responses.stream helper, after the
+// events sent before the cut.
+func TestNodeSDKRaisesACutResponsesStream(t *testing.T) {
+	for _, sdk := range nodesdk.SDKs(t) {
+		t.Run("openai-node-"+sdk.Version, func(t *testing.T) {
+			script := &chatScript{chunks: textChunks[:2], cut: true, whole: textCompletion}
+			base := responsesOverProvider(t, scriptedChat(t, script).URL)
+			out := runNodeScript(t, sdk, "node_responses_cut.mjs", base, clientKey)
+			type raised struct{ Name, Code, Message string }
+			var got struct {
+				Seen             []string
+				Iterated, Helper *raised
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			if !slices.Contains(got.Seen, "response.output_text.delta") {
+				t.Errorf("events before the cut: %v", got.Seen)
+			}
+			for way, r := range map[string]*raised{"responses.create": got.Iterated, "responses.stream": got.Helper} {
+				if r == nil || r.Name != "APIError" || r.Code != "upstream_stream_cut" {
+					t.Errorf("%s raised %+v, want an APIError with code upstream_stream_cut", way, r)
+				}
+			}
+		})
+	}
 }
