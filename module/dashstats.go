@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/modelgate/modelgate/upstreams"
 )
 
 // dashStats collects what the dashboard shows. It sits on the request path
@@ -169,10 +171,13 @@ func (s *dashStats) observe(req *request, start time.Time, ex *exchange) {
 			k.promptTokens.Add(int64(ex.usage.prompt))
 			k.completion.Add(int64(ex.usage.completion))
 		}
-		if h := ex.Header(); first(h, "X-Ratelimit-Limit-Requests") != "" || first(h, "X-Ratelimit-Limit-Tokens") != "" {
+		// The names are canonical: read without Get's canonicalizing them
+		// again (eight names a request).
+		h, get := ex.Header(), upstreams.HeaderValue
+		if get(h, "X-Ratelimit-Limit-Requests") != "" || get(h, "X-Ratelimit-Limit-Tokens") != "" {
 			k.rate.Store(&rateSeen{at: now,
-				limitRequests: first(h, "X-Ratelimit-Limit-Requests"), remainingRequests: first(h, "X-Ratelimit-Remaining-Requests"), resetRequests: first(h, "X-Ratelimit-Reset-Requests"),
-				limitTokens: first(h, "X-Ratelimit-Limit-Tokens"), remainingTokens: first(h, "X-Ratelimit-Remaining-Tokens"), resetTokens: first(h, "X-Ratelimit-Reset-Tokens")})
+				limitRequests: get(h, "X-Ratelimit-Limit-Requests"), remainingRequests: get(h, "X-Ratelimit-Remaining-Requests"), resetRequests: get(h, "X-Ratelimit-Reset-Requests"),
+				limitTokens: get(h, "X-Ratelimit-Limit-Tokens"), remainingTokens: get(h, "X-Ratelimit-Remaining-Tokens"), resetTokens: get(h, "X-Ratelimit-Reset-Tokens")})
 		}
 	}
 	if upstream != "" {
@@ -195,16 +200,6 @@ func (s *dashStats) observe(req *request, start time.Time, ex *exchange) {
 	s.series[(epoch/int64(seriesStep/time.Second))%seriesBuckets].add(epoch, latency, status >= 500)
 	i := s.recentN.Add(1) - 1
 	s.recent[i%recentExchanges].Store(sum)
-}
-
-// first is h.Get(name) for a name in canonical form, without
-// canonicalizing it again: Get's check of the name cost more than the
-// lookup (eight names a request).
-func first(h http.Header, name string) string {
-	if v := h[name]; len(v) > 0 {
-		return v[0]
-	}
-	return ""
 }
 
 // replyFindingPrefix starts the findings the reply check adds (noteFindings).
