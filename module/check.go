@@ -41,14 +41,7 @@ func relayChecked(w *exchange, req *request, resp *http.Response) error {
 		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: "upstream_error",
 			Message: "The upstream reply was cut short."}
 	}
-	// A reply the scanner knows to conform is not decoded (as finish does
-	// for report mode); anything else the check decodes.
-	usage, scanned := schemas.ScanResponse(op, body)
-	var doc map[string]any
-	var findings []schemas.Finding
-	if !scanned {
-		doc, findings = schemas.CheckResponse(op, body)
-	}
+	checked, findings := checkJSONReply(op, body)
 	if len(body) > maxStrictBody {
 		findings = append(findings, schemas.Finding{Message: "reply too large to check"})
 	}
@@ -57,22 +50,50 @@ func relayChecked(w *exchange, req *request, resp *http.Response) error {
 		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: "upstream_nonconforming",
 			Message: fmt.Sprintf("The upstream reply does not conform to the API: %s.", findings[0])}
 	}
-	w.checkedBody, w.checkedDoc = body, doc // finish need not check these bytes again
-	w.checkedScan, w.checkedUsage = scanned, usage
+	w.checkedBody, w.checked = body, checked // finish need not check these bytes again
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
 	return upstreams.Relay(w, resp, 0) // a JSON reply, read whole above
 }
 
-// scannedUsage is the usage of a reply schemas.ScanResponse found to
-// conform, read from the bytes of its usage object (nil: none) with no
-// document built; the object names no member twice, so readUsage reads of
-// it what docUsage reads of the decoded one.
-func scannedUsage(u []byte) *usage {
-	if u == nil {
-		return nil
+// replyCheck is what checking a JSON reply against the schemas read of
+// it: a reply schemas.ScanResponse knows to conform is read from its bytes
+// (scanned, usage the bytes of its usage object, nil when it has none);
+// any other is decoded by schemas.CheckResponse (doc).
+type replyCheck struct {
+	scanned bool
+	usage   []byte
+	doc     map[string]any
+}
+
+// checkJSONReply checks a whole JSON reply of operation op: what it read,
+// and how the reply departs from the schemas.
+func checkJSONReply(op string, body []byte) (replyCheck, []schemas.Finding) {
+	if u, ok := schemas.ScanResponse(op, body); ok {
+		return replyCheck{scanned: true, usage: u}, nil
 	}
-	return readUsage(gjson.ParseBytes(u))
+	doc, findings := schemas.CheckResponse(op, body)
+	return replyCheck{doc: doc}, findings
+}
+
+// replyUsage is the usage of a reply: from the bytes of its usage object
+// when the check scanned it (the object names no member twice, so
+// readUsage reads of it what docUsage reads of the decoded one), from the
+// document the check decoded, else (not checked, nothing decoded) read
+// from body.
+func (c replyCheck) replyUsage(body []byte) *usage {
+	switch {
+	case c.scanned && c.usage != nil:
+		return readUsage(gjson.ParseBytes(c.usage))
+	case c.scanned:
+		return nil
+	case c.doc != nil:
+		return docUsage(c.doc)
+	}
+	if u := gjson.GetBytes(body, "usage"); u.IsObject() {
+		return readUsage(u)
+	}
+	return nil
 }
 
 // checkReply reports how a reply that was sent departs from the schemas:

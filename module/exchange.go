@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/tidwall/gjson"
 
 	"github.com/modelgate/modelgate/internal/sse"
 	"github.com/modelgate/modelgate/schemas"
@@ -45,13 +44,9 @@ type exchange struct {
 	// and reported by checkReply.
 	replyFindings []schemas.Finding
 	// checkedBody is a JSON reply a strict check found conforming before
-	// it was sent: checkedScan when schemas.ScanResponse did, with
-	// checkedUsage the bytes of its usage object; else checkedDoc is what
-	// the check decoded of it (as schemas.CheckResponse returns it).
-	checkedBody  []byte
-	checkedDoc   map[string]any
-	checkedScan  bool
-	checkedUsage []byte
+	// it was sent, and checked that check.
+	checkedBody []byte
+	checked     replyCheck
 
 	// checkStream checks a 2xx event stream of operation with the schemas
 	// as it passes: the events written are checked once they have been
@@ -270,27 +265,15 @@ func (e *exchange) finish() {
 	if e.capture == nil || e.usage != nil {
 		return
 	}
-	var doc map[string]any
+	body := e.capture.Bytes()
+	var checked replyCheck
 	switch {
-	case !e.checkStream || e.status >= 300 || e.written > int64(e.capture.Len()):
+	case !e.checkStream || e.status >= 300 || e.written > int64(len(body)):
 		// Not checked, or not whole: the usage is read from the bytes.
-	case e.checkedBody != nil && bytes.Equal(e.checkedBody, e.capture.Bytes()):
-		// Checked before it was sent, with no finding.
-		if e.checkedScan {
-			e.usage = scannedUsage(e.checkedUsage)
-			return
-		}
-		doc = e.checkedDoc
+	case e.checkedBody != nil && bytes.Equal(e.checkedBody, body):
+		checked = e.checked // checked before it was sent, with no finding
 	default:
-		if u, ok := schemas.ScanResponse(e.operation, e.capture.Bytes()); ok {
-			e.usage = scannedUsage(u)
-			return
-		}
-		doc, e.replyFindings = schemas.CheckResponse(e.operation, e.capture.Bytes())
+		checked, e.replyFindings = checkJSONReply(e.operation, body)
 	}
-	if doc != nil {
-		e.usage = docUsage(doc)
-	} else if u := gjson.GetBytes(e.capture.Bytes(), "usage"); u.IsObject() {
-		e.usage = readUsage(u)
-	}
+	e.usage = checked.replyUsage(body)
 }

@@ -309,7 +309,7 @@ func TestCheckedReplyUsageAgreesWithGet(t *testing.T) {
 			if !reflect.DeepEqual(strict.usage, want) || len(strict.replyFindings) > 0 || strict.checkedBody == nil {
 				t.Fatalf("%s: strictly checked, usage %+v (Get reads %+v), findings %q", body, strict.usage, want, strict.replyFindings)
 			}
-			if strict.checkedScan {
+			if strict.checked.scanned {
 				strictScanned++ // checked from its bytes, not decoded
 			}
 		}
