@@ -316,12 +316,19 @@ func chatFailure(reply *upstreams.Reply) error {
 		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer,
 			Message: fmt.Sprintf("The chat completions route answered with status %d.", reply.Status)}
 	}
-	e := &upstreams.Error{Status: reply.Status, Type: env.Error.Type, Message: env.Error.Message}
-	if env.Error.Param != nil {
-		e.Param = responsesParam(*env.Error.Param)
+	return chatError(reply.Status, env.Error)
+}
+
+// chatError is the response's error for the chat's error object: its
+// type, code and message, its param named as the Responses field it comes
+// from.
+func chatError(status int, obj upstreams.EnvelopeError) *upstreams.Error {
+	e := &upstreams.Error{Status: status, Type: obj.Type, Message: obj.Message}
+	if obj.Param != nil {
+		e.Param = responsesParam(*obj.Param)
 	}
-	if env.Error.Code != nil {
-		e.Code = *env.Error.Code
+	if obj.Code != nil {
+		e.Code = *obj.Code
 	}
 	return e
 }

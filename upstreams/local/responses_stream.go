@@ -92,11 +92,7 @@ func (m *responseMaker) Event(data []byte) error {
 			Message: "The chat completions route sent a stream event that is not a chat completion chunk; the response is incomplete."}
 	}
 	if c.Error != nil {
-		e := &upstreams.Error{Status: http.StatusBadGateway, Type: c.Error.Type, Message: c.Error.Message}
-		if c.Error.Code != nil {
-			e.Code = *c.Error.Code
-		}
-		return e
+		return chatError(http.StatusBadGateway, *c.Error)
 	}
 	for _, ch := range c.Choices {
 		if ch.Index != 0 {
