@@ -60,8 +60,8 @@ func TestReadmeBuildLineMatchesManifest(t *testing.T) {
 	}
 }
 
-// TestReadmeBuildLineBuildsCaddy runs the README's xcaddy line, as written,
-// from the repository root (xcaddy at the version go.mod pins), and checks
+// TestReadmeBuildLineBuildsCaddy runs the README's xcaddy line from the
+// repository root, with GOPROXY changed as the README says (xcaddy at the version go.mod pins), and checks
 // that the Caddy it builds has modelgate's modules and accepts the quick
 // start. It compiles Caddy from scratch: minutes.
 func TestReadmeBuildLineBuildsCaddy(t *testing.T) {
