@@ -229,7 +229,7 @@ var faults = []fault{
 // requires exactly the checks the fault breaks to fail, with evidence.
 func TestSuiteCatchesBrokenTargets(t *testing.T) {
 	base := testgateway.Quickstart(t, secondOwner+pacedEngine)
-	for _, f := range append(slices.Clone(faults), promiseFaults...) {
+	for _, f := range slices.Concat(faults, promiseFaults, contractFaults) {
 		t.Run(f.name, func(t *testing.T) {
 			areas := f.areas
 			if areas == nil {

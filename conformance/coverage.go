@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/modelgate/modelgate/schemas"
+	"github.com/modelgate/modelgate/schemas/openapi"
 )
 
 // Coverage is what a run exercised: for each operation the statuses its
@@ -19,6 +20,7 @@ import (
 // checks that ran (passed or failed) enforce.
 type Coverage struct {
 	Operations []OperationCoverage `json:"operations"`
+	Fields     []FieldCoverage     `json:"fields"`
 	Sentences  []SentenceCoverage  `json:"sentences"`
 }
 
@@ -124,6 +126,8 @@ type coverage struct {
 	mu sync.Mutex
 	// seen[op][param] holds statuses; param "" is the operation itself.
 	seen map[string]map[string]map[int]bool
+	// fields are the reply members shown per operation of the contract.
+	fields map[*openapi.Operation]*fieldsSeen
 }
 
 func (c *coverage) record(ex *exchange) {
@@ -200,6 +204,7 @@ func (c *coverage) report(results []Result) *Coverage {
 		}
 		out.Operations = append(out.Operations, row)
 	}
+	out.Fields = c.fieldRows()
 	ran := map[string]bool{}
 	for _, r := range results {
 		if r.Status != Skip {

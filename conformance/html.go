@@ -92,6 +92,11 @@ td.none{color:var(--muted)}
 {{range .Operations}}<tr><td><code>{{.Operation}}</code></td><td>{{statuses .Statuses}}</td><td>{{range .Parameters}}<code>{{.Name}}</code> {{if .Statuses}}{{statuses .Statuses}}{{else}}<span class="muted">–</span>{{end}}<br>{{end}}</td></tr>
 {{end}}</table>
 
+<h2>Coverage: response fields held to the public API's schema</h2>
+<table id="fields"><tr><th>operation</th><th>replies checked</th><th>fields covered</th><th>fields never shown</th></tr>
+{{range .Fields}}<tr><td><code>{{.Method}} {{.Path}}</code> {{.Operation}}</td><td>{{.Replies}}</td><td>{{.Covered}}/{{.Total}}</td><td class="muted">{{range .Unchecked}}<code>{{.}}</code> {{end}}</td></tr>
+{{end}}</table>
+
 <h2>Spec sentences</h2>
 <table id="sentences"><tr><th>sentence</th><th>source</th><th>state</th><th>checks or why</th></tr>
 {{range .Sentences}}<tr><td>{{.ID}}</td><td>{{.Source}}</td><td>{{.State}}</td><td>{{if .Why}}{{.Why}}{{else}}{{range .Checks}}{{.}} {{end}}{{end}}</td></tr>

@@ -61,6 +61,9 @@ func suitePasses(t *testing.T, base, profile string) {
 		}
 	}
 	expectCoverage(t, report)
+	for _, f := range report.Coverage.Fields {
+		t.Logf("fields of %s %s (%s): %d/%d in %d replies", f.Method, f.Path, f.Operation, f.Covered, f.Total, f.Replies)
+	}
 }
 
 // expectCoverage holds a whole run's coverage: every operation answered,

@@ -57,6 +57,7 @@ func (c *Coverage) writeText(b *strings.Builder) {
 			fmt.Fprintf(b, "      %-26s %s\n", p.Name, statusList(p.Statuses))
 		}
 	}
+	writeFieldText(b, c.Fields)
 	counts := map[string]int{}
 	for _, s := range c.Sentences {
 		counts[s.State]++

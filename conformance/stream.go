@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 
 	"github.com/modelgate/modelgate/internal/sse"
 	"github.com/modelgate/modelgate/schemas"
+	"github.com/modelgate/modelgate/schemas/openapi"
 )
 
 // chatStream is what a chat completions event stream showed: the
@@ -18,6 +20,21 @@ type chatStream struct {
 	choices  map[int64]*streamChoice
 	// usage is the usage chunk's usage, nil when none came.
 	usage *usage
+	// created, model and fingerprint are the first chunk's, which every
+	// chunk repeats.
+	created, model, fingerprint json.RawMessage
+}
+
+// chatContract is the public API's chat completions operation, whose
+// stream events each chunk is held to.
+var chatContract = openapi.Find(http.MethodPost, "/v1/chat/completions")
+
+// orMissing shows a raw member, or says it is missing.
+func orMissing(raw json.RawMessage) string {
+	if raw == nil {
+		return "missing"
+	}
+	return string(raw)
 }
 
 type streamChoice struct {
@@ -38,8 +55,13 @@ type usage struct {
 }
 
 type streamChunk struct {
-	Usage   *usage `json:"usage"`
-	Choices []struct {
+	Usage *usage `json:"usage"`
+	// The members every chunk repeats, kept raw to compare them whole
+	// and to tell a null member from a missing one.
+	Created           json.RawMessage `json:"created"`
+	Model             json.RawMessage `json:"model"`
+	SystemFingerprint json.RawMessage `json:"system_fingerprint"`
+	Choices           []struct {
 		Index        int64   `json:"index"`
 		FinishReason *string `json:"finish_reason"`
 		Delta        struct {
@@ -102,6 +124,29 @@ func readChatStream(raw []byte, wantUsage bool) *chatStream {
 		if json.Unmarshal(data, &chunk) != nil {
 			return // the checker reported it
 		}
+		for _, f := range chatContract.CheckEvent(data) {
+			add(n, "the public API's chunk schema: %s", f)
+		}
+		var present struct {
+			Usage json.RawMessage `json:"usage"`
+		}
+		_ = json.Unmarshal(data, &present)
+		if wantUsage && chunk.Usage == nil && present.Usage == nil {
+			// The contract: with include_usage the member is present on
+			// every chunk, null except on the last.
+			add(n, "usage is missing; with stream_options.include_usage every chunk before the last carries \"usage\": null")
+		}
+		for _, m := range []struct {
+			name      string
+			now, kept *json.RawMessage
+		}{{"created", &chunk.Created, &cs.created}, {"model", &chunk.Model, &cs.model}, {"system_fingerprint", &chunk.SystemFingerprint, &cs.fingerprint}} {
+			switch {
+			case n == 1:
+				*m.kept = *m.now
+			case !bytes.Equal(*m.now, *m.kept):
+				add(n, "%s is %s; the first chunk had %s (every chunk repeats it)", m.name, orMissing(*m.now), orMissing(*m.kept))
+			}
+		}
 		if chunk.Usage != nil {
 			switch {
 			case !wantUsage:
@@ -145,6 +190,9 @@ func readChatStream(raw []byte, wantUsage bool) *chatStream {
 					continue // the chunk schema reports a missing index
 				}
 				call := ch.toolCalls[*tc.Index]
+				if call != nil && tc.Function.Name != "" {
+					add(n, "tool call %d of choice %d carries its function name again; later deltas carry only the index and argument fragments", *tc.Index, c.Index)
+				}
 				if call == nil {
 					if tc.ID == "" || tc.Function.Name == "" {
 						add(n, "the first delta of tool call %d of choice %d lacks its id or function name", *tc.Index, c.Index)

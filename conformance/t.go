@@ -252,6 +252,9 @@ func (t *T) validate(ex *exchange) {
 			t.fail(ex.evidence("the "+t.cfg.Profile+" dialect of the search response", "the "+dialect+" dialect"))
 		}
 	}
+	if ex.status >= 200 && ex.status < 300 && !ex.req.stream {
+		t.holdToContract(ex)
+	}
 }
 
 func findingsText(fs []schemas.Finding) string {

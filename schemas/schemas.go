@@ -361,6 +361,10 @@ func decodeAny(body []byte) (any, *Violation) {
 	return v, nil
 }
 
+// FindingsOf turns a jsonschema validation error of doc into findings,
+// each naming the field it is about; schemas/openapi shares it.
+func FindingsOf(err error, doc any) []Finding { return findingsOf(err, doc) }
+
 func findingsOf(err error, doc any) []Finding {
 	if err == nil {
 		return nil

@@ -46,7 +46,7 @@ func (p *Provider) Forward(c *upstreams.Call) (*http.Response, error) {
 	case resp.StatusCode >= 300:
 		return providerError(resp), nil
 	case in.Stream:
-		w := &translate.ChunkWriter{Model: c.Model, Created: time.Now().Unix()}
+		w := &translate.ChunkWriter{Model: c.Model, Created: time.Now().Unix(), IncludeUsage: in.IncludeUsage()}
 		return translate.StreamResponse(newStream(resp.Body, forced, in.IncludeUsage()), w, resp.Body), nil
 	}
 	defer resp.Body.Close()

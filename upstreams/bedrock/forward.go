@@ -45,7 +45,7 @@ func (p *Provider) Forward(c *upstreams.Call) (*http.Response, error) {
 	}
 	id := "chatcmpl-" + resp.Header.Get("X-Amzn-Requestid")
 	if in.Stream {
-		w := &translate.ChunkWriter{ID: id, Model: c.Model, Created: time.Now().Unix()}
+		w := &translate.ChunkWriter{ID: id, Model: c.Model, Created: time.Now().Unix(), IncludeUsage: in.IncludeUsage()}
 		return translate.StreamResponse(newStream(resp.Body, forced, in.IncludeUsage()), w, resp.Body), nil
 	}
 	defer resp.Body.Close()

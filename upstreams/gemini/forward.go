@@ -40,7 +40,7 @@ func (p *Provider) Forward(c *upstreams.Call) (*http.Response, error) {
 		return resp, err
 	}
 	if in.Stream {
-		w := &translate.ChunkWriter{Model: c.Model, Created: time.Now().Unix()}
+		w := &translate.ChunkWriter{Model: c.Model, Created: time.Now().Unix(), IncludeUsage: in.IncludeUsage()}
 		return translate.StreamResponse(newStream(resp.Body, in.IncludeUsage()), w, resp.Body), nil
 	}
 	defer resp.Body.Close()

@@ -108,7 +108,7 @@ func messageItem(f itemFields, param string) (inputItem, error) {
 	}
 	part := map[string]any{"type": kind, "text": text}
 	if kind == "output_text" {
-		part["annotations"] = []any{}
+		part["annotations"], part["logprobs"] = []any{}, []any{}
 	}
 	return storedItem(orID(f.ID, "msg_"), map[string]any{"type": "message", "role": f.Role, "content": []any{part}, "status": "completed"})
 }
@@ -307,8 +307,26 @@ type chatFunction struct {
 }
 
 type chatUsage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens     int `json:"cached_tokens"`
+		CacheWriteTokens int `json:"cache_write_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+// responseUsage is the Responses form of a chat's usage, with every
+// detail the public API's ResponseUsage requires (cache_write_tokens
+// among them) carried over, zero where the chat reported none.
+func (u chatUsage) responseUsage() *responseUsage {
+	return &responseUsage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens,
+		TotalTokens: u.PromptTokens + u.CompletionTokens,
+		InputTokensDetails: map[string]int{"cached_tokens": u.PromptTokensDetails.CachedTokens,
+			"cache_write_tokens": u.PromptTokensDetails.CacheWriteTokens},
+		OutputTokensDetails: map[string]int{"reasoning_tokens": u.CompletionTokensDetails.ReasoningTokens}}
 }
 
 // readCompletion reads a chat completion reply.

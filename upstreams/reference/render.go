@@ -83,8 +83,13 @@ type chunk struct {
 	SystemFingerprint string        `json:"system_fingerprint"`
 	ServiceTier       string        `json:"service_tier"`
 	Choices           []chunkChoice `json:"choices"`
-	Usage             *usageOut     `json:"usage,omitempty"`
+	// Usage is absent without stream_options.include_usage; with it, null
+	// on every chunk but the last, which carries the usage.
+	Usage any `json:"usage,omitempty"`
 }
+
+// nullUsage is the usage of a chunk before the usage chunk.
+var nullUsage = json.RawMessage("null")
 
 type chunkChoice struct {
 	Index        int          `json:"index"`
@@ -104,8 +109,12 @@ type delta struct {
 func (r *reply) streamChunks(req *request, enc interface{ Decode([]int) string }) []chunk {
 	var out []chunk
 	mk := func(cc chunkChoice) chunk {
-		return chunk{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model,
+		c := chunk{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model,
 			SystemFingerprint: fingerprint, ServiceTier: r.serviceTier, Choices: []chunkChoice{cc}}
+		if req.IncludeUsage {
+			c.Usage = nullUsage
+		}
+		return c
 	}
 	empty := ""
 	for i, c := range r.choices {

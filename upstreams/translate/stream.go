@@ -57,9 +57,13 @@ type ChunkWriter struct {
 	ID      string
 	Model   string
 	Created int64
-	buf     bytes.Buffer
-	chunk   Chunk
-	choice  [1]ChunkChoice
+	// IncludeUsage: the request set stream_options.include_usage, so every
+	// chunk before the usage chunk carries "usage": null, as the public
+	// API's chunks do.
+	IncludeUsage bool
+	buf          bytes.Buffer
+	chunk        Chunk
+	choice       [1]ChunkChoice
 }
 
 // Role starts choice index with the assistant role.
@@ -114,7 +118,18 @@ func (w *ChunkWriter) delta(index int, d Delta, finish string) {
 		w.choice[0].FinishReason = &finish
 	}
 	w.chunk = Chunk{ID: w.ID, Object: "chat.completion.chunk", Created: w.Created, Model: w.Model, Choices: w.choice[:]}
+	if w.IncludeUsage {
+		w.event(&nullUsageChunk{Chunk: &w.chunk})
+		return
+	}
 	w.event(&w.chunk)
+}
+
+// nullUsageChunk is a chunk whose usage is written as null: its own
+// Usage field hides the embedded chunk's omitempty one.
+type nullUsageChunk struct {
+	*Chunk
+	Usage *Usage `json:"usage"`
 }
 
 func (w *ChunkWriter) event(v any) {
