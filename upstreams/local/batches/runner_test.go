@@ -115,6 +115,18 @@ func (f *batchFixture) batch(endpoint string, lines ...string) *store.Batch {
 }
 
 // waitFor polls the batch until it is in one of the statuses.
+// claim leases the fixture's oldest open batch, as a runner would, and
+// returns it; the lease is given back when the test ends.
+func (f *batchFixture) claim() *store.Batch {
+	f.t.Helper()
+	b, err := f.store.ClaimBatch(context.Background(), "test", store.Now(), store.Now()+60)
+	if err != nil || b == nil {
+		f.t.Fatalf("claim: %+v, %v", b, err)
+	}
+	f.t.Cleanup(func() { f.store.ReleaseLease(context.Background(), b.Leased()) })
+	return b
+}
+
 func (f *batchFixture) waitFor(id string, statuses ...string) *store.Batch {
 	f.t.Helper()
 	for range 3000 {
@@ -468,12 +480,13 @@ func TestBatchResultFilesAreWrittenOnce(t *testing.T) {
 	useClock(t)
 	f := newBatchFixture(t)
 	r := NewRunner(f.store, f.store, &fakeDispatcher{reply: echoReply}, zap.NewNop(), time.Second, 1, 2)
-	b := f.batch("/v1/chat/completions", chatLines(2)...)
+	f.batch("/v1/chat/completions", chatLines(2)...)
+	b := f.claim()
 	ctx := context.Background()
-	if err := f.store.AddBatchRequests(ctx, b.ID, []store.BatchRequest{{Line: 1, CustomID: "a", Body: json.RawMessage(`{}`)}}); err != nil {
+	if err := f.store.AddBatchRequests(ctx, b.Leased(), []store.BatchRequest{{Line: 1, CustomID: "a", Body: json.RawMessage(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.store.FinishBatchRequest(ctx, b.ID, store.BatchOutcome{Line: 1, Result: []byte(`{"custom_id":"a"}`)}); err != nil {
+	if err := f.store.FinishBatchRequest(ctx, b.Leased(), store.BatchOutcome{Line: 1, Result: []byte(`{"custom_id":"a"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	first, err := r.writeResults(ctx, b, "output", false)
