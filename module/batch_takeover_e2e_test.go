@@ -68,14 +68,32 @@ func newTakeoverFixture(t *testing.T, n int) *takeoverFixture {
 func (f *takeoverFixture) other() openai.Client { return sdk(f.gateways[1-f.holder].base) }
 
 // pause stops the holder's process with SIGSTOP, as a VM pause or a long
-// stall would, and resumes it when the test ends.
+// stall would, and resumes it when the test ends. The pause seeks the
+// worst moment: up to 30 times it resumes the process and pauses it
+// again until the pause finds the batch's row locked (a holder that kept
+// a transaction open across its work is caught holding it); a holder
+// that never holds a lock beyond a statement is left paused after the
+// last try.
 func (f *takeoverFixture) pause(t *testing.T) (resume func()) {
+	t.Helper()
 	p := f.gateways[f.holder].cmd.Process
-	if err := p.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
 	resume = func() { p.Signal(syscall.SIGCONT) }
 	t.Cleanup(resume)
+	for try := range 30 {
+		if err := p.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond) // for statements under way to end
+		_, err := f.conn.Exec(context.Background(), `SELECT 1 FROM batches WHERE id = $1 FOR UPDATE NOWAIT`, f.batch.ID)
+		if err != nil {
+			t.Logf("paused the holder holding the batch's row locked (try %d): %v", try+1, err)
+			return resume
+		}
+		if try < 29 {
+			resume()
+			time.Sleep(time.Duration(try%7) * 3 * time.Millisecond)
+		}
+	}
 	return resume
 }
 

@@ -78,7 +78,8 @@ func startChild(t testing.TB, store string, port int) *childGateway {
 }
 
 // startChildWith is startChild with extra lines in the modelgate block
-// (upstreams, routes); store may be several lines of the local upstream.
+// (upstreams, routes); store may be several lines of the local upstream,
+// batch_lease (2s otherwise) among them.
 func startChildWith(t testing.TB, store, extra string, port int) *childGateway {
 	t.Helper()
 	return startChildGlobal(t, "", store, extra, port)
@@ -100,8 +101,8 @@ http://127.0.0.1:%d {
 	modelgate {
 		key %s
 		upstream local local {
-			%s
 			batch_lease 2s
+			%s
 		}
 		%s
 	}

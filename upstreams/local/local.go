@@ -337,7 +337,7 @@ func (l *Local) ServeCall(w http.ResponseWriter, c *upstreams.Call) error {
 		return &upstreams.Error{Status: http.StatusNotImplemented, Type: upstreams.TypeNotImplemented,
 			Message: fmt.Sprintf("The local upstream does not implement %s.", c.Operation)}
 	}
-	return h(l, w, c)
+	return l.outage(w, c, h(l, w, c))
 }
 
 // notFoundOr turns ErrNotFound into the public 404 for the object kind.

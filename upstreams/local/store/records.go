@@ -311,3 +311,10 @@ func (r records) ThreadMessages(ctx context.Context, owner, threadID string) ([]
 	}
 	return out, nil
 }
+
+func (r records) Ping(ctx context.Context) error {
+	if err := r.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("reaching the store: %w", err)
+	}
+	return nil
+}
