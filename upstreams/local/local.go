@@ -122,6 +122,9 @@ type Local struct {
 	vectors  *vectorstores.Vectors
 	storeKey string
 	logger   *zap.Logger
+	// late is the opening of a store that could not be reached at
+	// provision (see openLater); nil when it opened then.
+	late *lateOpen
 }
 
 // CaddyModule returns the Caddy module information.
@@ -185,14 +188,22 @@ func (l *Local) Provision(ctx caddy.Context) error {
 		dsn := repl.ReplaceAll(l.Postgres, "")
 		// The key tells databases apart without keeping the password in it.
 		sum := sha256.Sum256([]byte(dsn))
-		return l.share("postgres:"+hex.EncodeToString(sum[:]), func() (store.Store, string, error) {
+		key := "postgres:" + hex.EncodeToString(sum[:])
+		open := func() (store.Store, string, error) {
 			s, err := store.OpenPostgres(ctx, dsn)
 			if err != nil {
 				return nil, "", fmt.Errorf("local upstream: opening the PostgreSQL store: %w", err)
 			}
 			s.WarnOfClockSkew(ctx, time.Now, l.logger)
 			return s, "postgres://" + s.Location, nil
-		})
+		}
+		err := l.share(key, open)
+		if errors.Is(err, store.ErrUnreachable) {
+			l.logger.Warn("starting without the store: store operations answer 503 until it can be reached", zap.Error(err))
+			l.openLater(key, open)
+			return nil
+		}
+		return err
 	}
 	dir := repl.ReplaceAll(l.DataDir, "")
 	if dir == "" {
@@ -244,8 +255,12 @@ func (l *Local) share(key string, open func() (store.Store, string, error)) erro
 // UseDispatcher has this config's batches and embeddings (ingestion's and
 // search's) routed through d, its gateway. It starts nothing.
 func (l *Local) UseDispatcher(d upstreams.Dispatcher) {
+	if l.late != nil {
+		l.late.mu.Lock()
+		defer l.late.mu.Unlock()
+	}
 	l.dispatcher = d
-	if l.vectors != nil {
+	if l.opened() && l.vectors != nil {
 		l.vectors.Ingest.Use(d)
 	}
 }
@@ -258,6 +273,20 @@ func (l *Local) StartWork() error {
 	if l.dispatcher == nil {
 		return errors.New("local upstream: no gateway to send work through")
 	}
+	if l.late != nil {
+		l.late.mu.Lock()
+		defer l.late.mu.Unlock()
+		l.late.work = true
+		if !l.opened() {
+			return nil // started once the store is open
+		}
+	}
+	l.startWork()
+	return nil
+}
+
+// startWork starts the runner, the sweeper and ingestion on the open store.
+func (l *Local) startWork() {
 	r := batches.NewRunner(l.store, l.store, l.dispatcher, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency, l.MaxAttempts)
 	r.Start()
 	l.batches.Store(r)
@@ -265,18 +294,22 @@ func (l *Local) StartWork() error {
 	if l.vectors != nil {
 		l.vectors.Ingest.Start()
 	}
-	return nil
 }
 
 // StopWork stops the batch runner, the file sweeper and ingestion and
 // waits for them.
 func (l *Local) StopWork() {
+	if l.late != nil {
+		l.late.mu.Lock()
+		defer l.late.mu.Unlock()
+		l.late.work = false
+	}
 	l.sweeper.Stop()
 	l.sweeper = nil
 	if l.batches != nil {
 		l.batches.Swap(nil).Stop()
 	}
-	if l.vectors != nil {
+	if l.opened() && l.vectors != nil {
 		l.vectors.Ingest.Stop()
 	}
 }
@@ -284,6 +317,7 @@ func (l *Local) StopWork() {
 // Cleanup stops any work still running and releases this config's use of
 // the store.
 func (l *Local) Cleanup() error {
+	l.stopOpening()
 	l.StopWork()
 	if l.storeKey == "" {
 		return nil
@@ -336,6 +370,10 @@ func (l *Local) ServeCall(w http.ResponseWriter, c *upstreams.Call) error {
 	if !ok {
 		return &upstreams.Error{Status: http.StatusNotImplemented, Type: upstreams.TypeNotImplemented,
 			Message: fmt.Sprintf("The local upstream does not implement %s.", c.Operation)}
+	}
+	if !l.opened() {
+		w.Header().Set("Retry-After", "1")
+		return errStoreUnavailable
 	}
 	return l.outage(w, c, h(l, w, c))
 }

@@ -79,13 +79,28 @@ func TestLocalRefusesPostgresMisconfigurations(t *testing.T) {
 		want string
 	}{
 		{&Local{DataDir: t.TempDir(), Postgres: "postgres://u@127.0.0.1/db"}, "data_dir and postgres exclude each other"},
-		{&Local{Postgres: "postgres://u:" + password + "@127.0.0.1:1/db?connect_timeout=5"}, "failed to connect"},
 		{&Local{Postgres: "postgres://u:" + password + "@127.0.0.1:badport/db"}, "DSN is malformed"},
 	} {
 		err := provisionLocal(t, tc.l)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), password) {
 			t.Errorf("provisioning %+v: %v; want an error with %q and no password", tc.l, err, tc.want)
 		}
+	}
+}
+
+// TestLocalStartsWithoutAnUnreachablePostgres: a server nothing answers
+// on does not fail the start; the store is reported down (not opened
+// yet) while it is opened in the background, which the cleanup ends.
+func TestLocalStartsWithoutAnUnreachablePostgres(t *testing.T) {
+	l := &Local{Postgres: "postgres://u:pw@127.0.0.1:1/db?connect_timeout=5"}
+	if err := provisionLocal(t, l); err != nil {
+		t.Fatalf("provisioning with the server unreachable: %v", err)
+	}
+	if err := l.StoreUp(t.Context()); !errors.Is(err, errNotOpened) {
+		t.Fatalf("StoreUp: %v, want errNotOpened", err)
+	}
+	if _, err := l.InProgress(t.Context(), 10); !errors.Is(err, errNotOpened) {
+		t.Fatalf("InProgress: %v, want errNotOpened", err)
 	}
 }
 

@@ -16,6 +16,9 @@ const pingTimeout = time.Second
 
 // StoreUp reports whether this upstream's store can be reached now.
 func (l *Local) StoreUp(ctx context.Context) error {
+	if !l.opened() {
+		return errNotOpened
+	}
 	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
 	return l.store.Ping(ctx)
