@@ -340,7 +340,9 @@ func BenchmarkBatch50k(b *testing.B) {
 //	go test -run '^$' -bench Batch5k -benchtime 1x ./module/
 func BenchmarkBatch5k(b *testing.B) {
 	b.Run("SQLite", func(b *testing.B) { benchmarkBatch(b, "data_dir "+b.TempDir(), batchInput(5000, "gpt-4o-mini"), 5000) })
-	b.Run("PostgreSQL", func(b *testing.B) { benchmarkBatch(b, "postgres "+testpg.DSN(b), batchInput(5000, "gpt-4o-mini"), 5000) })
+	b.Run("PostgreSQL", func(b *testing.B) {
+		benchmarkBatch(b, "postgres "+testpg.DSN(b), batchInput(5000, "gpt-4o-mini"), 5000)
+	})
 }
 
 // BenchmarkBatch50kHeavy is BenchmarkBatch50k with heavy lines: each holds
