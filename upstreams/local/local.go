@@ -56,6 +56,18 @@ type Local struct {
 	// Caddyfile: `batch_concurrency <n>`
 	BatchConcurrency int `json:"batch_concurrency,omitempty"`
 
+	// MaxBatches is how many batches this instance runs at once.
+	// Default: 2.
+	//
+	// Caddyfile: `max_batches <n>`
+	MaxBatches int `json:"max_batches,omitempty"`
+
+	// MaxIngestions is how many files this instance ingests into vector
+	// stores at once. Default: 2.
+	//
+	// Caddyfile: `max_ingestions <n>`
+	MaxIngestions int `json:"max_ingestions,omitempty"`
+
 	// BatchLease is how long a worker holds a batch without renewing its
 	// lease; a batch whose worker died is resumed by another (or by the
 	// restarted process) once its lease has run out. Default: 30s.
@@ -157,6 +169,12 @@ func (l *Local) Provision(ctx caddy.Context) error {
 	if l.BatchConcurrency == 0 {
 		l.BatchConcurrency = 8
 	}
+	if l.MaxBatches == 0 {
+		l.MaxBatches = 2
+	}
+	if l.MaxIngestions == 0 {
+		l.MaxIngestions = 2
+	}
 	if l.BatchLease == 0 {
 		l.BatchLease = caddy.Duration(30 * time.Second)
 	}
@@ -174,6 +192,9 @@ func (l *Local) Provision(ctx caddy.Context) error {
 	}
 	if l.BatchConcurrency < 0 || l.BatchLease < caddy.Duration(time.Second) {
 		return fmt.Errorf("local upstream: batch_concurrency must be positive and batch_lease at least 1s")
+	}
+	if l.MaxBatches < 0 || l.MaxIngestions < 0 {
+		return fmt.Errorf("local upstream: max_batches and max_ingestions must be positive")
 	}
 	switch l.SearchDialect {
 	case "", dialectAuto, dialectSpec, dialectOpenAI:
@@ -247,7 +268,7 @@ func (l *Local) share(key string, open func() (store.Store, string, error)) erro
 	p := val.(pooledStore)
 	l.store = p.Store
 	if p.vectors != nil {
-		l.vectors = &vectorstores.Vectors{Model: l.EmbeddingModel, Ingest: vectorstores.NewIngester(p.vectors, p.Store, l.logger.Named("ingest"), l.MaxAttempts), Cache: p.cache}
+		l.vectors = &vectorstores.Vectors{Model: l.EmbeddingModel, Ingest: vectorstores.NewIngester(p.vectors, p.Store, l.logger.Named("ingest"), l.MaxIngestions, l.MaxAttempts), Cache: p.cache}
 	}
 	return nil
 }
@@ -287,7 +308,7 @@ func (l *Local) StartWork() error {
 
 // startWork starts the runner, the sweeper and ingestion on the open store.
 func (l *Local) startWork() {
-	r := batches.NewRunner(l.store, l.store, l.dispatcher, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency, l.MaxAttempts)
+	r := batches.NewRunner(l.store, l.store, l.dispatcher, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency, l.MaxBatches, l.MaxAttempts)
 	r.Start()
 	l.batches.Store(r)
 	l.sweeper = startFileSweeper(l.store, time.Duration(l.FileSweepInterval), l.logger.Named("files"))

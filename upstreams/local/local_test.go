@@ -135,3 +135,17 @@ func TestMaxAttemptsCaddyfile(t *testing.T) {
 		}
 	}
 }
+
+func TestWorkerCountsCaddyfile(t *testing.T) {
+	var l Local
+	if err := l.UnmarshalCaddyfile(caddyfile.NewTestDispenser("local {\n max_batches 3\n max_ingestions 1\n}")); err != nil || l.MaxBatches != 3 || l.MaxIngestions != 1 {
+		t.Fatalf("%+v %v", l, err)
+	}
+	for _, option := range []string{"max_batches", "max_ingestions"} {
+		var l Local
+		err := l.UnmarshalCaddyfile(caddyfile.NewTestDispenser("local {\n " + option + " 0\n}"))
+		if err == nil || !strings.Contains(err.Error(), option+" must be a positive integer") {
+			t.Fatalf("%s 0: %v", option, err)
+		}
+	}
+}

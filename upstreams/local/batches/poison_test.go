@@ -50,7 +50,7 @@ func TestBatchRequestThatKilledTheWorkerIsQuarantined(t *testing.T) {
 	ctx := context.Background()
 	// Validate, then count attempts as two dead workers would have:
 	// line 2 twice (both crashed), line 4 once (retried).
-	idle := NewRunner(f.store, f.store, &fakeDispatcher{reply: echoReply}, zap.NewNop(), time.Second, 1, 2)
+	idle := NewRunner(f.store, f.store, &fakeDispatcher{reply: echoReply}, zap.NewNop(), time.Second, 1, 2, 2)
 	if err := idle.validate(ctx, b); err != nil {
 		t.Fatal(err)
 	}

@@ -41,11 +41,11 @@ type Runner struct {
 	done    chan struct{}
 }
 
-func NewRunner(s store.BatchStore, files store.FileStore, d upstreams.Dispatcher, logger *zap.Logger, lease time.Duration, concurrency, maxAttempts int) *Runner {
+func NewRunner(s store.BatchStore, files store.FileStore, d upstreams.Dispatcher, logger *zap.Logger, lease time.Duration, concurrency, maxBatches, maxAttempts int) *Runner {
 	return &Runner{
 		store: s, files: files, dispatch: d, logger: logger,
 		worker: store.WorkerName(),
-		lease:  lease, concurrency: concurrency, maxBatches: 2, maxAttempts: maxAttempts,
+		lease:  lease, concurrency: concurrency, maxBatches: maxBatches, maxAttempts: maxAttempts,
 		wakeup: make(chan struct{}, 1), done: make(chan struct{}), cancels: map[string]context.CancelFunc{},
 	}
 }
