@@ -147,6 +147,12 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			g.Dashboard = c
+		case "health":
+			c, err := unmarshalHealth(d)
+			if err != nil {
+				return err
+			}
+			g.Health = c
 		default:
 			return d.Errf("unrecognized modelgate option %q", d.Val())
 		}

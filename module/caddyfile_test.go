@@ -147,6 +147,12 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		{name: "negative retries", input: "modelgate {\n route chat.* to a {\n retries -1\n }\n}", wantErr: "bad retries"},
 		{name: "unknown route option", input: "modelgate {\n route chat.* to a {\n sticky\n }\n}", wantErr: `unrecognized route option "sticky"`},
 		{name: "unknown upstream type", input: "modelgate {\n upstream x magic\n}", wantErr: `unknown upstream type "magic"`},
+		{
+			name:  "health probes",
+			input: "modelgate {\n health /live /ready\n}",
+			want:  Gateway{Health: &HealthConfig{Live: "/live", Ready: "/ready"}},
+		},
+		{name: "health with one path", input: "modelgate {\n health /live\n}", wantErr: "wrong argument count"},
 		{name: "upstream twice", input: "modelgate {\n upstream a {\n base_url http://x\n }\n upstream a {\n base_url http://y\n }\n}", wantErr: `upstream "a" is defined twice`},
 		{name: "bad openai option", input: "modelgate {\n upstream a {\n base_uri http://x\n }\n}", wantErr: `unrecognized openai upstream option "base_uri"`},
 	}

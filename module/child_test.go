@@ -78,7 +78,8 @@ func startChild(t testing.TB, store string, port int) *childGateway {
 }
 
 // startChildWith is startChild with extra lines in the modelgate block
-// (upstreams, routes); store may be several lines of the local upstream.
+// (upstreams, routes); store may be several lines of the local upstream,
+// batch_lease (2s otherwise) among them.
 func startChildWith(t testing.TB, store, extra string, port int) *childGateway {
 	t.Helper()
 	return startChildGlobal(t, "", store, extra, port)
@@ -100,8 +101,8 @@ http://127.0.0.1:%d {
 	modelgate {
 		key %s
 		upstream local local {
-			%s
 			batch_lease 2s
+			%s
 		}
 		%s
 	}
@@ -328,7 +329,21 @@ func runningBatch(t *testing.T, client openai.Client, n int) (*openai.Batch, *op
 // execution rate and the process's peak resident memory.
 //
 //	go test -run '^$' -bench Batch50k -benchtime 1x ./module/
-func BenchmarkBatch50k(b *testing.B) { benchmarkBatch(b, batchInput(50000, "gpt-4o-mini"), 50000) }
+func BenchmarkBatch50k(b *testing.B) {
+	benchmarkBatch(b, "data_dir "+b.TempDir(), batchInput(50000, "gpt-4o-mini"), 50000)
+}
+
+// BenchmarkBatch5k compares the stores: a 5,000-request batch on SQLite
+// and on PostgreSQL (a schema of its own on the test server), one gateway
+// process each.
+//
+//	go test -run '^$' -bench Batch5k -benchtime 1x ./module/
+func BenchmarkBatch5k(b *testing.B) {
+	b.Run("SQLite", func(b *testing.B) { benchmarkBatch(b, "data_dir "+b.TempDir(), batchInput(5000, "gpt-4o-mini"), 5000) })
+	b.Run("PostgreSQL", func(b *testing.B) {
+		benchmarkBatch(b, "postgres "+testpg.DSN(b), batchInput(5000, "gpt-4o-mini"), 5000)
+	})
+}
 
 // BenchmarkBatch50kHeavy is BenchmarkBatch50k with heavy lines: each holds
 // 2 KiB of text and a response format whose schema makes the engine
@@ -345,15 +360,16 @@ func BenchmarkBatch50kHeavy(b *testing.B) {
 	for i := range n {
 		fmt.Fprintf(&in, `{"custom_id":"req-%d","method":"POST","url":"/v1/chat/completions","body":{"model":"gpt-4o-mini","messages":[{"role":"user","content":"%s%d"}],"response_format":{"type":"json_schema","json_schema":{"name":"s","schema":%s}}}}`+"\n", i, text, i, schema)
 	}
-	benchmarkBatch(b, in.String(), n)
+	benchmarkBatch(b, "data_dir "+b.TempDir(), in.String(), n)
 }
 
 // benchmarkBatch runs a batch of n lines in a gateway process of its own
-// and reports validation time, requests/s and peak RSS; every line must
-// complete and the peak stay under 1 GiB.
-func benchmarkBatch(b *testing.B, input string, n int64) {
+// on the store (the local upstream's store option) and reports validation
+// time, requests/s and peak RSS; every line must complete and the peak
+// stay under 1 GiB.
+func benchmarkBatch(b *testing.B, store, input string, n int64) {
 	for range b.N {
-		child := startChild(b, "data_dir "+b.TempDir(), testgateway.FreePort(b))
+		child := startChild(b, store, testgateway.FreePort(b))
 		client := sdk(child.base)
 		fileID := uploadBatchFile(b, client, input)
 		start := time.Now()

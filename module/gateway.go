@@ -102,6 +102,12 @@ type Gateway struct {
 	// Caddyfile: `dashboard <path> { admin_key <key> }`
 	Dashboard *DashboardConfig `json:"dashboard,omitempty"`
 
+	// Health names the liveness and readiness probes' paths (see
+	// HealthConfig). Default: /livez and /readyz.
+	//
+	// Caddyfile: `health <live-path> <ready-path>`
+	Health *HealthConfig `json:"health,omitempty"`
+
 	keys           *keyring
 	limitStore     ratelimit.Store
 	modelRules     []ModelRule
@@ -109,6 +115,7 @@ type Gateway struct {
 	dashboard      *dashboard
 	routes         map[string]*operationRoutes
 	modelUpstreams []modelSource
+	stores         []storeChecker
 	logger         *zap.Logger
 	betaHdr        []string
 }
@@ -190,6 +197,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 		}
 		g.recorder = rec
 	}
+	g.provisionHealth()
 	if err := g.provisionDashboard(caddy.NewReplacer()); err != nil {
 		return err
 	}
@@ -290,6 +298,9 @@ func (g *Gateway) provisionUpstreams(ctx caddy.Context, app *App) error {
 		}
 		if w, ok := u.(upstreams.Worker); ok {
 			app.startWorker(name, w)
+		}
+		if s, ok := u.(storeChecker); ok {
+			g.stores = append(g.stores, s)
 		}
 	}
 	return nil

@@ -25,7 +25,10 @@ var gatewayMetrics struct {
 	findings      *prometheus.CounterVec
 	storeFailures *prometheus.CounterVec
 	streamsCut    *prometheus.CounterVec
-	collectors    []prometheus.Collector
+	// storeUp and rateLimitStoreUp are set by each readiness check.
+	storeUp          prometheus.Gauge
+	rateLimitStoreUp prometheus.Gauge
+	collectors       []prometheus.Collector
 }
 
 func initMetrics() {
@@ -51,7 +54,12 @@ func initMetrics() {
 		Help: "Calls to the rate limit store (Redis) that failed, by step (admit, settle, release)."}, []string{"step"})
 	m.streamsCut = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "upstream_streams_cut_total",
 		Help: "Relayed event streams that ended early, by reason (cut: reset, closed or idle upstream; event_too_large)."}, []string{"operation", "upstream", "reason"})
-	m.collectors = []prometheus.Collector{recorderDropped, m.requests, m.duration, m.firstByte, m.tokens, m.refusals, m.retries, m.fallbacks, m.findings, m.storeFailures, m.streamsCut}
+	m.storeUp = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "store_up",
+		Help: "1 when the local store (SQLite or PostgreSQL) answered the last readiness check, else 0."})
+	m.rateLimitStoreUp = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "rate_limit_store_up",
+		Help: "1 when the Redis rate limit store answered the last readiness check, else 0."})
+	m.collectors = []prometheus.Collector{recorderDropped, m.requests, m.duration, m.firstByte, m.tokens, m.refusals, m.retries, m.fallbacks, m.findings, m.storeFailures, m.streamsCut,
+		m.storeUp, m.rateLimitStoreUp}
 }
 
 // registerMetrics adds the gateway's collectors to a config's registry; a

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"fmt"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -85,64 +82,24 @@ func TestTwoGatewaysShareOnePostgres(t *testing.T) {
 // mid-run, and the other takes the batch over once the lease (2s) has run
 // out and completes it: every custom_id is in the output exactly once.
 func TestBatchMovesToTheOtherGatewayWhenItsHolderIsKilled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a 3,000-request batch")
-	}
-	dsn := testpg.DSN(t)
-	gateways := []*childGateway{
-		startChild(t, "postgres "+dsn, testgateway.FreePort(t)),
-		startChild(t, "postgres "+dsn, testgateway.FreePort(t)),
-	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-
 	const n = 3000
-	client := sdk(gateways[0].base)
-	b, _ := runningBatch(t, client, n)
-	// The lease's owner is host/pid/random.
-	var owner string
-	if err := conn.QueryRow(ctx, `SELECT lease_owner FROM batches WHERE id = $1`, b.ID).Scan(&owner); err != nil {
-		t.Fatal(err)
-	}
-	holder := -1
-	for i, g := range gateways {
-		if strings.Contains(owner, "/"+strconv.Itoa(g.cmd.Process.Pid)+"/") {
-			holder = i
-		}
-	}
-	if holder < 0 {
-		t.Fatalf("the lease owner %q is neither gateway (pids %d, %d)", owner, gateways[0].cmd.Process.Pid, gateways[1].cmd.Process.Pid)
-	}
-	gateways[holder].cmd.Process.Signal(syscall.SIGKILL)
-	gateways[holder].wait()
-	survivor := sdk(gateways[1-holder].base)
-	killed, err := survivor.Batches.Get(ctx, b.ID)
+	f := newTakeoverFixture(t, n)
+	killed := f.gateways[f.holder]
+	killed.cmd.Process.Signal(syscall.SIGKILL)
+	killed.wait()
+	survivor := f.other()
+	before, err := survivor.Batches.Get(context.Background(), f.batch.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if killed.Status == openai.BatchStatusCompleted {
+	if before.Status == openai.BatchStatusCompleted {
 		t.Fatal("the batch finished before its gateway could be killed")
 	}
-	t.Logf("killed gateway %d holding the lease with %d of %d requests done", holder, killed.RequestCounts.Completed, n)
+	t.Logf("killed gateway %d holding the lease with %d of %d requests done", f.holder, before.RequestCounts.Completed, n)
 
-	done := pollBatch(t, survivor, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
-	out, errs := resultLines(t, survivor, done.OutputFileID), resultLines(t, survivor, done.ErrorFileID)
-	if done.Status != openai.BatchStatusCompleted || done.RequestCounts.Total != n || done.RequestCounts.Completed+done.RequestCounts.Failed != n {
+	done := pollBatch(t, survivor, f.batch.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
+	if done.Status != openai.BatchStatusCompleted || done.RequestCounts.Completed+done.RequestCounts.Failed != n {
 		t.Fatalf("after the take-over: %s", done.RawJSON())
 	}
-	if len(out)+len(errs) != n || int64(len(out)) != done.RequestCounts.Completed {
-		t.Fatalf("%d output and %d error lines for %d requests (%d completed)", len(out), len(errs), n, done.RequestCounts.Completed)
-	}
-	for i := range n {
-		id := fmt.Sprintf("req-%d", i)
-		_, inOut := out[id]
-		_, inErr := errs[id]
-		if inOut == inErr {
-			t.Fatalf("%s: in the output %v, in the errors %v; want exactly one", id, inOut, inErr)
-		}
-	}
+	checkExactlyOnce(t, survivor, done, n)
 }

@@ -23,6 +23,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		g.dashboard.ServeHTTP(w, r)
 		return nil
 	}
+	if g.serveHealth(w, r) {
+		return nil
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, apiPrefix)
 	if !ok || (rest != "" && rest[0] != '/') {
 		return next.ServeHTTP(w, r)

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -71,6 +72,11 @@ type redisStore struct {
 
 	mu     sync.Mutex
 	leases map[string]string // lease id -> leases key, of requests in flight
+	// orphans are the leases of admissions whose call failed (see
+	// orphan), removed at each renewal round until they would have lapsed.
+	orphans map[string]orphan
+	// clock is Redis's time as this instance last saw it (see deadline).
+	clock redisClock
 
 	stop chan struct{}
 	done chan struct{}
@@ -109,6 +115,7 @@ func newRedisStore(o redisOptions, key string) (*redisStore, error) {
 		}),
 		instance: hex.EncodeToString(id),
 		leases:   map[string]string{},
+		orphans:  map[string]orphan{},
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -166,7 +173,7 @@ func (s *redisStore) renewLeases() {
 		case <-tick.C:
 		}
 		s.mu.Lock()
-		if len(s.leases) == 0 {
+		if len(s.leases) == 0 && len(s.orphans) == 0 {
 			s.mu.Unlock()
 			continue
 		}
@@ -175,6 +182,7 @@ func (s *redisStore) renewLeases() {
 		for lease, key := range s.leases {
 			renewScript.Eval(ctx, pipe, []string{key}, lease, ttl)
 		}
+		s.removeOrphans(ctx, pipe)
 		s.mu.Unlock()
 		_, _ = pipe.Exec(ctx)
 		cancel()
@@ -200,15 +208,18 @@ func (l *redisLimiter) Admit(ctx context.Context, tokens int64) (*Ticket, *Refus
 	}
 	ctx, cancel := s.call(ctx)
 	defer cancel()
+	sent := time.Now()
 	res, err := admitScript.Run(ctx, s.client, l.keys,
 		l.limits.RequestsPerMinute, l.limits.TokensPerMinute, l.limits.MaxConcurrent,
-		tokens, lease, s.leaseTTL.Milliseconds()).Int64Slice()
+		tokens, lease, s.leaseTTL.Milliseconds(), s.clock.deadline(sent.Add(s.timeout))).Int64Slice()
 	if err != nil {
+		s.orphan(lease, l.keys[2])
 		return nil, nil, fmt.Errorf("redis rate limit store: admitting: %w", err)
 	}
-	if len(res) != 6 {
+	if len(res) != 7 {
 		return nil, nil, fmt.Errorf("redis rate limit store: admission script answered %v", res)
 	}
+	s.clock.saw(sent, time.Now(), res[6])
 	state := State{
 		Limits:        l.limits,
 		RequestsLeft:  res[2],
@@ -224,6 +235,8 @@ func (l *redisLimiter) Admit(ctx context.Context, tokens int64) (*Ticket, *Refus
 		return nil, &Refusal{Kind: "tokens", Limit: l.limits.TokensPerMinute, RetryAfter: wait, state: state}, nil
 	case 3:
 		return nil, &Refusal{Kind: "concurrency", Limit: l.limits.MaxConcurrent, RetryAfter: wait, state: state}, nil
+	case 4:
+		return nil, nil, errors.New("redis rate limit store: the admission reached Redis after its deadline")
 	}
 	if lease != "" {
 		s.mu.Lock()

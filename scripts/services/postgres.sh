@@ -3,6 +3,8 @@
 #
 #   eval "$(bash scripts/services/postgres.sh)"        # start; exports the DSN
 #   bash scripts/services/postgres.sh stop              # stop it, remove its files
+#   bash scripts/services/postgres.sh down              # stop the server, keep its files
+#   bash scripts/services/postgres.sh up                # start it again on its port
 #
 # Starting installs PostgreSQL from the Debian packages when it is missing
 # (as root), creates a cluster in a temporary folder owned by a non-root
@@ -76,6 +78,7 @@ start() {
 		log "the server did not start"
 		exit 1
 	fi
+	echo "$port" >"$dir/port"
 	as_owner "$bin/createdb" -h "$dir" -p "$port" -U modelgate modelgate
 	log "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port, files in $dir"
 	echo "export MODELGATE_TEST_POSTGRES_DSN='postgres://modelgate:$password@127.0.0.1:$port/modelgate?sslmode=disable'"
@@ -92,11 +95,25 @@ stop() {
 	rm -rf "$dir"
 }
 
+# down and up stop and start the server of MODELGATE_TEST_POSTGRES_DIR
+# in place: a database outage for tests (internal/testpg.Server).
+down() {
+	as_owner "$(pg_bin)/pg_ctl" -D "$MODELGATE_TEST_POSTGRES_DIR/data" -m fast -w stop >&2
+}
+
+up() {
+	local dir=$MODELGATE_TEST_POSTGRES_DIR
+	as_owner "$(pg_bin)/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+		-o "-c listen_addresses=127.0.0.1 -p $(cat "$dir/port") -k $dir" start >&2
+}
+
 case "${1:-start}" in
 start) start ;;
 stop) stop ;;
+down) down ;;
+up) up ;;
 *)
-	log "usage: postgres.sh [start|stop]"
+	log "usage: postgres.sh [start|stop|down|up]"
 	exit 2
 	;;
 esac

@@ -12,6 +12,8 @@ import (
 //	upstream <name> local {
 //	    data_dir <path>
 //	    batch_concurrency <n>
+//	    max_batches <n>
+//	    max_ingestions <n>
 //	    batch_lease <duration>
 //	    max_attempts <n>
 //	    file_sweep_interval <duration>
@@ -30,7 +32,7 @@ func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&l.DataDir) {
 				return d.ArgErr()
 			}
-		case "batch_concurrency", "max_attempts":
+		case "batch_concurrency", "max_attempts", "max_batches", "max_ingestions":
 			option := d.Val()
 			var v string
 			if !d.AllArgs(&v) {
@@ -40,7 +42,8 @@ func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err != nil || n < 1 {
 				return d.Errf("%s must be a positive integer, got %q", option, v)
 			}
-			*map[string]*int{"batch_concurrency": &l.BatchConcurrency, "max_attempts": &l.MaxAttempts}[option] = n
+			*map[string]*int{"batch_concurrency": &l.BatchConcurrency, "max_attempts": &l.MaxAttempts,
+				"max_batches": &l.MaxBatches, "max_ingestions": &l.MaxIngestions}[option] = n
 		case "batch_lease", "file_sweep_interval":
 			option := d.Val()
 			var v string

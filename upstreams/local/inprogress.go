@@ -18,6 +18,9 @@ type Progress struct {
 // the gateway's operators, never for an API caller.
 func (l *Local) InProgress(ctx context.Context, limit int) (Progress, error) {
 	var p Progress
+	if !l.opened() {
+		return p, errNotOpened
+	}
 	if s, ok := l.store.(store.OpenBatchLister); ok {
 		b, err := s.OpenBatches(ctx, limit)
 		if err != nil {

@@ -56,6 +56,18 @@ type Local struct {
 	// Caddyfile: `batch_concurrency <n>`
 	BatchConcurrency int `json:"batch_concurrency,omitempty"`
 
+	// MaxBatches is how many batches this instance runs at once.
+	// Default: 2.
+	//
+	// Caddyfile: `max_batches <n>`
+	MaxBatches int `json:"max_batches,omitempty"`
+
+	// MaxIngestions is how many files this instance ingests into vector
+	// stores at once. Default: 2.
+	//
+	// Caddyfile: `max_ingestions <n>`
+	MaxIngestions int `json:"max_ingestions,omitempty"`
+
 	// BatchLease is how long a worker holds a batch without renewing its
 	// lease; a batch whose worker died is resumed by another (or by the
 	// restarted process) once its lease has run out. Default: 30s.
@@ -122,6 +134,9 @@ type Local struct {
 	vectors  *vectorstores.Vectors
 	storeKey string
 	logger   *zap.Logger
+	// late is the opening of a store that could not be reached at
+	// provision (see openLater); nil when it opened then.
+	late *lateOpen
 }
 
 // CaddyModule returns the Caddy module information.
@@ -154,6 +169,12 @@ func (l *Local) Provision(ctx caddy.Context) error {
 	if l.BatchConcurrency == 0 {
 		l.BatchConcurrency = 8
 	}
+	if l.MaxBatches == 0 {
+		l.MaxBatches = 2
+	}
+	if l.MaxIngestions == 0 {
+		l.MaxIngestions = 2
+	}
 	if l.BatchLease == 0 {
 		l.BatchLease = caddy.Duration(30 * time.Second)
 	}
@@ -172,6 +193,9 @@ func (l *Local) Provision(ctx caddy.Context) error {
 	if l.BatchConcurrency < 0 || l.BatchLease < caddy.Duration(time.Second) {
 		return fmt.Errorf("local upstream: batch_concurrency must be positive and batch_lease at least 1s")
 	}
+	if l.MaxBatches < 0 || l.MaxIngestions < 0 {
+		return fmt.Errorf("local upstream: max_batches and max_ingestions must be positive")
+	}
 	switch l.SearchDialect {
 	case "", dialectAuto, dialectSpec, dialectOpenAI:
 	default:
@@ -185,14 +209,22 @@ func (l *Local) Provision(ctx caddy.Context) error {
 		dsn := repl.ReplaceAll(l.Postgres, "")
 		// The key tells databases apart without keeping the password in it.
 		sum := sha256.Sum256([]byte(dsn))
-		return l.share("postgres:"+hex.EncodeToString(sum[:]), func() (store.Store, string, error) {
+		key := "postgres:" + hex.EncodeToString(sum[:])
+		open := func() (store.Store, string, error) {
 			s, err := store.OpenPostgres(ctx, dsn)
 			if err != nil {
 				return nil, "", fmt.Errorf("local upstream: opening the PostgreSQL store: %w", err)
 			}
 			s.WarnOfClockSkew(ctx, time.Now, l.logger)
 			return s, "postgres://" + s.Location, nil
-		})
+		}
+		err := l.share(key, open)
+		if errors.Is(err, store.ErrUnreachable) {
+			l.logger.Warn("starting without the store: store operations answer 503 until it can be reached", zap.Error(err))
+			l.openLater(key, open)
+			return nil
+		}
+		return err
 	}
 	dir := repl.ReplaceAll(l.DataDir, "")
 	if dir == "" {
@@ -236,7 +268,7 @@ func (l *Local) share(key string, open func() (store.Store, string, error)) erro
 	p := val.(pooledStore)
 	l.store = p.Store
 	if p.vectors != nil {
-		l.vectors = &vectorstores.Vectors{Model: l.EmbeddingModel, Ingest: vectorstores.NewIngester(p.vectors, p.Store, l.logger.Named("ingest"), l.MaxAttempts), Cache: p.cache}
+		l.vectors = &vectorstores.Vectors{Model: l.EmbeddingModel, Ingest: vectorstores.NewIngester(p.vectors, p.Store, l.logger.Named("ingest"), l.MaxIngestions, l.MaxAttempts), Cache: p.cache}
 	}
 	return nil
 }
@@ -244,8 +276,12 @@ func (l *Local) share(key string, open func() (store.Store, string, error)) erro
 // UseDispatcher has this config's batches and embeddings (ingestion's and
 // search's) routed through d, its gateway. It starts nothing.
 func (l *Local) UseDispatcher(d upstreams.Dispatcher) {
+	if l.late != nil {
+		l.late.mu.Lock()
+		defer l.late.mu.Unlock()
+	}
 	l.dispatcher = d
-	if l.vectors != nil {
+	if l.opened() && l.vectors != nil {
 		l.vectors.Ingest.Use(d)
 	}
 }
@@ -258,25 +294,43 @@ func (l *Local) StartWork() error {
 	if l.dispatcher == nil {
 		return errors.New("local upstream: no gateway to send work through")
 	}
-	r := batches.NewRunner(l.store, l.store, l.dispatcher, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency, l.MaxAttempts)
+	if l.late != nil {
+		l.late.mu.Lock()
+		defer l.late.mu.Unlock()
+		l.late.work = true
+		if !l.opened() {
+			return nil // started once the store is open
+		}
+	}
+	l.startWork()
+	return nil
+}
+
+// startWork starts the runner, the sweeper and ingestion on the open store.
+func (l *Local) startWork() {
+	r := batches.NewRunner(l.store, l.store, l.dispatcher, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency, l.MaxBatches, l.MaxAttempts)
 	r.Start()
 	l.batches.Store(r)
 	l.sweeper = startFileSweeper(l.store, time.Duration(l.FileSweepInterval), l.logger.Named("files"))
 	if l.vectors != nil {
 		l.vectors.Ingest.Start()
 	}
-	return nil
 }
 
 // StopWork stops the batch runner, the file sweeper and ingestion and
 // waits for them.
 func (l *Local) StopWork() {
+	if l.late != nil {
+		l.late.mu.Lock()
+		defer l.late.mu.Unlock()
+		l.late.work = false
+	}
 	l.sweeper.Stop()
 	l.sweeper = nil
 	if l.batches != nil {
 		l.batches.Swap(nil).Stop()
 	}
-	if l.vectors != nil {
+	if l.opened() && l.vectors != nil {
 		l.vectors.Ingest.Stop()
 	}
 }
@@ -284,6 +338,7 @@ func (l *Local) StopWork() {
 // Cleanup stops any work still running and releases this config's use of
 // the store.
 func (l *Local) Cleanup() error {
+	l.stopOpening()
 	l.StopWork()
 	if l.storeKey == "" {
 		return nil
@@ -337,7 +392,11 @@ func (l *Local) ServeCall(w http.ResponseWriter, c *upstreams.Call) error {
 		return &upstreams.Error{Status: http.StatusNotImplemented, Type: upstreams.TypeNotImplemented,
 			Message: fmt.Sprintf("The local upstream does not implement %s.", c.Operation)}
 	}
-	return h(l, w, c)
+	if !l.opened() {
+		w.Header().Set("Retry-After", "1")
+		return errStoreUnavailable
+	}
+	return l.outage(w, c, h(l, w, c))
 }
 
 // notFoundOr turns ErrNotFound into the public 404 for the object kind.

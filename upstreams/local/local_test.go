@@ -79,13 +79,28 @@ func TestLocalRefusesPostgresMisconfigurations(t *testing.T) {
 		want string
 	}{
 		{&Local{DataDir: t.TempDir(), Postgres: "postgres://u@127.0.0.1/db"}, "data_dir and postgres exclude each other"},
-		{&Local{Postgres: "postgres://u:" + password + "@127.0.0.1:1/db?connect_timeout=5"}, "failed to connect"},
 		{&Local{Postgres: "postgres://u:" + password + "@127.0.0.1:badport/db"}, "DSN is malformed"},
 	} {
 		err := provisionLocal(t, tc.l)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), password) {
 			t.Errorf("provisioning %+v: %v; want an error with %q and no password", tc.l, err, tc.want)
 		}
+	}
+}
+
+// TestLocalStartsWithoutAnUnreachablePostgres: a server nothing answers
+// on does not fail the start; the store is reported down (not opened
+// yet) while it is opened in the background, which the cleanup ends.
+func TestLocalStartsWithoutAnUnreachablePostgres(t *testing.T) {
+	l := &Local{Postgres: "postgres://u:pw@127.0.0.1:1/db?connect_timeout=5"}
+	if err := provisionLocal(t, l); err != nil {
+		t.Fatalf("provisioning with the server unreachable: %v", err)
+	}
+	if err := l.StoreUp(t.Context()); !errors.Is(err, errNotOpened) {
+		t.Fatalf("StoreUp: %v, want errNotOpened", err)
+	}
+	if _, err := l.InProgress(t.Context(), 10); !errors.Is(err, errNotOpened) {
+		t.Fatalf("InProgress: %v, want errNotOpened", err)
 	}
 }
 
@@ -117,6 +132,20 @@ func TestMaxAttemptsCaddyfile(t *testing.T) {
 		err := l.UnmarshalCaddyfile(caddyfile.NewTestDispenser("local {\n max_attempts " + bad + "\n}"))
 		if err == nil || !strings.Contains(err.Error(), "max_attempts must be a positive integer") {
 			t.Fatalf("max_attempts %s: %v", bad, err)
+		}
+	}
+}
+
+func TestWorkerCountsCaddyfile(t *testing.T) {
+	var l Local
+	if err := l.UnmarshalCaddyfile(caddyfile.NewTestDispenser("local {\n max_batches 3\n max_ingestions 1\n}")); err != nil || l.MaxBatches != 3 || l.MaxIngestions != 1 {
+		t.Fatalf("%+v %v", l, err)
+	}
+	for _, option := range []string{"max_batches", "max_ingestions"} {
+		var l Local
+		err := l.UnmarshalCaddyfile(caddyfile.NewTestDispenser("local {\n " + option + " 0\n}"))
+		if err == nil || !strings.Contains(err.Error(), option+" must be a positive integer") {
+			t.Fatalf("%s 0: %v", option, err)
 		}
 	}
 }

@@ -2,13 +2,18 @@
 -- KEYS: requests bucket, tokens bucket, concurrency leases (a sorted set of
 -- lease ids scored by their expiry in Redis milliseconds).
 -- ARGV: requests per minute, tokens per minute, max concurrent (0: no
--- limit), estimated tokens, lease id, lease time to live in milliseconds.
--- Returns {refused by (0 none, 1 requests, 2 tokens, 3 concurrency),
--- retry after, requests left, requests reset, tokens left, tokens reset},
--- durations in microseconds.
+-- limit), estimated tokens, lease id, lease time to live in milliseconds,
+-- the caller's deadline in Redis microseconds (0: none).
+-- Returns {refused by (0 none, 1 requests, 2 tokens, 3 concurrency, 4 past
+-- the caller's deadline: a caller that gave up is charged nothing and
+-- holds no slot), retry after, requests left, requests reset, tokens left,
+-- tokens reset, Redis time}, durations and times in microseconds.
 local rpm, tpm, maxc, est = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local ttl = tonumber(ARGV[6])
+local ttl, deadline = tonumber(ARGV[6]), tonumber(ARGV[7])
 local now = now_us()
+if deadline > 0 and now > deadline then
+  return {4, 0, 0, 0, 0, 0, now}
+end
 local now_ms = math.floor(now / 1000)
 local req, tok = 0, 0
 if rpm > 0 then
@@ -18,7 +23,7 @@ if tpm > 0 then
   tok = bucket_load(KEYS[2], tpm, now)
 end
 local function answer(refused, wait)
-  return {refused, wait, math.floor(req), bucket_reset(rpm, req), math.floor(tok), bucket_reset(tpm, tok)}
+  return {refused, wait, math.floor(req), bucket_reset(rpm, req), math.floor(tok), bucket_reset(tpm, tok), now}
 end
 
 if maxc > 0 then

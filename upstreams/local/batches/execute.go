@@ -49,7 +49,13 @@ func (r *Runner) execute(ctx context.Context, b *store.Batch) error {
 
 // executePass sends every request pending at its start once and reports
 // how many it sent.
+//
+// A refused start or finish (the lease lost, the batch cancelled) stops
+// the pass at once: no request starts after the holder knows.
 func (r *Runner) executePass(ctx context.Context, b *store.Batch, op string, who upstreams.Principal) (int, error) {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	lease := b.Leased()
 	jobs := make(chan store.BatchRequest)
 	var wg sync.WaitGroup
 	var storeErr error
@@ -71,11 +77,14 @@ func (r *Runner) executePass(ctx context.Context, b *store.Batch, op string, who
 				lock()
 				o, ok, err := r.attempt(ctx, b, op, who, req)
 				if ok {
-					err = r.store.FinishBatchRequest(ctx, b.ID, o)
+					err = r.retry(ctx, "finish", func() error { return r.store.FinishBatchRequest(ctx, lease, o) })
 				}
 				unlock()
 				if err != nil && ctx.Err() == nil {
 					once.Do(func() { storeErr = err })
+					if errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrConflict) {
+						stop()
+					}
 				}
 			}
 		}()
@@ -85,7 +94,10 @@ func (r *Runner) executePass(ctx context.Context, b *store.Batch, op string, who
 feed:
 	for store.Now() < b.ExpiresAt {
 		var page []store.BatchRequest
-		page, err = r.store.PendingBatchRequests(ctx, b.ID, after, pendingPage)
+		err = r.retry(ctx, "pending", func() (err error) {
+			page, err = r.store.PendingBatchRequests(ctx, b.ID, after, pendingPage)
+			return err
+		})
 		if err != nil || len(page) == 0 {
 			break
 		}
@@ -102,10 +114,10 @@ feed:
 	close(jobs)
 	wg.Wait()
 	if err == nil {
-		err = ctx.Err()
+		err = storeErr
 	}
 	if err == nil {
-		err = storeErr
+		err = ctx.Err()
 	}
 	return sent, err
 }
@@ -118,7 +130,11 @@ feed:
 // it. false: the request has an outcome already, or the batch stopped
 // first (the attempt is taken back: a stop is no crash).
 func (r *Runner) attempt(ctx context.Context, b *store.Batch, op string, who upstreams.Principal, req store.BatchRequest) (store.BatchOutcome, bool, error) {
-	n, err := r.store.StartBatchRequest(ctx, b.ID, req.Line)
+	var n int
+	err := r.retry(ctx, "start", func() (err error) {
+		n, err = r.store.StartBatchRequest(ctx, b.Leased(), req.Line)
+		return err
+	})
 	if err != nil || n == 0 {
 		return store.BatchOutcome{}, false, err
 	}
@@ -130,7 +146,7 @@ func (r *Runner) attempt(ctx context.Context, b *store.Batch, op string, who ups
 	}
 	o, ok := r.sendRecovering(ctx, b, op, who, req)
 	if !ok {
-		if err := r.store.AbandonBatchRequest(context.WithoutCancel(ctx), b.ID, req.Line); err != nil {
+		if err := r.store.AbandonBatchRequest(context.WithoutCancel(ctx), b.Leased(), req.Line); err != nil {
 			r.logger.Warn("taking back an attempt at a batch request", zap.String("batch", b.ID), zap.Int("line", req.Line), zap.Error(err))
 		}
 	}

@@ -45,18 +45,22 @@ func TestBatchRequestPanicFailsOnlyItsLine(t *testing.T) {
 func TestBatchRequestThatKilledTheWorkerIsQuarantined(t *testing.T) {
 	useClock(t)
 	f := newBatchFixture(t)
-	b := f.batch("/v1/chat/completions", chatLines(6)...)
+	f.batch("/v1/chat/completions", chatLines(6)...)
+	b := f.claim()
 	ctx := context.Background()
 	// Validate, then count attempts as two dead workers would have:
 	// line 2 twice (both crashed), line 4 once (retried).
-	idle := NewRunner(f.store, f.store, &fakeDispatcher{reply: echoReply}, zap.NewNop(), time.Second, 1, 2)
+	idle := NewRunner(f.store, f.store, &fakeDispatcher{reply: echoReply}, zap.NewNop(), time.Second, 1, 2, 2)
 	if err := idle.validate(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range []int{2, 2, 4} {
-		if n, err := f.store.StartBatchRequest(ctx, b.ID, line); err != nil || n == 0 {
+		if n, err := f.store.StartBatchRequest(ctx, b.Leased(), line); err != nil || n == 0 {
 			t.Fatalf("attempt at line %d: %d %v", line, n, err)
 		}
+	}
+	if err := f.store.ReleaseLease(ctx, b.Leased()); err != nil {
+		t.Fatal(err)
 	}
 	d := &fakeDispatcher{reply: echoReply}
 	f.start(d, time.Second)

@@ -41,11 +41,11 @@ type Runner struct {
 	done    chan struct{}
 }
 
-func NewRunner(s store.BatchStore, files store.FileStore, d upstreams.Dispatcher, logger *zap.Logger, lease time.Duration, concurrency, maxAttempts int) *Runner {
+func NewRunner(s store.BatchStore, files store.FileStore, d upstreams.Dispatcher, logger *zap.Logger, lease time.Duration, concurrency, maxBatches, maxAttempts int) *Runner {
 	return &Runner{
 		store: s, files: files, dispatch: d, logger: logger,
 		worker: store.WorkerName(),
-		lease:  lease, concurrency: concurrency, maxBatches: 2, maxAttempts: maxAttempts,
+		lease:  lease, concurrency: concurrency, maxBatches: maxBatches, maxAttempts: maxAttempts,
 		wakeup: make(chan struct{}, 1), done: make(chan struct{}), cancels: map[string]context.CancelFunc{},
 	}
 }
@@ -80,7 +80,9 @@ func (r *Runner) Wake() {
 }
 
 // Cancel stops the work of a batch running here; a batch running
-// elsewhere learns of its cancel at its next lease renewal.
+// elsewhere starts no request once the cancel is stored (its starts are
+// fenced by the batch's status) and stops the requests in flight at its
+// next lease renewal, within pollInterval.
 func (r *Runner) Cancel(id string) {
 	if r == nil {
 		return
@@ -114,7 +116,9 @@ func (r *Runner) loop(ctx context.Context) {
 			// The claim is not cut short by a stop: a claim cancelled as it
 			// commits would leave a lease nobody releases. A batch claimed as
 			// the runner stops is run, which gives its lease straight back.
-			b, err := r.store.ClaimBatch(context.WithoutCancel(ctx), r.worker, store.Now(), store.LeaseEnd(r.lease))
+			// Each claim stores a token of its own, which fences the
+			// holder's writes (see store.BatchStore).
+			b, err := r.store.ClaimBatch(context.WithoutCancel(ctx), r.worker+"/"+store.NewID("")[:8], store.Now(), store.LeaseEnd(r.lease))
 			if err != nil || b == nil {
 				<-slots
 				if err != nil && ctx.Err() == nil {
@@ -142,6 +146,7 @@ func (r *Runner) loop(ctx context.Context) {
 // is lost or the runner stops.
 func (r *Runner) run(ctx context.Context, b *store.Batch) {
 	log := r.logger.With(zap.String("batch", b.ID))
+	lease := b.Leased()
 	ctx, lost := context.WithCancel(ctx)
 	defer lost()
 	// work is cancelled when the user cancels: validation and requests
@@ -156,12 +161,8 @@ func (r *Runner) run(ctx context.Context, b *store.Batch) {
 		delete(r.cancels, b.ID)
 		r.mu.Unlock()
 	}()
-	go r.heartbeat(ctx, b.ID, lost, cancelled)
-	defer func() {
-		if err := r.store.ReleaseLease(context.WithoutCancel(ctx), b.ID, r.worker); err != nil {
-			log.Warn("releasing a batch", zap.Error(err))
-		}
-	}()
+	go r.heartbeat(ctx, lease, lost, cancelled)
+	defer r.release(ctx, lease)
 	for ctx.Err() == nil {
 		var err error
 		switch b.Status {
@@ -176,6 +177,10 @@ func (r *Runner) run(ctx context.Context, b *store.Batch) {
 		default:
 			return // a final state
 		}
+		if errors.Is(err, store.ErrLeaseLost) {
+			log.Warn("batch lease lost")
+			return
+		}
 		if err != nil && ctx.Err() == nil && work.Err() == nil && !errors.Is(err, store.ErrConflict) {
 			log.Error("running a batch", zap.String("status", b.Status), zap.Error(err))
 			if !upstreams.Sleep(ctx, r.pollInterval()) {
@@ -184,13 +189,18 @@ func (r *Runner) run(ctx context.Context, b *store.Batch) {
 		}
 		// Whatever happened, go on from the stored state: a cancel or
 		// another transition may have moved it.
-		fresh, err := r.store.GetBatch(ctx, b.Owner, b.ID)
+		var fresh *store.Batch
+		err = r.retry(ctx, "read", func() (err error) {
+			fresh, err = r.store.GetBatch(ctx, b.Owner, b.ID)
+			return err
+		})
 		if err != nil {
 			if ctx.Err() == nil {
 				log.Error("reading a batch", zap.Error(err))
 			}
 			return
 		}
+		fresh.Lease = lease.Token
 		b = fresh
 		if b.Status == store.StatusCancelling && work.Err() == nil {
 			cancelled()
@@ -198,22 +208,31 @@ func (r *Runner) run(ctx context.Context, b *store.Batch) {
 	}
 }
 
-// heartbeat renews the lease; it ends the run when the lease is lost and
-// stops the work when the user cancels.
-func (r *Runner) heartbeat(ctx context.Context, id string, lost, cancelled context.CancelFunc) {
-	store.RenewEvery(ctx, r.lease/3, func() bool {
-		status, err := r.store.RenewLease(ctx, id, r.worker, store.LeaseEnd(r.lease))
+// heartbeat renews the lease every pollInterval; it ends the run when the
+// lease is lost, or has gone unrenewed for as long as it lasts (another
+// worker may hold it now), and stops the work when the user cancels.
+func (r *Runner) heartbeat(ctx context.Context, l store.Lease, lost, cancelled context.CancelFunc) {
+	renewed := time.Now()
+	store.RenewEvery(ctx, r.pollInterval(), func() bool {
+		status, err := r.store.RenewLease(ctx, l, store.LeaseEnd(r.lease))
 		switch {
 		case errors.Is(err, store.ErrLeaseLost):
-			r.logger.Warn("batch lease lost", zap.String("batch", id))
+			r.logger.Warn("batch lease lost", zap.String("batch", l.Batch))
+			lost()
+			return false
+		case err != nil && time.Since(renewed) >= r.lease:
+			r.logger.Warn("batch lease ran out unrenewed", zap.String("batch", l.Batch), zap.Error(err))
 			lost()
 			return false
 		case err != nil:
 			if ctx.Err() == nil {
-				r.logger.Warn("renewing a batch lease", zap.String("batch", id), zap.Error(err))
+				r.logger.Warn("renewing a batch lease", zap.String("batch", l.Batch), zap.Error(err))
 			}
-		case status == store.StatusCancelling:
-			cancelled()
+		default:
+			renewed = time.Now()
+			if status == store.StatusCancelling {
+				cancelled()
+			}
 		}
 		return true
 	})
@@ -222,7 +241,7 @@ func (r *Runner) heartbeat(ctx context.Context, id string, lost, cancelled conte
 // validate checks the input file and stores its requests, then fails the
 // batch or starts it. A validation cut short starts again from the top.
 func (r *Runner) validate(ctx context.Context, b *store.Batch) error {
-	if err := r.store.ReplaceBatchRequests(ctx, b.ID); err != nil {
+	if err := r.store.ReplaceBatchRequests(ctx, b.Leased()); err != nil {
 		return err
 	}
 	in, err := r.readInput(ctx, b)
@@ -231,7 +250,7 @@ func (r *Runner) validate(ctx context.Context, b *store.Batch) error {
 	}
 	at := store.Now()
 	if len(in.errors) > 0 {
-		if err := r.store.ReplaceBatchRequests(ctx, b.ID); err != nil {
+		if err := r.store.ReplaceBatchRequests(ctx, b.Leased()); err != nil {
 			return err
 		}
 		store.Move(b, store.StatusFailed, at)
@@ -254,7 +273,7 @@ func (r *Runner) readInput(ctx context.Context, b *store.Batch) (batchInput, err
 	}
 	defer f.Close()
 	return validateBatchInput(ctx, f, b.Endpoint, r.dispatch.BodyLimit(), func(reqs []store.BatchRequest) error {
-		return r.store.AddBatchRequests(ctx, b.ID, reqs)
+		return r.retry(ctx, "add requests", func() error { return r.store.AddBatchRequests(ctx, b.Leased(), reqs) })
 	})
 }
 
@@ -264,10 +283,10 @@ func (r *Runner) finish(ctx context.Context, b *store.Batch, to, code, message s
 	if code != "" {
 		if b.InProgressAt == nil {
 			// Cancelled while validating: nothing was sent, nothing to report.
-			if err := r.store.ReplaceBatchRequests(ctx, b.ID); err != nil {
+			if err := r.store.ReplaceBatchRequests(ctx, b.Leased()); err != nil {
 				return err
 			}
-		} else if err := r.store.FailPendingBatchRequests(ctx, b.ID, code, message); err != nil {
+		} else if err := r.store.FailPendingBatchRequests(ctx, b.Leased(), code, message); err != nil {
 			return err
 		}
 	}

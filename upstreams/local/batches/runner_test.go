@@ -83,7 +83,7 @@ func newBatchFixture(t *testing.T) *batchFixture {
 
 // start runs a batch runner on the fixture's store until the test ends.
 func (f *batchFixture) start(d upstreams.Dispatcher, lease time.Duration) *Runner {
-	r := NewRunner(f.store, f.store, d, zap.NewNop(), lease, 4, 2)
+	r := NewRunner(f.store, f.store, d, zap.NewNop(), lease, 4, 2, 2)
 	r.Start()
 	f.t.Cleanup(r.Stop)
 	f.runner = r
@@ -115,6 +115,18 @@ func (f *batchFixture) batch(endpoint string, lines ...string) *store.Batch {
 }
 
 // waitFor polls the batch until it is in one of the statuses.
+// claim leases the fixture's oldest open batch, as a runner would, and
+// returns it; the lease is given back when the test ends.
+func (f *batchFixture) claim() *store.Batch {
+	f.t.Helper()
+	b, err := f.store.ClaimBatch(context.Background(), "test", store.Now(), store.Now()+60)
+	if err != nil || b == nil {
+		f.t.Fatalf("claim: %+v, %v", b, err)
+	}
+	f.t.Cleanup(func() { f.store.ReleaseLease(context.Background(), b.Leased()) })
+	return b
+}
+
 func (f *batchFixture) waitFor(id string, statuses ...string) *store.Batch {
 	f.t.Helper()
 	for range 3000 {
@@ -467,13 +479,14 @@ func TestBatchWaitsOutRateLimits(t *testing.T) {
 func TestBatchResultFilesAreWrittenOnce(t *testing.T) {
 	useClock(t)
 	f := newBatchFixture(t)
-	r := NewRunner(f.store, f.store, &fakeDispatcher{reply: echoReply}, zap.NewNop(), time.Second, 1, 2)
-	b := f.batch("/v1/chat/completions", chatLines(2)...)
+	r := NewRunner(f.store, f.store, &fakeDispatcher{reply: echoReply}, zap.NewNop(), time.Second, 1, 2, 2)
+	f.batch("/v1/chat/completions", chatLines(2)...)
+	b := f.claim()
 	ctx := context.Background()
-	if err := f.store.AddBatchRequests(ctx, b.ID, []store.BatchRequest{{Line: 1, CustomID: "a", Body: json.RawMessage(`{}`)}}); err != nil {
+	if err := f.store.AddBatchRequests(ctx, b.Leased(), []store.BatchRequest{{Line: 1, CustomID: "a", Body: json.RawMessage(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.store.FinishBatchRequest(ctx, b.ID, store.BatchOutcome{Line: 1, Result: []byte(`{"custom_id":"a"}`)}); err != nil {
+	if err := f.store.FinishBatchRequest(ctx, b.Leased(), store.BatchOutcome{Line: 1, Result: []byte(`{"custom_id":"a"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	first, err := r.writeResults(ctx, b, "output", false)
@@ -534,4 +547,32 @@ func TestBatchLineLimitBoundary(t *testing.T) {
 	if err != nil || len(in.errors) != 0 || len(stored) != 1 || len(stored[0].Body) != limit-len(`{"custom_id":"fits","method":"POST","url":"/v1/chat/completions","body":}`) {
 		t.Fatalf("%v %+v, stored %d", err, in.errors, len(stored))
 	}
+}
+
+// A runner runs at most maxBatches batches at once: with one slot and
+// the first batch's request held, the second batch is not even validated;
+// released, both complete.
+func TestBatchRunnerRunsMaxBatchesAtOnce(t *testing.T) {
+	useClock(t)
+	f := newBatchFixture(t)
+	d, release := blockingDispatcher(0)
+	defer release()
+	r := NewRunner(f.store, f.store, d, zap.NewNop(), 3*time.Second, 1, 1, 2)
+	r.Start()
+	t.Cleanup(r.Stop)
+	first := f.batch("/v1/chat/completions", chatLines(2)...)
+	second := f.batch("/v1/chat/completions", chatLines(2)...)
+	r.Wake()
+	f.waitFor(first.ID, store.StatusInProgress)
+	for d.calls.Load() == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Polls come every second: give the runner three to claim the second.
+	time.Sleep(3 * time.Second)
+	if b := f.waitFor(second.ID, store.StatusValidating, store.StatusInProgress); b.Status != store.StatusValidating {
+		t.Fatalf("the second batch is %s while the only slot is the first's", b.Status)
+	}
+	release()
+	f.waitFor(first.ID, store.StatusCompleted)
+	f.waitFor(second.ID, store.StatusCompleted)
 }

@@ -79,9 +79,14 @@ func (r records) UpdateBatch(ctx context.Context, b *Batch, from ...string) erro
 	for _, f := range from {
 		args = append(args, f)
 	}
+	fence := ""
+	if b.Lease != "" {
+		fence = ` AND lease_owner = ?`
+		args = append(args, b.Lease)
+	}
 	res, err := r.db.ExecContext(ctx, r.db.q(`UPDATE batches SET status = ?, model = ?, errors = ?, output_file_id = ?, error_file_id = ?,
 		in_progress_at = ?, finalizing_at = ?, completed_at = ?, failed_at = ?, expired_at = ?, cancelling_at = ?, cancelled_at = ?, total = ?
-		WHERE id = ? AND status IN (`+placeholders(len(from))+`)`), args...)
+		WHERE id = ? AND status IN (`+placeholders(len(from))+`)`+fence), args...)
 	if err != nil {
 		return fmt.Errorf("updating batch %s: %w", b.ID, err)
 	}
@@ -89,63 +94,27 @@ func (r records) UpdateBatch(ctx context.Context, b *Batch, from ...string) erro
 	if err != nil {
 		return err
 	}
-	if n == 0 {
-		return ErrConflict
+	if n > 0 {
+		return nil
 	}
-	return nil
+	if b.Lease != "" {
+		if _, err := r.leaseStatus(ctx, b.Leased()); err != nil {
+			return err
+		}
+	}
+	return ErrConflict
 }
 
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }
 
-// openStatuses are the states a worker still has something to do in.
-const openStatuses = `'validating', 'in_progress', 'finalizing', 'cancelling'`
-
-// ClaimBatch picks and leases a batch in one statement. On PostgreSQL the
-// pick locks the row and passes over rows other claims hold (SKIP
-// LOCKED), and the lease is checked again on the row as it is when
-// updated, so two claims at once never lease one batch twice; SQLite runs
-// one writer at a time.
-func (r records) ClaimBatch(ctx context.Context, worker string, now, until int64) (*Batch, error) {
-	b, err := scanBatch(r.db.QueryRowContext(ctx, r.db.q(`UPDATE batches SET lease_owner = ?, lease_until = ?
-		WHERE id = (SELECT id FROM batches WHERE status IN (`+openStatuses+`) AND lease_until < ? ORDER BY seq LIMIT 1`+r.db.skipLocked+`)
-		AND lease_until < ?
-		RETURNING `+batchColumns), worker, until, now, now))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
+func (r records) ReplaceBatchRequests(ctx context.Context, l Lease) error {
+	if _, err := r.db.ExecContext(ctx, r.db.q(`DELETE FROM batch_requests WHERE batch_id = ? AND `+r.leased()), l.Batch, l.Batch, l.Token); err != nil {
+		return fmt.Errorf("dropping the requests of batch %s: %w", l.Batch, err)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("claiming a batch: %w", err)
-	}
-	return b, nil
-}
-
-func (r records) RenewLease(ctx context.Context, id, worker string, until int64) (string, error) {
-	var status string
-	err := r.db.QueryRowContext(ctx, r.db.q(`UPDATE batches SET lease_until = ? WHERE id = ? AND lease_owner = ? RETURNING status`),
-		until, id, worker).Scan(&status)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", ErrLeaseLost
-	}
-	if err != nil {
-		return "", fmt.Errorf("renewing the lease of batch %s: %w", id, err)
-	}
-	return status, nil
-}
-
-func (r records) ReleaseLease(ctx context.Context, id, worker string) error {
-	if _, err := r.db.ExecContext(ctx, r.db.q(`UPDATE batches SET lease_owner = '', lease_until = 0 WHERE id = ? AND lease_owner = ?`), id, worker); err != nil {
-		return fmt.Errorf("releasing the lease of batch %s: %w", id, err)
-	}
-	return nil
-}
-
-func (r records) ReplaceBatchRequests(ctx context.Context, id string) error {
-	if _, err := r.db.ExecContext(ctx, r.db.q(`DELETE FROM batch_requests WHERE batch_id = ?`), id); err != nil {
-		return fmt.Errorf("dropping the requests of batch %s: %w", id, err)
-	}
-	return nil
+	_, err := r.leaseStatus(ctx, l)
+	return err
 }
 
 // requestsPerInsert is how many requests one INSERT statement stores: a
@@ -154,26 +123,31 @@ func (r records) ReplaceBatchRequests(ctx context.Context, id string) error {
 // database's limit.
 const requestsPerInsert = 250
 
-func (r records) AddBatchRequests(ctx context.Context, id string, reqs []BatchRequest) error {
-	tx, err := r.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("storing batch requests: %w", err)
-	}
-	defer tx.Rollback()
+// AddBatchRequests stores the requests requestsPerInsert at a time, each
+// INSERT on its own: no transaction is held open between them (one would
+// keep new rows' keys locked against the next holder), and a validation
+// cut short starts again from ReplaceBatchRequests anyway.
+func (r records) AddBatchRequests(ctx context.Context, l Lease, reqs []BatchRequest) error {
 	for len(reqs) > 0 {
 		part := reqs[:min(len(reqs), requestsPerInsert)]
 		reqs = reqs[len(part):]
-		args := make([]any, 0, 4*len(part))
+		args := make([]any, 0, 4*len(part)+2)
 		for _, req := range part {
-			args = append(args, id, req.Line, req.CustomID, string(req.Body))
+			args = append(args, l.Batch, req.Line, req.CustomID, string(req.Body))
 		}
-		values := strings.TrimSuffix(strings.Repeat("(?,?,?,?),", len(part)), ",")
-		if _, err := tx.ExecContext(ctx, r.db.q(`INSERT INTO batch_requests(batch_id, line, custom_id, body) VALUES `+values), args...); err != nil {
+		args = append(args, l.Batch, l.Token)
+		values := strings.TrimSuffix(strings.Repeat("(CAST(? AS TEXT), CAST(? AS INTEGER), CAST(? AS TEXT), CAST(? AS TEXT)),", len(part)), ",")
+		res, err := r.db.ExecContext(ctx, r.db.q(`INSERT INTO batch_requests(batch_id, line, custom_id, body)
+			SELECT * FROM (VALUES `+values+`) AS v WHERE `+r.leased()), args...)
+		if err != nil {
 			return fmt.Errorf("storing batch requests on lines %d to %d: %w", part[0].Line, part[len(part)-1].Line, err)
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("storing batch requests: %w", err)
+		if n, err := affected(res); err != nil || n == 0 {
+			if err == nil {
+				_, err = r.leaseStatus(ctx, l)
+			}
+			return err
+		}
 	}
 	return nil
 }
@@ -196,12 +170,21 @@ func (r records) PendingBatchRequests(ctx context.Context, id string, afterLine,
 	return out, nil
 }
 
-func (r records) StartBatchRequest(ctx context.Context, id string, line int) (int, error) {
+// StartBatchRequest is fenced by the lease and by the batch's status in
+// one statement: a start either commits before a cancel (and the request
+// was started before the cancel was answered) or is refused after it.
+func (r records) StartBatchRequest(ctx context.Context, l Lease, line int) (int, error) {
 	var attempts int
 	err := r.db.QueryRowContext(ctx, r.db.q(`UPDATE batch_requests SET attempts = attempts + 1
-		WHERE batch_id = ? AND line = ? AND result IS NULL RETURNING attempts`), id, line).Scan(&attempts)
+		WHERE batch_id = ? AND line = ? AND result IS NULL AND EXISTS (SELECT 1 FROM batches
+			WHERE id = ? AND lease_owner = ? AND status = '`+StatusInProgress+`'`+r.db.shareLock+`) RETURNING attempts`),
+		l.Batch, line, l.Batch, l.Token).Scan(&attempts)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
+		status, err := r.leaseStatus(ctx, l)
+		if err == nil && status != StatusInProgress {
+			err = ErrConflict
+		}
+		return 0, err
 	}
 	if err != nil {
 		return 0, fmt.Errorf("counting an attempt at line %d: %w", line, err)
@@ -209,9 +192,9 @@ func (r records) StartBatchRequest(ctx context.Context, id string, line int) (in
 	return attempts, nil
 }
 
-func (r records) AbandonBatchRequest(ctx context.Context, id string, line int) error {
+func (r records) AbandonBatchRequest(ctx context.Context, l Lease, line int) error {
 	if _, err := r.db.ExecContext(ctx, r.db.q(`UPDATE batch_requests SET attempts = attempts - 1
-		WHERE batch_id = ? AND line = ? AND result IS NULL AND attempts > 0`), id, line); err != nil {
+		WHERE batch_id = ? AND line = ? AND result IS NULL AND attempts > 0 AND `+r.leased()), l.Batch, line, l.Batch, l.Token); err != nil {
 		return fmt.Errorf("taking back an attempt at line %d: %w", line, err)
 	}
 	return nil
@@ -220,14 +203,16 @@ func (r records) AbandonBatchRequest(ctx context.Context, id string, line int) e
 // FinishBatchRequest stores the outcome only where none is yet, and counts
 // it only if it did: of two workers racing on one request (the second
 // waits for the first's row lock, then finds the result set), one counts.
-func (r records) FinishBatchRequest(ctx context.Context, id string, o BatchOutcome) error {
+// SQLite runs the two statements in a transaction, which only this
+// process's writers wait for; Postgres has a single statement of its own.
+func (r records) FinishBatchRequest(ctx context.Context, l Lease, o BatchOutcome) error {
 	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("storing a batch outcome: %w", err)
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, r.db.q(`UPDATE batch_requests SET result = ?, failed = ? WHERE batch_id = ? AND line = ? AND result IS NULL`),
-		string(o.Result), o.Failed, id, o.Line)
+	res, err := tx.ExecContext(ctx, r.db.q(`UPDATE batch_requests SET result = ?, failed = ? WHERE batch_id = ? AND line = ? AND result IS NULL AND `+r.leased()),
+		string(o.Result), o.Failed, l.Batch, o.Line, l.Batch, l.Token)
 	if err != nil {
 		return fmt.Errorf("storing the outcome of line %d: %w", o.Line, err)
 	}
@@ -236,15 +221,14 @@ func (r records) FinishBatchRequest(ctx context.Context, id string, o BatchOutco
 		return err
 	}
 	if n == 0 {
-		return nil
+		tx.Rollback()
+		_, err := r.leaseStatus(ctx, l)
+		return err
 	}
-	completed, failed := 1, 0
-	if o.Failed {
-		completed, failed = 0, 1
-	}
+	completed, failed := outcomeCounts(o)
 	if _, err := tx.ExecContext(ctx, r.db.q(`UPDATE batches SET completed = completed + ?, failed = failed + ?,
 		input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?`),
-		completed, failed, o.InputTokens, o.OutputTokens, id); err != nil {
+		completed, failed, o.InputTokens, o.OutputTokens, l.Batch); err != nil {
 		return fmt.Errorf("counting the outcome of line %d: %w", o.Line, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -253,34 +237,40 @@ func (r records) FinishBatchRequest(ctx context.Context, id string, o BatchOutco
 	return nil
 }
 
+// outcomeCounts is what an outcome adds to a batch's completed and failed.
+func outcomeCounts(o BatchOutcome) (completed, failed int) {
+	if o.Failed {
+		return 0, 1
+	}
+	return 1, 0
+}
+
 // FailPendingBatchRequests writes each pending request's error line in
 // SQL, shaped as OutputLine marshals it, so that no line goes through Go.
-func (r records) FailPendingBatchRequests(ctx context.Context, id, code, message string) error {
+// The failed count is then counted again from the requests, so the two
+// statements need no transaction between them: run again after a stop
+// between them, they come to the same.
+func (r records) FailPendingBatchRequests(ctx context.Context, l Lease, code, message string) error {
 	lineError, err := json.Marshal(OutputError{Code: code, Message: message})
 	if err != nil {
 		return fmt.Errorf("failing pending batch requests: %w", err)
 	}
-	tx, err := r.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("failing pending batch requests: %w", err)
-	}
-	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, r.db.q(`UPDATE batch_requests SET failed = ?, result =
+	if _, err := r.db.ExecContext(ctx, r.db.q(`UPDATE batch_requests SET failed = ?, result =
 			'{"id":"batch_req_' || `+r.db.randomHex+` || '","custom_id":' || `+fmt.Sprintf(r.db.jsonString, "custom_id")+` ||
 			',"response":null,"error":' || CAST(? AS TEXT) || '}'
-		WHERE batch_id = ? AND result IS NULL`), true, string(lineError), id)
-	if err != nil {
-		return fmt.Errorf("failing pending requests of batch %s: %w", id, err)
+		WHERE batch_id = ? AND result IS NULL AND `+r.leased()), true, string(lineError), l.Batch, l.Batch, l.Token); err != nil {
+		return fmt.Errorf("failing pending requests of batch %s: %w", l.Batch, err)
 	}
-	n, err := affected(res)
+	res, err := r.db.ExecContext(ctx, r.db.q(`UPDATE batches SET failed = (SELECT COUNT(*) FROM batch_requests WHERE batch_id = ? AND failed = ?)
+		WHERE id = ? AND lease_owner = ?`), l.Batch, true, l.Batch, l.Token)
 	if err != nil {
+		return fmt.Errorf("counting failed requests of batch %s: %w", l.Batch, err)
+	}
+	if n, err := affected(res); err != nil || n == 0 {
+		if err == nil {
+			err = ErrLeaseLost
+		}
 		return err
-	}
-	if _, err := tx.ExecContext(ctx, r.db.q(`UPDATE batches SET failed = failed + ? WHERE id = ?`), n, id); err != nil {
-		return fmt.Errorf("counting failed requests of batch %s: %w", id, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("failing pending requests of batch %s: %w", id, err)
 	}
 	return nil
 }

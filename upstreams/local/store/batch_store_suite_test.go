@@ -29,6 +29,7 @@ func testBatchStore(t *testing.T, loc batchLocation) {
 	t.Run("FailPending", func(t *testing.T) { testBatchFailPending(t, loc(t)(t)) })
 	t.Run("FinishOnceAcrossInstances", func(t *testing.T) { testBatchFinishOnce(t, loc(t)) })
 	t.Run("ConcurrentClaims", func(t *testing.T) { testBatchConcurrentClaims(t, loc(t)) })
+	t.Run("Fencing", func(t *testing.T) { testBatchFencing(t, loc(t)) })
 }
 
 // newStoredBatch creates a validating batch of owner, created at the
@@ -41,6 +42,21 @@ func newStoredBatch(t *testing.T, s Store, owner string, created int64) *Batch {
 		t.Fatalf("CreateBatch: %v", err)
 	}
 	return b
+}
+
+// leaseOf claims batches in s until it holds b (claims take the oldest
+// open batch first) and returns b's lease.
+func leaseOf(t *testing.T, s Store, b *Batch) Lease {
+	t.Helper()
+	for {
+		claimed, err := s.ClaimBatch(t.Context(), NewID("test-"), Now(), Now()+3600)
+		if err != nil || claimed == nil {
+			t.Fatalf("claiming %s: %+v, %v", b.ID, claimed, err)
+		}
+		if claimed.ID == b.ID {
+			return claimed.Leased()
+		}
+	}
 }
 
 func batchIDs(list []Batch) []string {
@@ -162,18 +178,18 @@ func testBatchLeases(t *testing.T, open func(t *testing.T) Store) {
 	}
 
 	// The holder renews and learns of a cancel; others cannot renew.
-	status, err := one.RenewLease(ctx, first.ID, "w1", t0+200)
+	status, err := one.RenewLease(ctx, Lease{first.ID, "w1"}, t0+200)
 	if err != nil || status != StatusValidating {
 		t.Fatalf("RenewLease: %q, %v", status, err)
 	}
-	if _, err := two.RenewLease(ctx, first.ID, "w2", t0+90); !errors.Is(err, ErrLeaseLost) {
+	if _, err := two.RenewLease(ctx, Lease{first.ID, "w2"}, t0+90); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("RenewLease by another worker: %v, want ErrLeaseLost", err)
 	}
 	Move(second, StatusCancelling, t0+5)
 	if err := one.UpdateBatch(ctx, second, StatusValidating); err != nil {
 		t.Fatal(err)
 	}
-	if status, err := two.RenewLease(ctx, second.ID, "w2", t0+60); err != nil || status != StatusCancelling {
+	if status, err := two.RenewLease(ctx, Lease{second.ID, "w2"}, t0+60); err != nil || status != StatusCancelling {
 		t.Fatalf("RenewLease after a cancel: %q, %v; want cancelling", status, err)
 	}
 
@@ -186,18 +202,18 @@ func testBatchLeases(t *testing.T, open func(t *testing.T) Store) {
 	if err != nil || claimed == nil || claimed.ID != second.ID || claimed.Status != StatusCancelling {
 		t.Fatalf("claim of the expired lease: %+v, %v; want %s", claimed, err, second.ID)
 	}
-	if _, err := two.RenewLease(ctx, second.ID, "w2", t0+120); !errors.Is(err, ErrLeaseLost) {
+	if _, err := two.RenewLease(ctx, Lease{second.ID, "w2"}, t0+120); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("RenewLease of a lease taken over: %v, want ErrLeaseLost", err)
 	}
 	// Releasing someone else's lease does nothing; releasing one's own
 	// frees the batch at once.
-	if err := two.ReleaseLease(ctx, second.ID, "w2"); err != nil {
+	if err := two.ReleaseLease(ctx, Lease{second.ID, "w2"}); err != nil {
 		t.Fatal(err)
 	}
 	if claimed, err := two.ClaimBatch(ctx, "w4", t0+62, t0+92); err != nil || claimed != nil {
 		t.Fatalf("claim after another worker's release: %+v, %v; want none", claimed, err)
 	}
-	if err := one.ReleaseLease(ctx, second.ID, "w3"); err != nil {
+	if err := one.ReleaseLease(ctx, Lease{second.ID, "w3"}); err != nil {
 		t.Fatal(err)
 	}
 	if claimed, err := two.ClaimBatch(ctx, "w4", t0+62, t0+92); err != nil || claimed == nil || claimed.ID != second.ID {
@@ -209,22 +225,23 @@ func testBatchRequests(t *testing.T, s Store) {
 	ctx := t.Context()
 	b := newStoredBatch(t, s, NewID("owner-"), 1_800_000_000)
 	other := newStoredBatch(t, s, NewID("owner-"), 1_800_000_000)
+	lease, otherLease := leaseOf(t, s, b), leaseOf(t, s, other)
 	// More than one INSERT's worth, over two calls, lines not contiguous.
 	const n = requestsPerInsert*2 + 17
 	var reqs []BatchRequest
 	for i := range n {
 		reqs = append(reqs, BatchRequest{Line: 2*i + 1, CustomID: fmt.Sprintf("req-%d", i), Body: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))})
 	}
-	if err := s.AddBatchRequests(ctx, b.ID, reqs[:n/2]); err != nil {
+	if err := s.AddBatchRequests(ctx, lease, reqs[:n/2]); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddBatchRequests(ctx, b.ID, reqs[n/2:]); err != nil {
+	if err := s.AddBatchRequests(ctx, lease, reqs[n/2:]); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddBatchRequests(ctx, other.ID, reqs[:3]); err != nil {
+	if err := s.AddBatchRequests(ctx, otherLease, reqs[:3]); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddBatchRequests(ctx, b.ID, reqs[5:6]); err == nil {
+	if err := s.AddBatchRequests(ctx, lease, reqs[5:6]); err == nil {
 		t.Fatal("a line stored twice")
 	}
 	// Pages of pending requests, in line order.
@@ -248,7 +265,7 @@ func testBatchRequests(t *testing.T, s Store) {
 	finish := func(i int, failed bool, in, out int64) {
 		t.Helper()
 		o := BatchOutcome{Line: reqs[i].Line, Result: []byte(fmt.Sprintf(`{"custom_id":"req-%d","failed":%v}`, i, failed)), Failed: failed, InputTokens: in, OutputTokens: out}
-		if err := s.FinishBatchRequest(ctx, b.ID, o); err != nil {
+		if err := s.FinishBatchRequest(ctx, lease, o); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -299,7 +316,7 @@ func testBatchRequests(t *testing.T, s Store) {
 	}
 
 	// Replacing drops this batch's requests only.
-	if err := s.ReplaceBatchRequests(ctx, b.ID); err != nil {
+	if err := s.ReplaceBatchRequests(ctx, lease); err != nil {
 		t.Fatal(err)
 	}
 	if page, err := s.PendingBatchRequests(ctx, b.ID, 0, 10); err != nil || len(page) != 0 {
@@ -313,24 +330,25 @@ func testBatchRequests(t *testing.T, s Store) {
 func testBatchFailPending(t *testing.T, s Store) {
 	ctx := t.Context()
 	b := newStoredBatch(t, s, NewID("owner-"), 1_800_000_000)
+	lease := leaseOf(t, s, b)
 	tricky := `a "quoted" \ id, ünïcode ✓ </tag>`
 	reqs := []BatchRequest{
 		{Line: 1, CustomID: "done", Body: json.RawMessage(`{}`)},
 		{Line: 2, CustomID: tricky, Body: json.RawMessage(`{}`)},
 		{Line: 3, CustomID: "plain", Body: json.RawMessage(`{}`)},
 	}
-	if err := s.AddBatchRequests(ctx, b.ID, reqs); err != nil {
+	if err := s.AddBatchRequests(ctx, lease, reqs); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishBatchRequest(ctx, b.ID, BatchOutcome{Line: 1, Result: []byte(`{"custom_id":"done"}`)}); err != nil {
+	if err := s.FinishBatchRequest(ctx, lease, BatchOutcome{Line: 1, Result: []byte(`{"custom_id":"done"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	const message = `The batch was "cancelled" before this request was sent.`
-	if err := s.FailPendingBatchRequests(ctx, b.ID, "batch_cancelled", message); err != nil {
+	if err := s.FailPendingBatchRequests(ctx, lease, "batch_cancelled", message); err != nil {
 		t.Fatal(err)
 	}
 	// Nothing is pending any more; a second pass fails nothing more.
-	if err := s.FailPendingBatchRequests(ctx, b.ID, "batch_expired", "late"); err != nil {
+	if err := s.FailPendingBatchRequests(ctx, lease, "batch_expired", "late"); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.GetBatch(ctx, b.Owner, b.ID)
@@ -372,19 +390,19 @@ func testBatchFailPending(t *testing.T, s Store) {
 	}
 }
 
-// testBatchFinishOnce has two instances store outcomes for the same
-// requests at once, as two workers would after a lease changed hands
-// mid-request: each request is counted once.
+// testBatchFinishOnce has three instances store outcomes for the same
+// requests at once under one lease: each request is counted once.
 func testBatchFinishOnce(t *testing.T, open func(t *testing.T) Store) {
 	ctx := t.Context()
 	instances := []Store{open(t), open(t), open(t)}
 	b := newStoredBatch(t, instances[0], NewID("owner-"), 1_800_000_000)
+	lease := leaseOf(t, instances[0], b)
 	const n = 60
 	reqs := make([]BatchRequest, n)
 	for i := range reqs {
 		reqs[i] = BatchRequest{Line: i + 1, CustomID: fmt.Sprintf("req-%d", i), Body: json.RawMessage(`{}`)}
 	}
-	if err := instances[0].AddBatchRequests(ctx, b.ID, reqs); err != nil {
+	if err := instances[0].AddBatchRequests(ctx, lease, reqs); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -393,7 +411,7 @@ func testBatchFinishOnce(t *testing.T, open func(t *testing.T) Store) {
 		wg.Go(func() {
 			for _, r := range reqs {
 				o := BatchOutcome{Line: r.Line, Result: []byte(fmt.Sprintf(`{"worker":%d}`, w)), Failed: r.Line%3 == 0, InputTokens: 1, OutputTokens: 2}
-				if err := s.FinishBatchRequest(ctx, b.ID, o); err != nil {
+				if err := s.FinishBatchRequest(ctx, lease, o); err != nil {
 					errs <- err
 				}
 			}
@@ -486,7 +504,7 @@ func testBatchConcurrentClaims(t *testing.T, open func(t *testing.T) Store) {
 		if w == dead {
 			continue
 		}
-		if _, err := instances[w].RenewLease(ctx, id, fmt.Sprintf("w%d", w), t0+60); err != nil {
+		if _, err := instances[w].RenewLease(ctx, Lease{id, fmt.Sprintf("w%d", w)}, t0+60); err != nil {
 			t.Fatalf("renewing %s: %v", id, err)
 		}
 	}
@@ -525,7 +543,7 @@ func testBatchConcurrentClaims(t *testing.T, open func(t *testing.T) Store) {
 		if _, ok := taken[id]; !ok {
 			t.Fatalf("the dead worker's batch %s was not taken over", id)
 		}
-		if _, err := instances[dead].RenewLease(ctx, id, fmt.Sprintf("w%d", dead), t0+90); !errors.Is(err, ErrLeaseLost) {
+		if _, err := instances[dead].RenewLease(ctx, Lease{id, fmt.Sprintf("w%d", dead)}, t0+90); !errors.Is(err, ErrLeaseLost) {
 			t.Fatalf("the dead worker renews %s: %v, want ErrLeaseLost", id, err)
 		}
 	}

@@ -37,7 +37,19 @@ type Batch struct {
 
 	Total, Completed, Failed  int
 	InputTokens, OutputTokens int64
+
+	// Lease is the token of the claim that returned the batch (see
+	// ClaimBatch); UpdateBatch of a batch with one is its holder's write,
+	// fenced by it. Empty on batches read otherwise.
+	Lease string
 }
+
+// Lease is a batch's lease as its holder names it: the batch and the
+// token its claim stored.
+type Lease struct{ Batch, Token string }
+
+// Leased is b's lease (see Batch.Lease).
+func (b *Batch) Leased() Lease { return Lease{Batch: b.ID, Token: b.Lease} }
 
 // BatchError is one entry of a failed batch's errors.
 type BatchError struct {
@@ -82,39 +94,50 @@ type BatchStore interface {
 	GetBatch(ctx context.Context, owner, id string) (*Batch, error)
 	ListBatches(ctx context.Context, owner string, q ListQuery) ([]Batch, bool, error)
 	// UpdateBatch writes b's status, timestamps, model, errors and file
-	// IDs, if the stored status is one of from; else ErrConflict.
+	// IDs, if the stored status is one of from; else ErrConflict. With
+	// b.Lease set it is fenced too (ErrLeaseLost).
 	UpdateBatch(ctx context.Context, b *Batch, from ...string) error
 
-	// ClaimBatch leases to worker, until the Unix time until, the oldest
-	// open batch whose lease has run out; nil when there is none.
-	ClaimBatch(ctx context.Context, worker string, now, until int64) (*Batch, error)
-	// RenewLease extends worker's lease and returns the batch's status,
-	// which a user's cancel may have changed; ErrLeaseLost if it is gone.
-	RenewLease(ctx context.Context, id, worker string, until int64) (string, error)
-	ReleaseLease(ctx context.Context, id, worker string) error
+	// ClaimBatch leases to token, until the Unix time until, the oldest
+	// open batch whose lease has run out, and returns it with Lease set;
+	// nil when there is none. token names this one claim: no other claim
+	// may use it again.
+	ClaimBatch(ctx context.Context, token string, now, until int64) (*Batch, error)
+	// RenewLease extends a lease and returns the batch's status, which a
+	// user's cancel may have changed; ErrLeaseLost if it is gone.
+	RenewLease(ctx context.Context, l Lease, until int64) (string, error)
+	ReleaseLease(ctx context.Context, l Lease) error
+
+	// The writes below are a lease holder's: each is fenced by the lease
+	// (ErrLeaseLost once the batch is another's), and none holds a
+	// transaction or a lock beyond its own statement, so a holder that
+	// stops between two of them (a paused process, a partition) holds
+	// nothing up: its batch is claimed once the lease has run out, and a
+	// cancel goes through at once.
 
 	// ReplaceBatchRequests drops the batch's requests (a validation cut
 	// short); AddBatchRequests appends validated ones.
-	ReplaceBatchRequests(ctx context.Context, id string) error
-	AddBatchRequests(ctx context.Context, id string, reqs []BatchRequest) error
+	ReplaceBatchRequests(ctx context.Context, l Lease) error
+	AddBatchRequests(ctx context.Context, l Lease, reqs []BatchRequest) error
 	// PendingBatchRequests returns up to limit requests without an outcome,
 	// after the given line, in line order.
 	PendingBatchRequests(ctx context.Context, id string, afterLine, limit int) ([]BatchRequest, error)
 	// StartBatchRequest counts an attempt at a pending request, durably,
 	// before it is sent, and returns the attempts so far (this one
 	// included); 0 when the request has an outcome already. A process that
-	// dies while the request runs has counted it.
-	StartBatchRequest(ctx context.Context, id string, line int) (int, error)
+	// dies while the request runs has counted it. Only a batch in_progress
+	// starts requests: once a cancel is stored, ErrConflict.
+	StartBatchRequest(ctx context.Context, l Lease, line int) (int, error)
 	// AbandonBatchRequest takes back the attempt of a request that a stop
 	// cut short (the runner stopped, the batch was cancelled): it did not
 	// crash anything.
-	AbandonBatchRequest(ctx context.Context, id string, line int) error
+	AbandonBatchRequest(ctx context.Context, l Lease, line int) error
 	// FinishBatchRequest stores an outcome and counts it, once: a request
 	// that already has one is left as it is.
-	FinishBatchRequest(ctx context.Context, id string, o BatchOutcome) error
+	FinishBatchRequest(ctx context.Context, l Lease, o BatchOutcome) error
 	// FailPendingBatchRequests gives every request without an outcome a
 	// failed one with the error code (batch_cancelled, batch_expired).
-	FailPendingBatchRequests(ctx context.Context, id, code, message string) error
+	FailPendingBatchRequests(ctx context.Context, l Lease, code, message string) error
 	// EachBatchResult calls fn for every request in line order with its
 	// stored result (nil when it never finished).
 	EachBatchResult(ctx context.Context, id string, fn func(customID string, result []byte, failed bool) error) error

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -65,6 +67,10 @@ func OpenPostgres(ctx context.Context, dsn string) (*Postgres, error) {
 		Location: location,
 		uploads:  map[string]*sql.Tx{},
 	}
+	if err := s.reach(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("%s: %w", location, err)
+	}
 	if err := migrate(ctx, s.db, postgresMigrations, migrationLock); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("%s: %w", location, err)
@@ -74,6 +80,27 @@ func OpenPostgres(ctx context.Context, dsn string) (*Postgres, error) {
 		return nil, fmt.Errorf("%s: %w", location, err)
 	}
 	return s, nil
+}
+
+// ErrUnreachable: the database server could not be reached (refused,
+// timed out, unknown host), as against one that answered with an error.
+var ErrUnreachable = errors.New("the database server cannot be reached")
+
+// reachTimeout bounds the first connection at open.
+const reachTimeout = 10 * time.Second
+
+// reach opens a first connection; a failure to reach the server is
+// ErrUnreachable, one the server answered (a wrong password, a missing
+// database) is returned as it is.
+func (s *Postgres) reach(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, reachTimeout)
+	defer cancel()
+	err := s.pool.Ping(ctx)
+	var netErr net.Error
+	if err != nil && (errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded)) {
+		return fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	return err
 }
 
 // Close rolls back unfinished uploads, whose connections the pool would

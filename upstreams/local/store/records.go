@@ -24,8 +24,13 @@ type dialect struct {
 	dollar bool
 	// skipLocked ends a SELECT picking a row to claim: it locks the row and
 	// passes over those other transactions hold. Empty on SQLite, whose
-	// writers take turns anyway.
+	// writers take turns anyway. The lock taken does not conflict with the
+	// key-share locks of rows inserted that refer to the row.
 	skipLocked string
+	// shareLock ends a SELECT that checks a row a write depends on (a
+	// batch's lease): the row cannot change until the write commits.
+	// Empty on SQLite.
+	shareLock string
 	// jsonString is an expression (a format with one %s, a text column)
 	// giving the column as a JSON string.
 	jsonString string
@@ -40,7 +45,8 @@ var (
 	}
 	postgresDialect = dialect{
 		dollar:     true,
-		skipLocked: ` FOR UPDATE SKIP LOCKED`,
+		skipLocked: ` FOR NO KEY UPDATE SKIP LOCKED`,
+		shareLock:  ` FOR SHARE`,
 		jsonString: `to_json(%s)::text`,
 		randomHex:  `substr(md5(gen_random_uuid()::text), 1, 24)`,
 	}
@@ -304,4 +310,11 @@ func (r records) ThreadMessages(ctx context.Context, owner, threadID string) ([]
 		return nil, fmt.Errorf("listing thread messages: %w", err)
 	}
 	return out, nil
+}
+
+func (r records) Ping(ctx context.Context) error {
+	if err := r.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("reaching the store: %w", err)
+	}
+	return nil
 }

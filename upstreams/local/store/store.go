@@ -81,5 +81,7 @@ type Store interface {
 	ThreadStore
 	ResponseStore
 	BatchStore
+	// Ping reports whether the store can be reached now.
+	Ping(ctx context.Context) error
 	Close() error
 }

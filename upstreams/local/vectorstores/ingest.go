@@ -16,9 +16,6 @@ import (
 	"github.com/modelgate/modelgate/upstreams/tokens"
 )
 
-// ingestWorkers is how many files are ingested at once.
-const ingestWorkers = 2
-
 // maxIngestBytes is the largest file that is read for indexing.
 const maxIngestBytes = 128 << 20
 
@@ -45,6 +42,8 @@ type Ingester struct {
 	// worker names this ingester in the leases it holds.
 	worker string
 	lease  time.Duration
+	// workers is how many files are ingested at once.
+	workers int
 	// maxAttempts is how many claims of a file are allowed before it is
 	// quarantined (failed, never tried again).
 	maxAttempts int
@@ -59,10 +58,11 @@ type Ingester struct {
 	running int
 }
 
-func NewIngester(vs store.VectorStoreStore, files store.FileStore, logger *zap.Logger, maxAttempts int) *Ingester {
+// NewIngester ingests up to workers files at once.
+func NewIngester(vs store.VectorStoreStore, files store.FileStore, logger *zap.Logger, workers, maxAttempts int) *Ingester {
 	ctx, cancel := context.WithCancel(context.Background())
 	in := &Ingester{vs: vs, files: files, logger: logger, kick: make(chan struct{}, 1),
-		worker: store.WorkerName(), lease: ingestLease, maxAttempts: maxAttempts,
+		worker: store.WorkerName(), lease: ingestLease, workers: workers, maxAttempts: maxAttempts,
 		ctx: ctx, cancel: cancel}
 	in.embed = embedder{dispatcher: in.currentDispatcher}
 	return in
@@ -115,7 +115,7 @@ func (in *Ingester) loop() {
 			return
 		}
 		in.mu.Lock()
-		free := ingestWorkers - in.running
+		free := in.workers - in.running
 		in.mu.Unlock()
 		if free > 0 {
 			// Not cut short by a stop (a claim cancelled as it commits

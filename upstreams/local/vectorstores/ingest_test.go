@@ -148,7 +148,7 @@ func testVSQuarantine(t *testing.T, s ingestStore) {
 		t.Fatalf("dead-3 claimed %v", got)
 	}
 	clock.Add(3600)
-	in := NewIngester(s, s, zap.NewNop(), 2)
+	in := NewIngester(s, s, zap.NewNop(), 2, 2)
 	t.Cleanup(in.Stop)
 	in.Start()
 	for {
@@ -226,7 +226,7 @@ func testVSTwoIngesters(t *testing.T, a, b ingestStore) {
 	count := &openCounter{opened: map[string]int{}}
 	var ingesters []*Ingester
 	for _, s := range []ingestStore{a, b} {
-		in := NewIngester(s, countingFiles{s, count}, zap.NewNop(), 2)
+		in := NewIngester(s, countingFiles{s, count}, zap.NewNop(), 2, 2)
 		ingesters = append(ingesters, in)
 		t.Cleanup(in.Stop)
 	}

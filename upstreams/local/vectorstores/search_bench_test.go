@@ -59,7 +59,7 @@ func testVectors(tb testing.TB, embeddingModel string) (l *Vectors, s *store.SQL
 	if err != nil {
 		tb.Fatal(err)
 	}
-	in := NewIngester(s, s, zap.NewNop(), 2)
+	in := NewIngester(s, s, zap.NewNop(), 2, 2)
 	l = &Vectors{Model: embeddingModel, Ingest: in, Cache: NewCache()}
 	in.Use(embedDispatcher{})
 	in.Start()

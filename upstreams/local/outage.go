@@ -1,0 +1,48 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/modelgate/modelgate/upstreams"
+)
+
+// pingTimeout bounds a check of whether the store can be reached.
+const pingTimeout = time.Second
+
+// StoreUp reports whether this upstream's store can be reached now.
+func (l *Local) StoreUp(ctx context.Context) error {
+	if !l.opened() {
+		return errNotOpened
+	}
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	return l.store.Ping(ctx)
+}
+
+// errStoreUnavailable is the answer to a call that failed because the
+// store cannot be reached: a 503 with a code of its own (and Retry-After),
+// which clients and SDKs retry, where a bug's 500 would not be.
+var errStoreUnavailable = &upstreams.Error{Status: http.StatusServiceUnavailable, Type: upstreams.TypeServer, Code: "store_unavailable",
+	Message: "The gateway's store cannot be reached right now. Please try again shortly."}
+
+// outage turns the failure of a call into errStoreUnavailable when the
+// store cannot be reached; a public error, or a failure while the store
+// answers, is returned as it is.
+func (l *Local) outage(w http.ResponseWriter, c *upstreams.Call, err error) error {
+	var public *upstreams.Error
+	if err == nil || errors.As(err, &public) || c.Request.Context().Err() != nil {
+		return err
+	}
+	down := l.StoreUp(c.Request.Context())
+	if down == nil {
+		return err
+	}
+	l.logger.Warn("store unavailable", zap.String("operation", c.Operation), zap.NamedError("call", err), zap.NamedError("ping", down))
+	w.Header().Set("Retry-After", "1")
+	return errStoreUnavailable
+}
