@@ -167,9 +167,9 @@ func (s *dashStats) observe(req *request, start time.Time, ex *exchange) {
 		case status >= 400:
 			k.errors.Add(1)
 		}
-		if ex.usage != nil {
-			k.promptTokens.Add(int64(ex.usage.prompt))
-			k.completion.Add(int64(ex.usage.completion))
+		if u := req.countedUsage(ex); u != nil {
+			k.promptTokens.Add(u.prompt)
+			k.completion.Add(u.completion)
 		}
 		// The names are canonical: read without Get's canonicalizing them
 		// again (eight names a request).

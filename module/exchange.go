@@ -35,7 +35,10 @@ type exchange struct {
 	splitter       *sse.Splitter
 	capture        *bytes.Buffer
 	usage          *usage
-	writeErr       error
+	// foreignUsage: a usage in the reply is not work this exchange did (a
+	// batch or a stored response retrieved), so none is read from it.
+	foreignUsage bool
+	writeErr     error
 
 	// findings are the reply's departures from the response schemas; they
 	// go to the record after the request's.
@@ -201,7 +204,11 @@ func (e *exchange) ReadFrom(r io.Reader) (int64, error) {
 type writerOnly struct{ io.Writer }
 
 func (e *exchange) onEvent(ev sse.Event) {
-	u, usageOnly := chunkUsage(ev.Data)
+	var u *usage
+	var usageOnly bool
+	if !e.foreignUsage {
+		u, usageOnly = chunkUsage(ev.Data)
+	}
 	if u != nil {
 		e.usage = u
 	}
@@ -275,5 +282,7 @@ func (e *exchange) finish() {
 	default:
 		checked, e.replyFindings = checkJSONReply(e.operation, body)
 	}
-	e.usage = checked.replyUsage(body)
+	if !e.foreignUsage {
+		e.usage = checked.replyUsage(body)
+	}
 }

@@ -78,6 +78,7 @@ func (g *Gateway) serve(ex *exchange, req *request) {
 		}
 	}
 	if req.route != nil {
+		g.checkUsage(req, ex)
 		g.checkReply(req, ex)
 	}
 }
