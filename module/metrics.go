@@ -51,7 +51,7 @@ func initMetrics() {
 		Help: "Calls to the rate limit store (Redis) that failed, by step (admit, settle, release)."}, []string{"step"})
 	m.streamsCut = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "upstream_streams_cut_total",
 		Help: "Relayed event streams that ended early, by reason (cut: reset, closed or idle upstream; event_too_large)."}, []string{"operation", "upstream", "reason"})
-	m.collectors = []prometheus.Collector{recorderDropped, m.requests, m.duration, m.firstByte, m.tokens, m.refusals, m.retries, m.fallbacks, m.findings, m.storeFailures, m.streamsCut, usageFindingsTotal}
+	m.collectors = []prometheus.Collector{recorderDropped, m.requests, m.duration, m.firstByte, m.tokens, m.refusals, m.retries, m.fallbacks, m.findings, m.storeFailures, m.streamsCut, usageFindingsTotal, costTotal, unpricedTotal}
 }
 
 // registerMetrics adds the gateway's collectors to a config's registry; a
@@ -89,4 +89,5 @@ func observe(req *request, start time.Time, ex *exchange) {
 		m.tokens.WithLabelValues(op, upstream, "prompt").Add(float64(max(0, u.prompt)))
 		m.tokens.WithLabelValues(op, upstream, "completion").Add(float64(max(0, u.completion)))
 	}
+	observeCost(req, op, upstream)
 }

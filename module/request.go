@@ -46,6 +46,12 @@ type request struct {
 	// dispatched is the tokens the work dispatched inside this request
 	// used, settled when its own reply reports no usage.
 	dispatched atomic.Int64
+	// dispatchedCost is what the work dispatched inside this request
+	// cost, in picodollars; dispatchedUnpriced: some of it had no price.
+	dispatchedCost     atomic.Int64
+	dispatchedUnpriced atomic.Bool
+	// cost is what the request's work cost (see Gateway.price).
+	cost exchangeCost
 	// prompt is the gateway's own count of the request's prompt tokens
 	// (see promptTokens), once promptCounted.
 	prompt        int64

@@ -145,7 +145,7 @@ func (r *Row) resolve() error {
 // the longest matching pattern. An operator's row comes before the
 // shipped row of the same name.
 type Table struct {
-	names    map[string]*Row // provider + "/" + name
+	names    map[string]map[string]*Row // by provider, then name
 	patterns []pattern
 }
 
@@ -162,7 +162,7 @@ func NewTable(operator []Row) (*Table, error) {
 	if err := json.Unmarshal(shipped, &doc); err != nil {
 		return nil, fmt.Errorf("the shipped price table: %w", err)
 	}
-	t := &Table{names: map[string]*Row{}}
+	t := &Table{names: map[string]map[string]*Row{}}
 	for _, rows := range [][]Row{operator, doc.Prices} {
 		for i := range rows {
 			r := rows[i]
@@ -170,9 +170,12 @@ func NewTable(operator []Row) (*Table, error) {
 				return nil, err
 			}
 			for _, p := range r.Providers {
+				if t.names[p] == nil {
+					t.names[p] = map[string]*Row{}
+				}
 				for _, name := range append([]string{r.Model}, r.Aliases...) {
-					if _, taken := t.names[p+"/"+name]; !taken {
-						t.names[p+"/"+name] = &r
+					if _, taken := t.names[p][name]; !taken {
+						t.names[p][name] = &r
 					}
 				}
 				for _, g := range r.Patterns {
@@ -189,10 +192,10 @@ func NewTable(operator []Row) (*Table, error) {
 // Lookup is the row pricing model on an upstream of kind provider; nil
 // when none does (the model is unpriced).
 func (t *Table) Lookup(provider, model string) *Row {
-	if r := t.names[provider+"/"+model]; r != nil {
+	if r := t.names[provider][model]; r != nil {
 		return r
 	}
-	if r := t.names["*/"+model]; r != nil {
+	if r := t.names["*"][model]; r != nil {
 		return r
 	}
 	for _, p := range t.patterns {
