@@ -68,6 +68,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        max_body <size>
 //	        queue <n>
 //	    }
+//	    cost_header
 //	    price <provider> <model> [<alias or pattern>...] {
 //	        input <usd per 1M tokens>
 //	        cached_input <usd>
@@ -125,6 +126,11 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&g.ResponseCheck) {
 				return d.ArgErr()
 			}
+		case "cost_header":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			g.CostHeader = true
 		case "price":
 			row, err := parsePrice(d)
 			if err != nil {

@@ -1,6 +1,7 @@
 package modelgate
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -87,6 +88,29 @@ func (g *Gateway) price(req *request, ex *exchange) {
 			p.dispatchedUnpriced.Store(true)
 		}
 	}
+}
+
+// costTrailer is the trailer a reply's cost goes in with cost_header: the
+// cost in USD, or "unpriced" when some of the work had no price.
+const costTrailer = "X-Modelgate-Cost-Usd"
+
+// declareCostTrailer announces the cost trailer in a reply's header; the
+// reply goes chunked (on HTTP/1.1), as a trailer needs.
+func declareCostTrailer(h http.Header) {
+	h.Add("Trailer", costTrailer)
+	h.Del("Content-Length")
+}
+
+// sendCost sets the cost trailer a reply declared.
+func sendCost(req *request, ex *exchange) {
+	if !ex.costTrailer || ex.status >= 300 || !req.cost.priced {
+		return
+	}
+	value := "unpriced"
+	if !req.cost.unpriced {
+		value = pricing.USD(req.cost.pico)
+	}
+	ex.Header().Set(costTrailer, value)
 }
 
 // observeCost counts the cost of work the request did itself.

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -23,8 +22,8 @@ import (
 // (gpt-4o-mini: $0.15 input, $0.075 cached input, $0.60 output per 1M;
 // text-embedding-3-small: $0.02; the batch discount 50%) or at an
 // operator's `price` row, in the record (cost_usd), the key's spend on the
-// dashboard and cost_usd_total; a model without a price is unpriced in
-// each, never free.
+// dashboard, cost_usd_total and the X-Modelgate-Cost-Usd trailer
+// (cost_header); a model without a price is unpriced in each, never free.
 func TestCostOfEachExchange(t *testing.T) {
 	usage := `{"prompt_tokens":1000,"completion_tokens":500,"total_tokens":1500}`
 	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
@@ -59,6 +58,7 @@ func TestCostOfEachExchange(t *testing.T) {
 		}
 		route chat.completions.create embeddings.create to priced
 		route files.* batches.* to local
+		cost_header
 		price openai house-model house-model-v* {
 			input 1
 			output 2.5
@@ -91,8 +91,16 @@ func TestCostOfEachExchange(t *testing.T) {
 	}
 	for i, c := range cases {
 		usage = c.usage
-		if resp, _ := rawRequest(t, "POST", base+c.path, c.request, chatHeaders); resp.StatusCode != 200 {
+		resp, _ := rawRequest(t, "POST", base+c.path, c.request, chatHeaders)
+		if resp.StatusCode != 200 {
 			t.Fatalf("%s: %d %s", c.name, resp.StatusCode, lastBody)
+		}
+		trailer := c.cost
+		if trailer == "" {
+			trailer = "unpriced"
+		}
+		if got := resp.Trailer.Get("X-Modelgate-Cost-Usd"); got != trailer {
+			t.Errorf("%s: cost trailer %q, want %q", c.name, got, trailer)
 		}
 		r := readRecords(t, rec, i+1)[i]
 		cost, _ := r["cost_usd"].(string)
@@ -137,37 +145,11 @@ func TestCostOfEachExchange(t *testing.T) {
 	}
 }
 
-// gatewayMetrics are the series of the named metrics, by name and labels.
-func gatewayMetrics(t *testing.T, base string, names ...string) map[string]float64 {
-	t.Helper()
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	out := map[string]float64{}
-	for _, line := range strings.Split(string(body), "\n") {
-		series, value, ok := strings.Cut(line, " ")
-		name, _, _ := strings.Cut(series, "{")
-		var v float64
-		if _, err := fmt.Sscan(value, &v); ok && err == nil && slices.Contains(names, name) {
-			out[series] = v
-		}
-	}
-	return out
-}
-
 // dashboardSpend is a key's spend on the dashboard, and its unpriced
 // replies ("" for none).
 func dashboardSpend(t *testing.T, base, key string) (spend, unpriced string) {
 	t.Helper()
-	resp, err := http.Get(base + "/dashboard")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	page, _ := io.ReadAll(resp.Body)
+	page := getPage(t, base+"/dashboard")
 	m := regexp.MustCompile(`<tr data-key="` + regexp.QuoteMeta(key) + `">.*?<td class="n spend">([0-9.]+)(?: <span class="muted">\+ (\d+) unpriced</span>)?</td>`).FindSubmatch(page)
 	if m == nil {
 		t.Fatalf("no spend of %s on the dashboard", key)

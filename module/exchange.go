@@ -38,7 +38,10 @@ type exchange struct {
 	// foreignUsage: a usage in the reply is not work this exchange did (a
 	// batch or a stored response retrieved), so none is read from it.
 	foreignUsage bool
-	writeErr     error
+	// costTrailer: a 2xx reply ends with the cost of its work in a
+	// trailer (cost_header).
+	costTrailer bool
+	writeErr    error
 
 	// findings are the reply's departures from the response schemas; they
 	// go to the record after the request's.
@@ -103,6 +106,9 @@ func (e *exchange) WriteHeader(status int) {
 		}
 	} else {
 		e.capture = new(bytes.Buffer)
+	}
+	if e.costTrailer && status < 300 {
+		declareCostTrailer(e.Header())
 	}
 	e.ResponseWriterWrapper.WriteHeader(status)
 }

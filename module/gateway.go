@@ -110,6 +110,13 @@ type Gateway struct {
 	// Caddyfile: `price <provider> <model> [<alias or pattern>...] { input <usd>; cached_input <usd>; cache_write <usd>; output <usd>; reasoning <usd>; batch_discount <percent> }`
 	Prices []pricing.Row `json:"prices,omitempty"`
 
+	// CostHeader ends each 2xx reply of work (chat, embeddings, responses,
+	// ...) with the trailer X-Modelgate-Cost-Usd: its cost in USD, or
+	// "unpriced". Default: off.
+	//
+	// Caddyfile: `cost_header`
+	CostHeader bool `json:"cost_header,omitempty"`
+
 	keys           *keyring
 	limitStore     ratelimit.Store
 	modelRules     []ModelRule

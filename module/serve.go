@@ -73,6 +73,7 @@ func (g *Gateway) serve(ex *exchange, req *request) {
 		req.parent.dispatched.Add(min(ex.usage.total, ratelimit.MaxTokens))
 	}
 	g.price(req, ex)
+	sendCost(req, ex)
 	if req.ticket != nil {
 		if finding := g.settle(req.http.Context(), req.ticket, req.usageToSettle(ex)); finding != "" {
 			req.findings = append(req.findings, finding)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ func TestFinishedBatchPolledIsChargedOnce(t *testing.T) {
 	}`, clientKey, t.TempDir()))
 	client := sdk(base)
 	ctx := context.Background()
-	before := tokenMetrics(t, base)
+	before := gatewayMetrics(t, base, "caddy_modelgate_tokens_total")
 
 	b, err := client.Batches.New(ctx, openai.BatchNewParams{
 		InputFileID:      uploadBatchFile(t, client, batchInput(100, "reference")),
@@ -74,7 +75,7 @@ func TestFinishedBatchPolledIsChargedOnce(t *testing.T) {
 	if p, c := dashboardTokens(t, base, "poller"); p != prompt || c != completion {
 		t.Errorf("dashboard after the batch: %d prompt, %d completion tokens; the lines used %d, %d", p, c, prompt, completion)
 	}
-	afterBatch := tokenMetrics(t, base)
+	afterBatch := gatewayMetrics(t, base, "caddy_modelgate_tokens_total")
 	chat := `caddy_modelgate_tokens_total{direction="%s",operation="chat.completions.create",upstream="reference"}`
 	if got := afterBatch[fmt.Sprintf(chat, "prompt")] - before[fmt.Sprintf(chat, "prompt")]; got != float64(prompt) {
 		t.Errorf("prompt tokens metric grew by %v over the batch; its lines used %d", got, prompt)
@@ -93,7 +94,7 @@ func TestFinishedBatchPolledIsChargedOnce(t *testing.T) {
 	if p, c := dashboardTokens(t, base, "poller"); p != prompt || c != completion {
 		t.Errorf("dashboard after 33 polls: %d prompt, %d completion tokens; the lines used %d, %d", p, c, prompt, completion)
 	}
-	for name, v := range tokenMetrics(t, base) {
+	for name, v := range gatewayMetrics(t, base, "caddy_modelgate_tokens_total") {
 		if strings.Contains(name, `operation="batches.`) {
 			t.Errorf("polling a batch counted tokens: %s %v", name, v)
 		} else if v != afterBatch[name] {
@@ -111,40 +112,43 @@ func TestFinishedBatchPolledIsChargedOnce(t *testing.T) {
 	}
 }
 
-// tokenMetrics are the gateway's tokens_total series, by their full name
-// and labels.
-func tokenMetrics(t *testing.T, base string) map[string]float64 {
+// gatewayMetrics are the series of the named metrics on Caddy's /metrics,
+// by name and labels.
+func gatewayMetrics(t *testing.T, base string, names ...string) map[string]float64 {
 	t.Helper()
-	resp, err := http.Get(base + "/metrics")
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(getPage(t, base+"/metrics")), "\n") {
+		series, value, ok := strings.Cut(line, " ")
+		name, _, _ := strings.Cut(series, "{")
+		if !ok || !slices.Contains(names, name) {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			t.Fatalf("metric %q", line)
+		}
+		out[series] = v
+	}
+	return out
+}
+
+// getPage is the body of a GET of url.
+func getPage(t *testing.T, url string) []byte {
+	t.Helper()
+	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	out := map[string]float64{}
-	for _, line := range strings.Split(string(body), "\n") {
-		if name, value, ok := strings.Cut(line, " "); ok && strings.HasPrefix(name, "caddy_modelgate_tokens_total{") {
-			v, err := strconv.ParseFloat(value, 64)
-			if err != nil {
-				t.Fatalf("metric %q", line)
-			}
-			out[name] = v
-		}
-	}
-	return out
+	page, _ := io.ReadAll(resp.Body)
+	return page
 }
 
 // dashboardTokens are the prompt and completion tokens the dashboard shows
 // for a key.
 func dashboardTokens(t *testing.T, base, key string) (prompt, completion int64) {
 	t.Helper()
-	resp, err := http.Get(base + "/dashboard")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	page, _ := io.ReadAll(resp.Body)
-	row := regexp.MustCompile(`<tr data-key="` + regexp.QuoteMeta(key) + `">.*?<td class="n">(\d+)</td><td class="n">(\d+)</td>`).FindSubmatch(page)
+	row := regexp.MustCompile(`<tr data-key="` + regexp.QuoteMeta(key) + `">.*?<td class="n">(\d+)</td><td class="n">(\d+)</td>`).FindSubmatch(getPage(t, base+"/dashboard"))
 	if row == nil {
 		return 0, 0
 	}

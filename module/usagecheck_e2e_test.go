@@ -97,17 +97,10 @@ func TestUsageFindings(t *testing.T) {
 // the upstream "counted", by check.
 func usageFindingCounts(t *testing.T, base string) map[string]float64 {
 	t.Helper()
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
 	out := map[string]float64{}
-	for _, line := range strings.Split(string(body), "\n") {
+	for series, n := range gatewayMetrics(t, base, "caddy_modelgate_usage_findings_total") {
 		var check string
-		var n float64
-		if _, err := fmt.Sscanf(line, `caddy_modelgate_usage_findings_total{check=%q,operation="chat.completions.create",upstream="counted"} %g`, &check, &n); err == nil {
+		if _, err := fmt.Sscanf(series, `caddy_modelgate_usage_findings_total{check=%q,operation="chat.completions.create",upstream="counted"}`, &check); err == nil {
 			out[check] = n
 		}
 	}

@@ -212,13 +212,30 @@ func (t *Table) Lookup(provider, model string) *Row {
 // USD writes picodollars as a decimal number of dollars, exactly: 1500000
 // is "0.0000015".
 func USD(pico int64) string {
-	sign := ""
+	var buf [40]byte
+	b := buf[:0]
 	if pico < 0 {
-		sign, pico = "-", -pico
+		b = append(b, '-')
 	}
-	frac := strings.TrimRight(fmt.Sprintf("%012d", pico%1_000_000_000_000), "0")
-	if frac == "" {
-		return sign + strconv.FormatInt(pico/1_000_000_000_000, 10)
+	whole, frac := pico/picoPerUSD, pico%picoPerUSD
+	if pico < 0 {
+		whole, frac = -whole, -frac
 	}
-	return sign + strconv.FormatInt(pico/1_000_000_000_000, 10) + "." + frac
+	b = strconv.AppendUint(b, uint64(whole), 10)
+	if frac == 0 {
+		return string(b)
+	}
+	var digits [12]byte
+	for i := len(digits) - 1; i >= 0; i-- {
+		digits[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	n := len(digits)
+	for digits[n-1] == '0' {
+		n--
+	}
+	return string(append(append(b, '.'), digits[:n]...))
 }
+
+// picoPerUSD is a dollar in picodollars.
+const picoPerUSD = 1_000_000_000_000

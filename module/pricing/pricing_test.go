@@ -1,6 +1,7 @@
 package pricing
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -91,7 +92,7 @@ func TestOperatorRows(t *testing.T) {
 
 // TestUSD writes picodollars exactly.
 func TestUSD(t *testing.T) {
-	for pico, want := range map[int64]string{0: "0", 1: "0.000000000001", 1_500_000: "0.0000015", 2_000_000_000_000: "2", -450_000_000: "-0.00045"} {
+	for pico, want := range map[int64]string{0: "0", 1: "0.000000000001", 1_500_000: "0.0000015", 2_000_000_000_000: "2", -450_000_000: "-0.00045", -3_000_000_000_001: "-3.000000000001", math.MaxInt64: "9223372.036854775807", math.MinInt64: "-9223372.036854775808"} {
 		if got := USD(pico); got != want {
 			t.Errorf("USD(%d) = %s, want %s", pico, got, want)
 		}
