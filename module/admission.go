@@ -154,7 +154,8 @@ func (g *Gateway) admitRate(ex *exchange, req *request) *upstreams.Error {
 	limits := p.limits
 	var estimate int64
 	if limits.TokensPerMinute > 0 {
-		estimate = estimateTokens(call.Operation, call.Model, doc)
+		estimate, req.prompt = estimateTokens(call.Operation, call.Model, doc)
+		req.promptCounted = true
 	}
 	ticket, refusal, err := p.limiter.Admit(call.Request.Context(), estimate)
 	if err != nil {
@@ -269,9 +270,11 @@ func (g *Gateway) storeFailed(step string, err error, fields ...zap.Field) {
 }
 
 // estimateTokens is what a request is charged on admission: its prompt
-// tokens plus the completion it may ask for (max_completion_tokens or
-// max_tokens, times n).
-func estimateTokens(op, model string, doc map[string]any) int64 {
+// tokens (promptTokens, also returned) plus the completion it may ask for
+// (max_completion_tokens or max_tokens, times n; a response's
+// max_output_tokens).
+func estimateTokens(op, model string, doc map[string]any) (estimate, prompt int64) {
+	prompt = promptTokens(op, model, doc)
 	switch op {
 	case upstreams.OpChatCompletionsCreate:
 		n := int64(1)
@@ -282,11 +285,25 @@ func estimateTokens(op, model string, doc map[string]any) int64 {
 		if !ok {
 			completion, _ = number(doc["max_tokens"])
 		}
-		return ratelimit.Estimate(int64(tokens.CountChat(model, doc)), n, completion)
+		return ratelimit.Estimate(prompt, n, completion), prompt
+	case upstreams.OpResponsesCreate:
+		completion, _ := number(doc["max_output_tokens"])
+		return ratelimit.Estimate(prompt, 1, completion), prompt
+	}
+	return prompt, prompt
+}
+
+// promptTokens is the gateway's own count of a request's prompt: a chat's
+// messages and tools, the input of embeddings, moderations or completions,
+// a response's instructions and input; 0 for other operations.
+func promptTokens(op, model string, doc map[string]any) int64 {
+	switch op {
+	case upstreams.OpChatCompletionsCreate:
+		return int64(tokens.CountChat(model, doc))
 	case upstreams.OpEmbeddingsCreate, upstreams.OpModerationsCreate, upstreams.OpCompletionsCreate:
 		return inputTokens(tokens.ForModel(model), firstOf(doc, "input", "prompt"))
 	case upstreams.OpResponsesCreate:
-		return responseTokens(model, doc)
+		return responsePromptTokens(model, doc)
 	}
 	return 0
 }

@@ -68,6 +68,15 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        max_body <size>
 //	        queue <n>
 //	    }
+//	    cost_header
+//	    price <provider> <model> [<alias or pattern>...] {
+//	        input <usd per 1M tokens>
+//	        cached_input <usd>
+//	        cache_write <usd>
+//	        output <usd>
+//	        reasoning <usd>
+//	        batch_discount <percent>
+//	    }
 //	    route <operation-pattern...> [model <model-pattern...>] to <upstream...> [fallback <upstream...>] {
 //	        weights <n...>
 //	        retries <n>
@@ -117,6 +126,17 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&g.ResponseCheck) {
 				return d.ArgErr()
 			}
+		case "cost_header":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			g.CostHeader = true
+		case "price":
+			row, err := parsePrice(d)
+			if err != nil {
+				return err
+			}
+			g.Prices = append(g.Prices, row)
 		case "model_rule":
 			rule := ModelRule{Models: d.RemainingArgs()}
 			if len(rule.Models) == 0 {

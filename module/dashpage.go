@@ -30,8 +30,8 @@ ul.findings{margin:0;padding-left:1.2em}
 <div class="plots" id="plots">{{.Throughput}}{{.Latency}}</div>
 
 <h2>Keys</h2>
-<table id="keys"><thead><tr><th>Key</th><th>Requests</th><th>Refusals (429)</th><th>Other errors</th><th>Prompt tokens</th><th>Completion tokens</th><th>Rate-limit headroom</th></tr></thead><tbody>
-{{range .Keys}}<tr data-key="{{.Name}}"><td>{{.Name}}</td><td class="n requests">{{.Requests}}</td><td class="n refusals{{if .Refusals}} bad{{end}}">{{.Refusals}}</td><td class="n errors">{{.Errors}}</td><td class="n">{{.PromptTokens}}</td><td class="n">{{.CompletionTokens}}</td><td class="headroom">{{if .Limited}}{{.Headroom}}{{else}}<span class="muted">no limits</span>{{end}}</td></tr>
+<table id="keys"><thead><tr><th>Key</th><th>Requests</th><th>Refusals (429)</th><th>Other errors</th><th>Prompt tokens</th><th>Completion tokens</th><th>Spend (USD)</th><th>Rate-limit headroom</th></tr></thead><tbody>
+{{range .Keys}}<tr data-key="{{.Name}}"><td>{{.Name}}</td><td class="n requests">{{.Requests}}</td><td class="n refusals{{if .Refusals}} bad{{end}}">{{.Refusals}}</td><td class="n errors">{{.Errors}}</td><td class="n">{{.PromptTokens}}</td><td class="n">{{.CompletionTokens}}</td><td class="n spend">{{.Spend}}{{if .Unpriced}} <span class="muted">+ {{.Unpriced}} unpriced</span>{{end}}</td><td class="headroom">{{if .Limited}}{{.Headroom}}{{else}}<span class="muted">no limits</span>{{end}}</td></tr>
 {{end}}</tbody></table>
 
 <h2>Upstreams</h2>

@@ -47,6 +47,9 @@ const (
 type keyStats struct {
 	requests, refusals, errors atomic.Int64
 	promptTokens, completion   atomic.Int64
+	// spend is the cost of the key's priced work, in picodollars;
+	// unpriced counts its replies with usage that had no price.
+	spend, unpriced atomic.Int64
 	// rate is the key's rate-limit state its last reply carried.
 	rate atomic.Pointer[rateSeen]
 }
@@ -167,9 +170,15 @@ func (s *dashStats) observe(req *request, start time.Time, ex *exchange) {
 		case status >= 400:
 			k.errors.Add(1)
 		}
-		if ex.usage != nil {
-			k.promptTokens.Add(int64(ex.usage.prompt))
-			k.completion.Add(int64(ex.usage.completion))
+		if u := req.countedUsage(ex); u != nil {
+			k.promptTokens.Add(u.prompt)
+			k.completion.Add(u.completion)
+		}
+		if c := &req.cost; c.priced && !c.dispatched {
+			k.spend.Add(c.pico)
+			if c.unpriced {
+				k.unpriced.Add(1)
+			}
 		}
 		// The names are canonical: read without Get's canonicalizing them
 		// again (eight names a request).

@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/modelgate/modelgate/module/pricing"
 )
 
 // dashView is one rendering of the dashboard: a snapshot of the stats, the
@@ -33,8 +35,12 @@ type keyView struct {
 	Name                           string
 	Requests, Refusals, Errors     int64
 	PromptTokens, CompletionTokens int64
-	Limited                        bool
-	Headroom                       string
+	// Spend is the priced work's cost in USD; Unpriced the replies with
+	// usage that had no price.
+	Spend    string
+	Unpriced int64
+	Limited  bool
+	Headroom string
 }
 
 type upstreamView struct {
@@ -80,6 +86,7 @@ func (d *dashboard) view(ctx context.Context) dashView {
 			k := k.(*keyStats)
 			kv.Requests, kv.Refusals, kv.Errors = k.requests.Load(), k.refusals.Load(), k.errors.Load()
 			kv.PromptTokens, kv.CompletionTokens = k.promptTokens.Load(), k.completion.Load()
+			kv.Spend, kv.Unpriced = pricing.USD(k.spend.Load()), k.unpriced.Load()
 			if rs := k.rate.Load(); rs != nil {
 				kv.Headroom = rs.headroom(v.Now)
 			}

@@ -35,7 +35,13 @@ type exchange struct {
 	splitter       *sse.Splitter
 	capture        *bytes.Buffer
 	usage          *usage
-	writeErr       error
+	// foreignUsage: a usage in the reply is not work this exchange did (a
+	// batch or a stored response retrieved), so none is read from it.
+	foreignUsage bool
+	// costTrailer: a 2xx reply ends with the cost of its work in a
+	// trailer (cost_header).
+	costTrailer bool
+	writeErr    error
 
 	// findings are the reply's departures from the response schemas; they
 	// go to the record after the request's.
@@ -100,6 +106,9 @@ func (e *exchange) WriteHeader(status int) {
 		}
 	} else {
 		e.capture = new(bytes.Buffer)
+	}
+	if e.costTrailer && status < 300 {
+		declareCostTrailer(e.Header())
 	}
 	e.ResponseWriterWrapper.WriteHeader(status)
 }
@@ -201,7 +210,11 @@ func (e *exchange) ReadFrom(r io.Reader) (int64, error) {
 type writerOnly struct{ io.Writer }
 
 func (e *exchange) onEvent(ev sse.Event) {
-	u, usageOnly := chunkUsage(ev.Data)
+	var u *usage
+	var usageOnly bool
+	if !e.foreignUsage {
+		u, usageOnly = chunkUsage(ev.Data)
+	}
 	if u != nil {
 		e.usage = u
 	}
@@ -275,5 +288,7 @@ func (e *exchange) finish() {
 	default:
 		checked, e.replyFindings = checkJSONReply(e.operation, body)
 	}
-	e.usage = checked.replyUsage(body)
+	if !e.foreignUsage {
+		e.usage = checked.replyUsage(body)
+	}
 }

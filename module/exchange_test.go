@@ -170,6 +170,9 @@ func usageByMember(u gjson.Result) *usage {
 		prompt:     u.Get("prompt_tokens").Int() + u.Get("input_tokens").Int(),
 		completion: u.Get("completion_tokens").Int() + u.Get("output_tokens").Int(),
 		total:      u.Get("total_tokens").Int(),
+		cached:     u.Get("prompt_tokens_details.cached_tokens").Int() + u.Get("input_tokens_details.cached_tokens").Int(),
+		reasoning:  u.Get("completion_tokens_details.reasoning_tokens").Int() + u.Get("output_tokens_details.reasoning_tokens").Int(),
+		hasTotal:   u.Get("total_tokens").Exists(),
 	}
 }
 

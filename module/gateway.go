@@ -16,6 +16,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/modelgate/modelgate/module/pricing"
 	"github.com/modelgate/modelgate/module/ratelimit"
 	"github.com/modelgate/modelgate/upstreams"
 )
@@ -108,6 +109,20 @@ type Gateway struct {
 	// Caddyfile: `health <live-path> <ready-path>`
 	Health *HealthConfig `json:"health,omitempty"`
 
+	// Prices add or override rows of the shipped price table (see
+	// pricing.Row), by which every exchange's usage is priced. Default:
+	// the shipped table alone.
+	//
+	// Caddyfile: `price <provider> <model> [<alias or pattern>...] { input <usd>; cached_input <usd>; cache_write <usd>; output <usd>; reasoning <usd>; batch_discount <percent> }`
+	Prices []pricing.Row `json:"prices,omitempty"`
+
+	// CostHeader ends each 2xx reply of work (chat, embeddings, responses,
+	// ...) with the trailer X-Modelgate-Cost-Usd: its cost in USD, or
+	// "unpriced". Default: off.
+	//
+	// Caddyfile: `cost_header`
+	CostHeader bool `json:"cost_header,omitempty"`
+
 	keys           *keyring
 	limitStore     ratelimit.Store
 	modelRules     []ModelRule
@@ -118,6 +133,7 @@ type Gateway struct {
 	stores         []storeChecker
 	logger         *zap.Logger
 	betaHdr        []string
+	prices         *priceBook
 }
 
 // CaddyModule returns the Caddy module information.
@@ -201,7 +217,13 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if err := g.provisionDashboard(caddy.NewReplacer()); err != nil {
 		return err
 	}
-	return g.provisionUpstreams(ctx, app)
+	if err := g.provisionUpstreams(ctx, app); err != nil {
+		return err
+	}
+	if err := g.provisionPrices(); err != nil {
+		return fmt.Errorf("modelgate: %w", err)
+	}
+	return nil
 }
 
 // provisionUpstreams loads the configured upstreams, adds the built-in ones

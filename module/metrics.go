@@ -59,7 +59,7 @@ func initMetrics() {
 	m.rateLimitStoreUp = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "rate_limit_store_up",
 		Help: "1 when the Redis rate limit store answered the last readiness check, else 0."})
 	m.collectors = []prometheus.Collector{recorderDropped, m.requests, m.duration, m.firstByte, m.tokens, m.refusals, m.retries, m.fallbacks, m.findings, m.storeFailures, m.streamsCut,
-		m.storeUp, m.rateLimitStoreUp}
+		m.storeUp, m.rateLimitStoreUp, usageFindingsTotal, costTotal, unpricedTotal}
 }
 
 // registerMetrics adds the gateway's collectors to a config's registry; a
@@ -91,10 +91,11 @@ func observe(req *request, start time.Time, ex *exchange) {
 	if !ex.firstByte.IsZero() {
 		m.firstByte.WithLabelValues(op, upstream).Observe(ex.firstByte.Sub(start).Seconds())
 	}
-	if ex.usage != nil {
+	if u := req.countedUsage(ex); u != nil {
 		// A counter panics on a negative Add: a provider's negative usage
 		// counts as none (settlement records it as a finding).
-		m.tokens.WithLabelValues(op, upstream, "prompt").Add(float64(max(0, ex.usage.prompt)))
-		m.tokens.WithLabelValues(op, upstream, "completion").Add(float64(max(0, ex.usage.completion)))
+		m.tokens.WithLabelValues(op, upstream, "prompt").Add(float64(max(0, u.prompt)))
+		m.tokens.WithLabelValues(op, upstream, "completion").Add(float64(max(0, u.completion)))
 	}
+	observeCost(req, op, upstream)
 }

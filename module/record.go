@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/modelgate/modelgate/module/pricing"
 	"github.com/modelgate/modelgate/record"
 )
 
@@ -95,6 +96,12 @@ func newExchangeRecord(start time.Time, req *request, ex *exchange, upload *body
 		},
 		Response: record.Response{Fields: redacted(ex.Header())},
 		Findings: req.findingsWith(ex),
+	}
+	if req.cost.priced {
+		if req.cost.pico != 0 || !req.cost.unpriced {
+			rec.CostUSD = pricing.USD(req.cost.pico)
+		}
+		rec.Unpriced = req.cost.unpriced
 	}
 	if !ex.firstByte.IsZero() {
 		rec.FirstByteMS = float64(ex.firstByte.Sub(start).Microseconds()) / 1000

@@ -38,6 +38,8 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 	}
 	w.operation = call.Operation
 	w.observe(req.hideUsage, route.check != checkOff)
+	w.foreignUsage = !doesWork(req.op, call.Request.Method)
+	w.costTrailer = g.CostHeader && !w.foreignUsage
 	// A streamed (multipart) request body can be sent only once.
 	replayable := call.Body != nil || call.Request.ContentLength == 0
 	var lastErr error

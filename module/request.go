@@ -46,6 +46,16 @@ type request struct {
 	// dispatched is the tokens the work dispatched inside this request
 	// used, settled when its own reply reports no usage.
 	dispatched atomic.Int64
+	// dispatchedCost is what the work dispatched inside this request
+	// cost, in picodollars; dispatchedUnpriced: some of it had no price.
+	dispatchedCost     atomic.Int64
+	dispatchedUnpriced atomic.Bool
+	// cost is what the request's work cost (see Gateway.price).
+	cost exchangeCost
+	// prompt is the gateway's own count of the request's prompt tokens
+	// (see promptTokens), once promptCounted.
+	prompt        int64
+	promptCounted bool
 	// hideUsage: the gateway asked a stream for the usage chunk the client
 	// did not ask for, to settle tokens; the exchange hides it again.
 	hideUsage bool
@@ -66,6 +76,17 @@ type request struct {
 func (req *request) usageToSettle(ex *exchange) *usage {
 	if n := req.dispatched.Load(); ex.usage == nil && n > 0 {
 		return &usage{total: n}
+	}
+	return ex.usage
+}
+
+// countedUsage is the usage the request's metrics and dashboard count: its
+// reply's, unless work dispatched inside it reported usage, which counted
+// itself (a response's chat, a hybrid search's query embeddings): each
+// unit of work is counted once, where it was done.
+func (req *request) countedUsage(ex *exchange) *usage {
+	if req.dispatched.Load() > 0 {
+		return nil
 	}
 	return ex.usage
 }

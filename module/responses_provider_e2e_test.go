@@ -191,11 +191,12 @@ func TestResponsesCheckedWhenAProviderServesThem(t *testing.T) {
 			t.Errorf("findings lack %q: %s", want, findings)
 		}
 	}
-	// The well-formed stream has no finding.
+	// The well-formed stream, whose 300 input tokens are the gateway's
+	// count of the request's (within the tolerance), has no finding.
 	good := responsesProvider(t, &reply, false)
 	rec = filepath.Join(t.TempDir(), "r.jsonl")
 	report = checkGateway(t, good.URL, "report", rec)
-	rawRequest(t, "POST", report+"/v1/responses", `{"model":"gpt-4o","input":"x","stream":true}`, chatHeaders)
+	rawRequest(t, "POST", report+"/v1/responses", `{"model":"gpt-4o","input":"`+strings.Repeat("word ", 290)+`","stream":true}`, chatHeaders)
 	if f := readRecords(t, rec, 1)[0]["findings"]; f != nil {
 		t.Fatalf("a conforming stream has findings: %v", f)
 	}

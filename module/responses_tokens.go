@@ -1,17 +1,15 @@
 package modelgate
 
 import (
-	"github.com/modelgate/modelgate/module/ratelimit"
 	"github.com/modelgate/modelgate/upstreams/tokens"
 )
 
-// responseTokens is what a responses.create request is charged on
-// admission, counted as chat counts its messages: the instructions and
-// the input (a string or items: message content, function call arguments
-// and outputs) as messages, plus max_output_tokens. The conversation a
-// previous_response_id brings is not known here; the reply's usage
-// settles it. It saturates (see ratelimit.Estimate).
-func responseTokens(model string, doc map[string]any) int64 {
+// responsePromptTokens is the prompt of a responses.create request,
+// counted as chat counts its messages: the instructions and the input (a
+// string or items: message content, function call arguments and outputs)
+// as messages. The conversation a previous_response_id brings is not known
+// here; the reply's usage settles it.
+func responsePromptTokens(model string, doc map[string]any) int64 {
 	var msgs []any
 	if s, ok := doc["instructions"].(string); ok && s != "" {
 		msgs = append(msgs, map[string]any{"role": "developer", "content": s})
@@ -32,6 +30,5 @@ func responseTokens(model string, doc map[string]any) int64 {
 			msgs = append(msgs, msg)
 		}
 	}
-	completion, _ := number(doc["max_output_tokens"])
-	return ratelimit.Estimate(int64(tokens.CountChat(model, map[string]any{"messages": msgs, "tools": doc["tools"]})), 1, completion)
+	return int64(tokens.CountChat(model, map[string]any{"messages": msgs, "tools": doc["tools"]}))
 }

@@ -75,12 +75,15 @@ func (g *Gateway) serve(ex *exchange, req *request) {
 	if req.parent != nil && ex.usage != nil && ex.usage.total > 0 {
 		req.parent.dispatched.Add(min(ex.usage.total, ratelimit.MaxTokens))
 	}
+	g.price(req, ex)
+	sendCost(req, ex)
 	if req.ticket != nil {
 		if finding := g.settle(req.http.Context(), req.ticket, req.usageToSettle(ex)); finding != "" {
 			req.findings = append(req.findings, finding)
 		}
 	}
 	if req.route != nil {
+		g.checkUsage(req, ex)
 		g.checkReply(req, ex)
 	}
 }

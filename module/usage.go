@@ -3,18 +3,25 @@ package modelgate
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"slices"
 	"strconv"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/modelgate/modelgate/internal/jsonlex"
+	"github.com/modelgate/modelgate/upstreams"
 )
 
 // usage is a reply's token usage, as the exchange reads it: from a
 // stream's chunks or from a JSON reply, its bytes or its decoded document.
 type usage struct {
 	prompt, completion, total int64
+	// cached and reasoning are the parts of prompt and completion its
+	// details report (cached_tokens, reasoning_tokens); hasTotal: it
+	// reports total_tokens.
+	cached, reasoning int64
+	hasTotal          bool
 }
 
 // chunkUsage reads the usage of a stream chunk, and whether the chunk is
@@ -75,10 +82,13 @@ func readUsage(u gjson.Result) *usage {
 		i := slices.Index(usageNames[:], name.Str)
 		if i >= 0 && !seen[i] {
 			counts[i], seen[i] = value.Int(), true
+			if detail := usageDetails[i]; detail != "" {
+				counts[i] = value.Get(detail).Int()
+			}
 		}
 		return true
 	})
-	return usageOf(counts)
+	return usageOf(counts, seen[4])
 }
 
 // docUsage is readUsage of a decoded reply's usage: what readUsage reads of
@@ -91,18 +101,30 @@ func docUsage(doc map[string]any) *usage {
 	}
 	var counts [len(usageNames)]int64
 	for i, name := range usageNames {
-		switch v := u[name].(type) {
-		case json.Number:
-			counts[i] = numberCount(v)
-		case string:
-			counts[i] = gjson.Result{Type: gjson.String, Str: v}.Int()
-		case bool:
-			if v {
-				counts[i] = 1
-			}
+		v := u[name]
+		if detail := usageDetails[i]; detail != "" {
+			details, _ := v.(map[string]any)
+			v = details[detail]
+		}
+		counts[i] = docCount(v)
+	}
+	_, hasTotal := u["total_tokens"]
+	return usageOf(counts, hasTotal)
+}
+
+// docCount is gjson's Int of a decoded value.
+func docCount(v any) int64 {
+	switch v := v.(type) {
+	case json.Number:
+		return numberCount(v)
+	case string:
+		return gjson.Result{Type: gjson.String, Str: v}.Int()
+	case bool:
+		if v {
+			return 1
 		}
 	}
-	return usageOf(counts)
+	return 0
 }
 
 // numberCount is gjson's Int of a JSON number: an integer below 10^15 in
@@ -117,13 +139,38 @@ func numberCount(n json.Number) int64 {
 
 // usageOf sums counts read by the names of usageNames: chat and embeddings
 // count prompt and completion tokens, Responses input and output tokens.
-func usageOf(counts [len(usageNames)]int64) *usage {
+func usageOf(counts [len(usageNames)]int64, hasTotal bool) *usage {
 	return &usage{
 		prompt:     counts[0] + counts[1],
 		completion: counts[2] + counts[3],
 		total:      counts[4],
+		cached:     counts[5] + counts[6],
+		reasoning:  counts[7] + counts[8],
+		hasTotal:   hasTotal,
 	}
 }
 
-// usageNames are the members readUsage reads.
-var usageNames = [...]string{"prompt_tokens", "input_tokens", "completion_tokens", "output_tokens", "total_tokens"}
+// usageNames are the members readUsage reads; of those that are objects
+// it reads the member usageDetails names.
+var usageNames = [...]string{"prompt_tokens", "input_tokens", "completion_tokens", "output_tokens", "total_tokens",
+	"prompt_tokens_details", "input_tokens_details", "completion_tokens_details", "output_tokens_details"}
+
+var usageDetails = [len(usageNames)]string{5: "cached_tokens", 6: "cached_tokens", 7: "reasoning_tokens", 8: "reasoning_tokens"}
+
+// doesWork reports whether a reply of op reports the usage of work it did,
+// which is charged to its key: a chat, a completion, embeddings, a
+// response made, images, audio, moderations. Others (a batch, a stored
+// response or a vector store retrieved or listed) may carry a usage of
+// work already charged when it was done, which is not charged again. An
+// unknown path passed through does work unless it only reads (GET, HEAD).
+func doesWork(op *Operation, method string) bool {
+	switch op.ID {
+	case upstreams.OpChatCompletionsCreate, upstreams.OpCompletionsCreate, upstreams.OpEmbeddingsCreate,
+		upstreams.OpResponsesCreate, upstreams.OpModerationsCreate, upstreams.OpImagesGenerate, upstreams.OpImagesEdit,
+		upstreams.OpAudioSpeech, upstreams.OpAudioTranscriptions, upstreams.OpAudioTranslations:
+		return true
+	case upstreams.OpUnknown:
+		return method != http.MethodGet && method != http.MethodHead
+	}
+	return false
+}

@@ -116,6 +116,13 @@ func (e *Encoder) Append(b []byte, rec *Record) []byte {
 		b = append(b, `,"findings":`...)
 		b = e.strs(b, rec.Findings, partFindings)
 	}
+	if rec.CostUSD != "" {
+		b = append(b, `,"cost_usd":`...)
+		b = e.str(b, rec.CostUSD, partFindings)
+	}
+	if rec.Unpriced {
+		b = append(b, `,"unpriced":true`...)
+	}
 	if e.invalid != 0 {
 		b = append(b, `,"invalid_utf8":[`...)
 		comma := false

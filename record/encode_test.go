@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -235,6 +236,9 @@ func randomRecord(r *rand.Rand) *Record {
 	}
 	if r.IntN(2) == 0 {
 		rec.FirstByteMS = oddFloats[r.IntN(len(oddFloats))]
+	}
+	if r.IntN(2) == 0 {
+		rec.CostUSD, rec.Unpriced = strconv.FormatFloat(r.Float64(), 'f', -1, 64), r.IntN(2) == 0
 	}
 	return rec
 }

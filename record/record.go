@@ -38,6 +38,12 @@ type Record struct {
 	// Findings are the exchange's departures from the spec (deprecated
 	// features, nonconforming replies).
 	Findings []string `json:"findings,omitempty"`
+	// CostUSD is what the exchange's work cost at the price table's rates,
+	// in USD, exactly (a decimal number); Unpriced says some of it had no
+	// price (and is not in CostUSD). Both are absent for an exchange that
+	// reported no usage of work it did.
+	CostUSD  string `json:"cost_usd,omitempty"`
+	Unpriced bool   `json:"unpriced,omitempty"`
 	// InvalidUTF8 names the parts of the exchange ("request.body",
 	// "response.events", "request.header", ...) that held invalid UTF-8,
 	// each such byte written as U+FFFD so that the line stays JSON: the

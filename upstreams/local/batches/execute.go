@@ -170,6 +170,7 @@ func (r *Runner) sendRecovering(ctx context.Context, b *store.Batch, op string, 
 // first (the request stays pending).
 func (r *Runner) send(ctx context.Context, op string, who upstreams.Principal, req store.BatchRequest) (store.BatchOutcome, bool) {
 	line := store.OutputLine{ID: store.NewID("batch_req_"), CustomID: req.CustomID}
+	ctx = upstreams.BatchWork(ctx) // priced at the batch rate
 	var reply *upstreams.Reply
 	for attempt := 0; ; attempt++ {
 		var err error
