@@ -261,6 +261,9 @@ func (g *Gateway) provisionUpstreams(ctx caddy.Context, app *App) error {
 			or.byGateway = true
 			continue
 		}
+		// Where the gateway lists the models it answers for each of them
+		// (models.list comes before models.retrieve in the table).
+		or.listed = op.ID == upstreams.OpModelsRetrieve && g.routes[upstreams.OpModelsList].byGateway
 		if op.ID == upstreams.OpChatCompletionsCreate && len(providers) > 1 {
 			return fmt.Errorf("modelgate: several openai upstreams (%v) and no route for %s; add one", providers, op.ID)
 		}
