@@ -8,7 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
+	"slices"
 	"sort"
 
 	"github.com/caddyserver/caddy/v2"
@@ -137,10 +137,8 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if len(names) == 0 {
 		names = defaultBetaHeaders
 	}
-	g.betaHdr = make([]string, len(names))
-	for i, name := range names {
-		g.betaHdr[i] = http.CanonicalHeaderKey(name)
-	}
+	// Spelled as configured, for messages; header lookups canonicalize.
+	g.betaHdr = slices.Clone(names)
 	keys, err := newKeyring(g.Keys, g.KeysFile, caddy.NewReplacer())
 	if err != nil {
 		return fmt.Errorf("modelgate: %w", err)
