@@ -168,7 +168,8 @@ func runNodeScript(t *testing.T, sdk nodesdk.SDK, name, base, key string) string
 }
 
 // runNodeScriptWith is runNodeScript with the packages (import name to
-// package folder) the script's node_modules holds, run by node.
+// package folder) the script's node_modules holds, run by node. The
+// helpers the scripts share, testdata/script_checks.mjs, go beside it.
 func runNodeScriptWith(t *testing.T, node string, packages map[string]string, name, base, key string) string {
 	t.Helper()
 	run := t.TempDir()
@@ -181,12 +182,14 @@ func runNodeScriptWith(t *testing.T, node string, packages map[string]string, na
 			t.Fatal(err)
 		}
 	}
-	script, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(run, name), script, 0o644); err != nil {
-		t.Fatal(err)
+	for _, file := range []string{name, "script_checks.mjs"} {
+		script, err := os.ReadFile(filepath.Join("testdata", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(run, file), script, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cmd := exec.Command(node, name)
 	cmd.Dir = run

@@ -16,6 +16,7 @@ import {
 } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { z } from 'zod';
+import { assert, checker, need } from './script_checks.mjs';
 
 const turns = 5;
 const sent = { responses: 0, item_references: 0 };
@@ -33,12 +34,7 @@ const openai = createOpenAI({
 const model = openai('reference');
 const checks = [];
 const summary = { ai: version('ai'), provider: version('@ai-sdk/openai'), checks, sent };
-
-function need(name) {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-}
+const check = checker(checks, summary);
 
 // version is a package's version, read beside its entry point (its
 // exports hide package.json).
@@ -50,21 +46,6 @@ function version(pkg) {
     if (version) return version;
   }
   throw new Error(`no version found for ${pkg}`);
-}
-
-function assert(cond, what, got) {
-  if (!cond) throw new Error(`${what}${got === undefined ? '' : `: got ${JSON.stringify(got)}`}`);
-}
-
-async function check(name, fn) {
-  try {
-    const detail = await fn();
-    checks.push(name);
-    if (detail !== undefined) summary[name] = detail;
-  } catch (err) {
-    err.message = `${name}: ${err.message}`;
-    throw err;
-  }
 }
 
 const calls = [];
