@@ -73,11 +73,13 @@ func inputItems(raw json.RawMessage) ([]inputItem, error) {
 			if f.CallID == "" {
 				return nil, upstreams.InvalidRequest(param+".call_id", "A function_call_output item needs call_id.")
 			}
-			var out any = outputText(f.Output)
-			if !isString(f.Output) {
-				if out, err = messageParts(f.Output, "", param+".output"); err != nil {
-					return nil, err
-				}
+			// output is a string, or content parts kept as sent.
+			var out any
+			var text string
+			if json.Unmarshal(f.Output, &text) == nil {
+				out = text
+			} else if out, err = messageParts(f.Output, "", param+".output"); err != nil {
+				return nil, err
 			}
 			it, err = storedItem(orID(f.ID, "fco_"), map[string]any{"type": "function_call_output", "call_id": f.CallID, "output": out, "status": "completed"})
 		default:

@@ -148,11 +148,11 @@ func checkPart(p map[string]any, param string) error {
 // joined text where all parts are text, else the chat's own parts. The
 // chat has no image by file ID: such an image, as a file, is a file part.
 func chatContent(role string, content json.RawMessage) any {
-	var parts []map[string]any
-	_ = json.Unmarshal(content, &parts)
 	if text, ok := partsText(content); ok {
 		return text
 	}
+	var parts []map[string]any
+	_ = json.Unmarshal(content, &parts) // the stored item's parts, checked when it was made
 	out := make([]any, 0, len(parts))
 	for _, p := range parts {
 		switch p["type"] {
@@ -204,9 +204,4 @@ func outputText(raw json.RawMessage) string {
 		b.WriteString(p.Text)
 	}
 	return b.String()
-}
-
-func isString(raw json.RawMessage) bool {
-	var s string
-	return json.Unmarshal(raw, &s) == nil
 }
