@@ -36,9 +36,15 @@ func findBeta(h http.Header, names []string) (name string, ok bool) {
 	return name, false
 }
 
-// betaError answers a required beta header that is missing or wrong.
+// betaError answers a required beta header that is missing or wrong,
+// naming every header the gateway accepts.
 func betaError(sent string, names []string) *upstreams.Error {
-	msg := "You must provide the '" + names[0] + "' header to access the Assistants API. Please try again by setting the header '" + names[0] + ": " + betaValue + "'."
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = "'" + n + ": " + betaValue + "'"
+	}
+	msg := "You must provide a beta header to access the Assistants API. Please try again by setting one of the headers " + strings.Join(quoted, ", ") +
+		" (the official SDKs send 'OpenAI-Beta')."
 	if sent != "" {
 		msg = "The '" + sent + "' header must include '" + betaValue + "' to access the Assistants API."
 	}

@@ -8,7 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
+	"slices"
 	"sort"
 
 	"github.com/caddyserver/caddy/v2"
@@ -160,10 +160,8 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if len(names) == 0 {
 		names = defaultBetaHeaders
 	}
-	g.betaHdr = make([]string, len(names))
-	for i, name := range names {
-		g.betaHdr[i] = http.CanonicalHeaderKey(name)
-	}
+	// Spelled as configured, for messages; header lookups canonicalize.
+	g.betaHdr = slices.Clone(names)
 	keys, err := newKeyring(g.Keys, g.KeysFile, caddy.NewReplacer())
 	if err != nil {
 		return fmt.Errorf("modelgate: %w", err)
@@ -291,6 +289,9 @@ func (g *Gateway) provisionUpstreams(ctx caddy.Context, app *App) error {
 			or.byGateway = true
 			continue
 		}
+		// Where the gateway lists the models it answers for each of them
+		// (models.list comes before models.retrieve in the table).
+		or.listed = op.ID == upstreams.OpModelsRetrieve && g.routes[upstreams.OpModelsList].byGateway
 		if op.ID == upstreams.OpChatCompletionsCreate && len(providers) > 1 {
 			return fmt.Errorf("modelgate: several openai upstreams (%v) and no route for %s; add one", providers, op.ID)
 		}

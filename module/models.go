@@ -1,7 +1,9 @@
 package modelgate
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -42,15 +44,16 @@ func modelListers(chat *operationRoutes) []modelSource {
 // cannot know; it is stable for the process's life.
 var startedAt = time.Now().Unix()
 
-// serveModels answers GET /v1/models with the union of the chat routes'
-// models, in the public list shape.
-func (g *Gateway) serveModels(w http.ResponseWriter) {
-	type model struct {
-		ID      string `json:"id"`
-		Object  string `json:"object"`
-		Created int64  `json:"created"`
-		OwnedBy string `json:"owned_by"`
-	}
+// model is a model in the public shape.
+type model struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+// listedModels is the union of the chat routes' models, sorted by ID.
+func (g *Gateway) listedModels() []model {
 	seen := map[string]bool{}
 	data := []model{}
 	add := func(name, owner string) {
@@ -70,5 +73,39 @@ func (g *Gateway) serveModels(w http.ResponseWriter) {
 		}
 	}
 	sort.Slice(data, func(i, j int) bool { return data[i].ID < data[j].ID })
-	upstreams.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+	return data
+}
+
+// listedModel is the model the gateway lists as name, if it does.
+func (g *Gateway) listedModel(name string) (model, bool) {
+	data := g.listedModels()
+	i := slices.IndexFunc(data, func(m model) bool { return m.ID == name })
+	if i < 0 {
+		return model{}, false
+	}
+	return data[i], true
+}
+
+// lists tells whether the gateway lists the model name.
+func (g *Gateway) lists(name string) bool {
+	_, ok := g.listedModel(name)
+	return ok
+}
+
+// serveModels answers GET /v1/models with the listed models in the
+// public list shape, and GET /v1/models/{model} with the one of them it
+// names, or 404 model_not_found.
+func (g *Gateway) serveModels(w http.ResponseWriter, call *upstreams.Call) error {
+	if call.Operation != upstreams.OpModelsRetrieve {
+		upstreams.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": g.listedModels()})
+		return nil
+	}
+	name := call.Params["model"]
+	m, ok := g.listedModel(name)
+	if !ok {
+		return &upstreams.Error{Status: http.StatusNotFound, Type: upstreams.TypeInvalidRequest, Param: "model", Code: "model_not_found",
+			Message: fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", name)}
+	}
+	upstreams.WriteJSON(w, http.StatusOK, m)
+	return nil
 }

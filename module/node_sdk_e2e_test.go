@@ -164,21 +164,34 @@ func runNodeSDK(t *testing.T, sdk nodesdk.SDK, base string) {
 // the SDK under that name.
 func runNodeScript(t *testing.T, sdk nodesdk.SDK, name, base, key string) string {
 	t.Helper()
+	return runNodeScriptWith(t, sdk.Node, map[string]string{"openai": sdk.Package}, name, base, key)
+}
+
+// runNodeScriptWith is runNodeScript with the packages (import name to
+// package folder) the script's node_modules holds, run by node. The
+// helpers the scripts share, testdata/script_checks.mjs, go beside it.
+func runNodeScriptWith(t *testing.T, node string, packages map[string]string, name, base, key string) string {
+	t.Helper()
 	run := t.TempDir()
-	if err := os.Mkdir(filepath.Join(run, "node_modules"), 0o755); err != nil {
-		t.Fatal(err)
+	for as, pkg := range packages {
+		link := filepath.Join(run, "node_modules", as)
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(pkg, link); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := os.Symlink(sdk.Package, filepath.Join(run, "node_modules", "openai")); err != nil {
-		t.Fatal(err)
+	for _, file := range []string{name, "script_checks.mjs"} {
+		script, err := os.ReadFile(filepath.Join("testdata", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(run, file), script, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	script, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(run, name), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(sdk.Node, name)
+	cmd := exec.Command(node, name)
 	cmd.Dir = run
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + run,
 		"MODELGATE_BASE_URL=" + base + "/v1", "MODELGATE_API_KEY=" + key}

@@ -111,12 +111,19 @@ func TestProviderOperationsPassThrough(t *testing.T) {
 	}
 }
 
+// TestUnknownPathsAre404WithoutPassthrough: without a route for unknown
+// paths, a path outside the public API is 404 and an unserved public one
+// 501 naming its operation; neither reaches the provider.
 func TestUnknownPathsAre404WithoutPassthrough(t *testing.T) {
 	provider := passthroughProvider(t)
 	base := startGateway(t, provider.URL, "")
-	resp, env := rawRequest(t, "GET", base+"/v1/fine_tuning/jobs", "", map[string]string{"Authorization": "Bearer " + clientKey})
+	resp, env := rawRequest(t, "GET", base+"/v1/no_such_api/jobs", "", map[string]string{"Authorization": "Bearer " + clientKey})
 	if resp.StatusCode != 404 || env.Error.Type != "invalid_request_error" {
 		t.Fatalf("unknown path without passthrough: %d %s", resp.StatusCode, lastBody)
+	}
+	resp, env = rawRequest(t, "GET", base+"/v1/fine_tuning/jobs", "", map[string]string{"Authorization": "Bearer " + clientKey})
+	if resp.StatusCode != 501 || env.Error.Type != "not_implemented" || !strings.Contains(env.Error.Message, "listPaginatedFineTuningJobs") {
+		t.Fatalf("unserved public path without passthrough: %d %s", resp.StatusCode, lastBody)
 	}
 	provider.mu.Lock()
 	defer provider.mu.Unlock()

@@ -29,12 +29,11 @@ type failedReply struct {
 // relay answers a routed request: upstreams that answer over HTTP are
 // tried in order, with retries, until one answers with neither a 429 nor a
 // 5xx; any other upstream serves the call itself. A request the gateway
-// answers itself (no route) gets the model list.
+// answers itself (no route) gets the model list, or one model of it.
 func (g *Gateway) relay(w *exchange, req *request) error {
 	route, call := req.route, req.call
 	if route == nil {
-		g.serveModels(w)
-		return nil
+		return g.serveModels(w, call)
 	}
 	w.operation = call.Operation
 	w.observe(req.hideUsage, route.check != checkOff)

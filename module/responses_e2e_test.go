@@ -302,7 +302,7 @@ func TestResponsesStreamOffline(t *testing.T) {
 func TestResponsesRefuseWhatTheEngineCannotDo(t *testing.T) {
 	base := startLocal(t, t.TempDir())
 	for body, param := range map[string]string{
-		`{"model":"reference","input":[{"type":"web_search_call","id":"ws_1"}]}`:                                                  "input[0].type",
+		`{"model":"reference","input":[{"type":"robot_call","id":"r_1"}]}`:                                                        "input[0].type",
 		`{"model":"reference","input":"x","tools":[{"type":"file_search","vector_store_ids":["v"]}]}`:                             "tools[0].type",
 		`{"model":"reference","input":[{"role":"robot","content":"x"}]}`:                                                          "input[0].role",
 		`{"model":"gpt-5-pro","input":"x","reasoning":{"effort":"low"}}`:                                                          "reasoning.effort",

@@ -114,6 +114,9 @@ type operationRoutes struct {
 	byGateway bool
 	// unrouted: no upstream serves the operation.
 	unrouted bool
+	// listed: the gateway answers for the models it lists, before any
+	// default route (models.retrieve where it lists the models).
+	listed bool
 }
 
 // pick returns the route for a request's model, or nil when routes exist

@@ -17,6 +17,10 @@ import (
 func (g *Gateway) route(req *request) *upstreams.Error {
 	op := req.op
 	opRoutes := g.routes[op.ID]
+	if opRoutes.listed && (opRoutes.unrouted || g.lists(req.call.Params["model"])) {
+		req.upstream = "gateway"
+		return nil
+	}
 	if opRoutes.unrouted {
 		return &upstreams.Error{
 			Status:  http.StatusNotImplemented,

@@ -48,12 +48,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if !canonical {
 		upstreams.WriteError(ex, errNonCanonicalPath(r.Method))
 		ex.finish()
+	} else if isWebSocket(r) {
+		upstreams.WriteError(ex, errWebSocket(r))
+		ex.finish()
 	} else if req.op == nil {
-		upstreams.WriteError(ex, &upstreams.Error{
-			Status:  http.StatusNotFound,
-			Type:    upstreams.TypeInvalidRequest,
-			Message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path),
-		})
+		upstreams.WriteError(ex, errUnserved(r, rest))
 		ex.finish()
 	} else {
 		g.serve(ex, req)

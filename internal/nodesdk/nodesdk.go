@@ -2,7 +2,8 @@
 // scripts/services/node-sdk.sh installed (scripts/test.sh runs it), at the
 // exact versions pinned in this folder's package.json and
 // package-lock.json: the current major (`openai`) and the previous one
-// (`openai-v6`), each with a Node.js that can run it.
+// (`openai-v6`), each with a Node.js that can run it; and the Vercel AI
+// SDK, current and previous major (AISDKs).
 package nodesdk
 
 import (
@@ -63,6 +64,17 @@ func SDKs(t testing.TB) []SDK {
 // package-lock.json pins.
 func Pinned(t testing.TB) map[string]string {
 	t.Helper()
+	pinned := map[string]string{}
+	for _, name := range packages {
+		pinned[name] = lockVersion(t, name)
+	}
+	return pinned
+}
+
+// lockVersion is the version the committed package-lock.json pins the
+// package name at.
+func lockVersion(t testing.TB, name string) string {
+	t.Helper()
 	var lock struct {
 		Packages map[string]struct {
 			Version string `json:"version"`
@@ -71,15 +83,11 @@ func Pinned(t testing.TB) map[string]string {
 	if err := json.Unmarshal(lockJSON, &lock); err != nil {
 		t.Fatalf("package-lock.json: %v", err)
 	}
-	pinned := map[string]string{}
-	for _, name := range packages {
-		v := lock.Packages["node_modules/"+name].Version
-		if v == "" {
-			t.Fatalf("package-lock.json pins no %s package", name)
-		}
-		pinned[name] = v
+	v := lock.Packages["node_modules/"+name].Version
+	if v == "" {
+		t.Fatalf("package-lock.json pins no %s package", name)
 	}
-	return pinned
+	return v
 }
 
 type manifest struct {
@@ -93,7 +101,7 @@ func readManifest(t testing.TB, pkg string) manifest {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(pkg, "package.json"))
 	if err != nil {
-		t.Fatalf("the openai-node SDK is not installed there: %v", err)
+		t.Fatalf("the package is not installed there: %v", err)
 	}
 	var m manifest
 	if err := json.Unmarshal(raw, &m); err != nil {

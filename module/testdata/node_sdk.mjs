@@ -3,35 +3,27 @@
 // serves the quick start and passes MODELGATE_BASE_URL (ending in /v1) and
 // MODELGATE_API_KEY. Every check throws on a mismatch (exit status 1); on
 // success the last line on stdout is a JSON summary. One file over 400
-// lines: the test copies this script alone into a folder whose
-// node_modules holds the SDK under test, and the checks run in order on
-// one client with the helpers defined first.
+// lines: the test copies this script (with script_checks.mjs) into a
+// folder whose node_modules holds the SDK under test, and the checks run
+// in order on one client with the helpers defined first.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import OpenAI, { APIError, AuthenticationError, BadRequestError, NotFoundError, toFile } from 'openai';
+import { assert, checker, need } from './script_checks.mjs';
 
 const baseURL = need('MODELGATE_BASE_URL');
 const apiKey = need('MODELGATE_API_KEY');
 const client = new OpenAI({ baseURL, apiKey });
 const checks = [];
 const summary = { sdk: sdkVersion(), checks };
-
-function need(name) {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-}
+const check = checker(checks, summary);
 
 function sdkVersion() {
   const require = createRequire(import.meta.url);
   // The package's exports hide package.json: find it beside the entry point.
   const entry = require.resolve('openai');
   return JSON.parse(readFileSync(entry.replace(/index\.js$/, 'package.json'), 'utf8')).version;
-}
-
-function assert(cond, what, got) {
-  if (!cond) throw new Error(`${what}${got === undefined ? '' : `: got ${JSON.stringify(got)}`}`);
 }
 
 // canonical is JSON with object keys sorted, so key order does not matter.
@@ -43,17 +35,6 @@ function canonical(v) {
 
 function eq(got, want, what) {
   assert(canonical(got) === canonical(want), `${what}: want ${canonical(want)}`, got);
-}
-
-async function check(name, fn) {
-  try {
-    const detail = await fn();
-    checks.push(name);
-    if (detail !== undefined) summary[name] = detail;
-  } catch (err) {
-    err.message = `${name}: ${err.message}`;
-    throw err;
-  }
 }
 
 // expectError runs fn and returns the error it must throw, of class cls.

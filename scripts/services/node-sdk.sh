@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Installs the official openai-node SDKs, at the exact versions pinned in
-# internal/nodesdk/package.json and package-lock.json (the current major as
-# `openai`, the previous one as `openai-v6`, and on linux-x64 a Node 22 for
-# the current major, which needs it), for the end-to-end test that drives
-# modelgate with each (module/node_sdk_e2e_test.go).
+# Installs the official openai-node SDKs and the Vercel AI SDK, at the exact
+# versions pinned in internal/nodesdk/package.json and package-lock.json
+# (openai-node's current major as `openai`, the previous one as
+# `openai-v6`; the AI SDK's current major as `ai` with `@ai-sdk/openai`, the
+# previous one as `ai-v6` with `@ai-sdk/openai-v3`, and `zod`; on linux-x64
+# a Node 22 for the current majors, which need it), for the end-to-end
+# tests that drive modelgate with each (module/node_sdk_e2e_test.go,
+# module/ai_sdk_e2e_test.go).
 #
 #   eval "$(bash scripts/services/node-sdk.sh)"     # install; exports the dir
 #   bash scripts/services/node-sdk.sh stop          # nothing runs: a no-op
@@ -30,7 +33,7 @@ install() {
 		log "node or npm is missing: install Node.js (apt-get install nodejs npm)"
 		exit 1
 	fi
-	log "installing the pinned openai-node SDKs into $cache"
+	log "installing the pinned openai-node and AI SDKs into $cache"
 	rm -rf "$cache"
 	mkdir -p "$cache"
 	cp "$pinned/package.json" "$pinned/package-lock.json" "$cache/"
@@ -41,6 +44,7 @@ case "${1:-start}" in
 start)
 	install
 	log "openai-node $(cd "$cache" && node -p '["openai", "openai-v6"].map(p => require("./node_modules/" + p + "/package.json").version).join(" and ")') in $cache"
+	log "ai $(cd "$cache" && node -p '["ai", "ai-v6"].map(p => require("./node_modules/" + p + "/package.json").version).join(" and ")') in $cache"
 	echo "export MODELGATE_TEST_NODE_SDK='$cache'"
 	;;
 stop) ;;

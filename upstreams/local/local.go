@@ -118,7 +118,8 @@ type Local struct {
 	// SearchDialect is the shape of vector store search responses: `spec`
 	// (object list, string content, metadata), `openai` (the public
 	// API's results page) or `auto`, by the beta header the client sent
-	// (Vendor-Beta: spec, else openai). Default: auto.
+	// (Vendor-Beta alone: spec; with OpenAI-Beta, or OpenAI-Beta alone:
+	// openai). Default: auto.
 	//
 	// Caddyfile: `search_dialect spec|openai|auto`
 	SearchDialect string `json:"search_dialect,omitempty"`

@@ -100,6 +100,9 @@ func (l *Local) createResponse(w http.ResponseWriter, c *upstreams.Call) error {
 	if d == nil {
 		return upstreams.ServerError("The local upstream has no gateway to generate responses through.")
 	}
+	if err := l.resolveReferences(c, items, d.BodyLimit()); err != nil {
+		return err
+	}
 	var history []json.RawMessage
 	if req.PreviousResponseID != "" {
 		if history, err = l.conversation(c, req.PreviousResponseID, d.BodyLimit()); err != nil {
@@ -191,8 +194,18 @@ func (l *Local) keepResponse(c *upstreams.Call, req *responseRequest, resp *resp
 	for i, it := range items {
 		stored[i] = store.ResponseItem{ID: it.id, Item: it.raw}
 	}
+	output := make([]store.ResponseItem, len(resp.Output))
+	for i, raw := range resp.Output {
+		var v struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return fmt.Errorf("reading output item: %w", err)
+		}
+		output[i] = store.ResponseItem{ID: v.ID, Item: raw}
+	}
 	return l.store.CreateResponse(c.Request.Context(), &store.StoredResponse{ID: resp.ID, Owner: c.Principal.Owner, CreatedAt: resp.CreatedAt,
-		PreviousID: req.PreviousResponseID, Object: obj}, stored)
+		PreviousID: req.PreviousResponseID, Object: obj, Output: output}, stored)
 }
 
 // conversation is the items of a stored response's chain, oldest first:

@@ -10,10 +10,12 @@ import (
 )
 
 // inputItem is one input item of a response, normalised to its public
-// stored shape (raw) with its ID.
+// stored shape (raw) with its ID; an item reference is only its ID until
+// resolved (ref is its param then).
 type inputItem struct {
 	id  string
 	raw json.RawMessage
+	ref string
 }
 
 // itemFields are the fields of an input item the conversion reads.
@@ -29,7 +31,8 @@ type itemFields struct {
 }
 
 // inputItems reads `input`: a string (one user message) or an array of
-// messages, function calls and function call outputs.
+// input items: messages, function calls and their outputs, item
+// references and the other items of the public API (see asIsItem).
 func inputItems(raw json.RawMessage) ([]inputItem, error) {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
@@ -52,28 +55,35 @@ func inputItems(raw json.RawMessage) ([]inputItem, error) {
 		}
 		var it inputItem
 		var err error
-		switch f.Type {
-		case "", "message":
+		switch {
+		case isReference(f):
+			if f.ID == "" {
+				return nil, upstreams.InvalidRequest(param+".id", "An item_reference item needs id.")
+			}
+			it = inputItem{id: f.ID, ref: param}
+		case f.Type == "" || f.Type == "message":
 			it, err = messageItem(f, param)
-		case "function_call":
+		case f.Type == "function_call":
 			if f.CallID == "" || f.Name == "" {
 				return nil, upstreams.InvalidRequest(param+".call_id", "A function_call item needs call_id and name.")
 			}
 			it, err = storedItem(orID(f.ID, "fc_"), map[string]any{"type": "function_call", "call_id": f.CallID, "name": f.Name,
 				"arguments": f.Arguments, "status": "completed"})
-		case "function_call_output":
+		case f.Type == "function_call_output":
 			if f.CallID == "" {
 				return nil, upstreams.InvalidRequest(param+".call_id", "A function_call_output item needs call_id.")
 			}
-			out, ok := partsText(f.Output)
-			if !ok {
-				return nil, upstreams.InvalidRequest(param+".output", "output must be a string or an array of text parts.")
+			// output is a string, or content parts kept as sent.
+			var out any
+			var text string
+			if json.Unmarshal(f.Output, &text) == nil {
+				out = text
+			} else if out, err = messageParts(f.Output, "", param+".output"); err != nil {
+				return nil, err
 			}
 			it, err = storedItem(orID(f.ID, "fco_"), map[string]any{"type": "function_call_output", "call_id": f.CallID, "output": out, "status": "completed"})
-		case "reasoning":
-			continue // the engine has no reasoning to continue from
 		default:
-			return nil, upstreams.InvalidRequest(param+".type", "The local upstream does not support input items of type '%s'.", f.Type)
+			it, err = asIsItem(r, f, param)
 		}
 		if err != nil {
 			return nil, err
@@ -90,27 +100,19 @@ func orID(id, prefix string) string {
 	return store.NewID(prefix)
 }
 
-// messageItem normalises a message: content becomes an array of
-// input_text (output_text for the assistant) parts.
+// messageItem normalises a message: its content becomes an array of
+// parts (see messageParts).
 func messageItem(f itemFields, param string) (inputItem, error) {
 	switch f.Role {
 	case "user", "system", "developer", "assistant":
 	default:
 		return inputItem{}, upstreams.InvalidRequest(param+".role", "role must be one of user, system, developer or assistant.")
 	}
-	text, ok := partsText(f.Content)
-	if !ok {
-		return inputItem{}, upstreams.InvalidRequest(param+".content", "The local upstream takes message content as a string or an array of text parts.")
+	parts, err := messageParts(f.Content, f.Role, param+".content")
+	if err != nil {
+		return inputItem{}, err
 	}
-	kind := "input_text"
-	if f.Role == "assistant" {
-		kind = "output_text"
-	}
-	part := map[string]any{"type": kind, "text": text}
-	if kind == "output_text" {
-		part["annotations"], part["logprobs"] = []any{}, []any{}
-	}
-	return storedItem(orID(f.ID, "msg_"), map[string]any{"type": "message", "role": f.Role, "content": []any{part}, "status": "completed"})
+	return storedItem(orID(f.ID, "msg_"), map[string]any{"type": "message", "role": f.Role, "content": parts, "status": "completed"})
 }
 
 // partsText is a string, or the text of an array of text parts.
@@ -165,8 +167,7 @@ func chatRequest(req *responseRequest, history []json.RawMessage, items []inputI
 		}
 		switch f.Type {
 		case "message":
-			text, _ := partsText(f.Content)
-			msgs = append(msgs, map[string]any{"role": f.Role, "content": text})
+			msgs = append(msgs, map[string]any{"role": f.Role, "content": chatContent(f.Role, f.Content)})
 		case "function_call":
 			call := map[string]any{"id": f.CallID, "type": "function", "function": map[string]any{"name": f.Name, "arguments": f.Arguments}}
 			if n := len(msgs); n > 0 && msgs[n-1]["role"] == "assistant" && msgs[n-1]["tool_calls"] != nil {
@@ -175,9 +176,7 @@ func chatRequest(req *responseRequest, history []json.RawMessage, items []inputI
 			}
 			msgs = append(msgs, map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{call}})
 		case "function_call_output":
-			var out string
-			_ = json.Unmarshal(f.Output, &out)
-			msgs = append(msgs, map[string]any{"role": "tool", "tool_call_id": f.CallID, "content": out})
+			msgs = append(msgs, map[string]any{"role": "tool", "tool_call_id": f.CallID, "content": outputText(f.Output)})
 		}
 	}
 	if len(msgs) == 0 {

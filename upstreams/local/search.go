@@ -23,12 +23,14 @@ const (
 )
 
 // dialectFor picks the search response shape: the configured one, or by
-// the beta header the client sent (the spec names Vendor-Beta).
+// the beta header the client sent: the spec's for a client that sends
+// Vendor-Beta (the spec's name) alone; the public API's for one that sends
+// OpenAI-Beta (as the official SDKs always do), whatever else it sends.
 func (l *Local) dialectFor(c *upstreams.Call) string {
 	if l.SearchDialect == dialectSpec || l.SearchDialect == dialectOpenAI {
 		return l.SearchDialect
 	}
-	if strings.EqualFold(c.BetaHeader, "Vendor-Beta") {
+	if strings.EqualFold(c.BetaHeader, "Vendor-Beta") && len(c.Request.Header.Values("OpenAI-Beta")) == 0 {
 		return dialectSpec
 	}
 	return dialectOpenAI

@@ -27,6 +27,18 @@ const responseTables = `CREATE TABLE responses (
 	);
 	CREATE INDEX response_items_response ON response_items(response_id, seq);`
 
+// responseItemIndex finds a stored response's items by their IDs, for
+// the item references of later requests: its input items, and its output
+// items, kept beside the response object as they are in it.
+const responseItemIndex = `CREATE INDEX response_items_id ON response_items(id);
+	CREATE TABLE response_outputs (
+		seq          {seq},
+		id           TEXT NOT NULL,
+		response_id  TEXT NOT NULL REFERENCES responses(id) ON DELETE CASCADE,
+		item         TEXT NOT NULL
+	);
+	CREATE INDEX response_outputs_id ON response_outputs(id);`
+
 // StoredResponse is a response kept for retrieval and continuation.
 type StoredResponse struct {
 	ID         string
@@ -35,6 +47,9 @@ type StoredResponse struct {
 	PreviousID string
 	// Object is the public response object.
 	Object json.RawMessage
+	// Output is the output items of Object, found by ID with
+	// ResponseStore.ResponseItem.
+	Output []ResponseItem
 }
 
 // ResponseItem is one input item of a stored response, with its public ID.
@@ -50,6 +65,10 @@ type ResponseStore interface {
 	DeleteResponse(ctx context.Context, owner, id string) error
 	// ResponseItems pages through a response's input items.
 	ResponseItems(ctx context.Context, owner, id string, q ListQuery) (items []ResponseItem, hasMore bool, err error)
+	// ResponseItem is the item of owner's stored responses with the ID
+	// itemID: an output item, else an input item, the latest stored where
+	// the ID is the same in several; ErrNotFound if none has it.
+	ResponseItem(ctx context.Context, owner, itemID string) (json.RawMessage, error)
 }
 
 func (r records) CreateResponse(ctx context.Context, resp *StoredResponse, items []ResponseItem) error {
@@ -62,9 +81,14 @@ func (r records) CreateResponse(ctx context.Context, resp *StoredResponse, items
 		resp.ID, resp.Owner, resp.CreatedAt, resp.PreviousID, string(resp.Object)); err != nil {
 		return fmt.Errorf("storing response: %w", err)
 	}
-	for _, it := range items {
-		if _, err := tx.ExecContext(ctx, r.db.q(`INSERT INTO response_items(id, response_id, item) VALUES (?,?,?)`), it.ID, resp.ID, string(it.Item)); err != nil {
-			return fmt.Errorf("storing response input: %w", err)
+	for _, kept := range []struct {
+		table string
+		items []ResponseItem
+	}{{"response_items", items}, {"response_outputs", resp.Output}} {
+		for _, it := range kept.items {
+			if _, err := tx.ExecContext(ctx, r.db.q(`INSERT INTO `+kept.table+`(id, response_id, item) VALUES (?,?,?)`), it.ID, resp.ID, string(it.Item)); err != nil {
+				return fmt.Errorf("storing response items: %w", err)
+			}
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -107,4 +131,20 @@ func (r records) ResponseItems(ctx context.Context, owner, id string, q ListQuer
 		it.Item = json.RawMessage(item)
 		return &it, err
 	})
+}
+
+func (r records) ResponseItem(ctx context.Context, owner, itemID string) (json.RawMessage, error) {
+	for _, table := range []string{"response_outputs", "response_items"} {
+		var item string
+		err := r.db.QueryRowContext(ctx, r.db.q(`SELECT i.item FROM `+table+` i JOIN responses r ON r.id = i.response_id
+			WHERE i.id = ? AND r.owner = ? ORDER BY i.seq DESC LIMIT 1`), itemID, owner).Scan(&item)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading response item: %w", err)
+		}
+		return json.RawMessage(item), nil
+	}
+	return nil, ErrNotFound
 }

@@ -66,3 +66,37 @@ func testResponseStore(t *testing.T, s Store) {
 		t.Fatalf("the twin lost its items: %v %d", err, len(all))
 	}
 }
+
+// testResponseItemLookup: an item reference finds an output item, else an
+// input item, of the owner's stored responses only, the latest where an
+// ID repeats; nothing once its response is deleted.
+func testResponseItemLookup(t *testing.T, s Store) {
+	ctx := context.Background()
+	owner, other := NewID("owner-"), NewID("owner-")
+	item := func(id, text string) ResponseItem {
+		return ResponseItem{ID: id, Item: json.RawMessage(fmt.Sprintf(`{"id":%q,"type":"message","text":%q}`, id, text))}
+	}
+	first := &StoredResponse{ID: NewID("resp_"), Owner: owner, Object: json.RawMessage(`{}`), Output: []ResponseItem{item("msg_out", "reply")}}
+	if err := s.CreateResponse(ctx, first, []ResponseItem{item("msg_in", "question"), item("msg_twice", "old")}); err != nil {
+		t.Fatal(err)
+	}
+	second := &StoredResponse{ID: NewID("resp_"), Owner: owner, Object: json.RawMessage(`{}`)}
+	if err := s.CreateResponse(ctx, second, []ResponseItem{item("msg_twice", "new")}); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{"msg_out": "reply", "msg_in": "question", "msg_twice": "new"} {
+		raw, err := s.ResponseItem(ctx, owner, id)
+		if err != nil || string(raw) != string(item(id, want).Item) {
+			t.Fatalf("%s: %v %s", id, err, raw)
+		}
+	}
+	_, err := s.ResponseItem(ctx, other, "msg_out")
+	mustNotFound(t, "another owner's item", err)
+	_, err = s.ResponseItem(ctx, owner, "msg_none")
+	mustNotFound(t, "an unknown item", err)
+	if err := s.DeleteResponse(ctx, owner, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.ResponseItem(ctx, owner, "msg_out")
+	mustNotFound(t, "a deleted response's output item", err)
+}
