@@ -157,6 +157,8 @@ var sqliteMigrations = []string{
 	attemptsColumn("batch_requests") + attemptsColumn("vector_store_files"),
 	// 7: the files the sweeper looks for
 	expiringFilesIndex,
+	// 8: conversations and their items
+	sqliteTypes.Replace(conversationTables),
 }
 
 // expiringFilesIndex finds the files past their expires_at.
@@ -220,4 +222,6 @@ var postgresMigrations = []string{
 	attemptsColumn("batch_requests"),
 	// 5: sqliteMigrations 7
 	expiringFilesIndex,
+	// 6: sqliteMigrations 8
+	postgresTypes.Replace(conversationTables),
 }
