@@ -171,6 +171,13 @@ func runNodeScript(t *testing.T, sdk nodesdk.SDK, name, base, key string) string
 	if err := os.Symlink(sdk.Package, filepath.Join(run, "node_modules", "openai")); err != nil {
 		t.Fatal(err)
 	}
+	return runNodeIn(t, run, sdk.Node, name, base, key)
+}
+
+// runNodeIn runs testdata/NAME with node in the folder run, which holds
+// the node_modules it imports.
+func runNodeIn(t *testing.T, run, node, name, base, key string) string {
+	t.Helper()
 	script, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +185,7 @@ func runNodeScript(t *testing.T, sdk nodesdk.SDK, name, base, key string) string
 	if err := os.WriteFile(filepath.Join(run, name), script, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(sdk.Node, name)
+	cmd := exec.Command(node, name)
 	cmd.Dir = run
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + run,
 		"MODELGATE_BASE_URL=" + base + "/v1", "MODELGATE_API_KEY=" + key}
