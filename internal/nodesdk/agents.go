@@ -2,7 +2,6 @@ package nodesdk
 
 import (
 	_ "embed"
-	"encoding/json"
 	"path/filepath"
 	"testing"
 
@@ -31,15 +30,7 @@ type Agents struct {
 func AgentsSDK(t testing.TB) Agents {
 	t.Helper()
 	dir := testservice.Env(t, "MODELGATE_TEST_NODE_SDK", "the openai-node SDK", "scripts/services/node-sdk.sh")
-	var lock struct {
-		Packages map[string]struct {
-			Version string `json:"version"`
-		} `json:"packages"`
-	}
-	if err := json.Unmarshal(agentsLockJSON, &lock); err != nil {
-		t.Fatalf("agents/package-lock.json: %v", err)
-	}
-	pinned := lock.Packages["node_modules/@openai/agents"].Version
+	pinned := pinnedIn(t, "agents/package-lock.json", agentsLockJSON, []string{"@openai/agents"})["@openai/agents"]
 	modules := filepath.Join(dir, "agents", "node_modules")
 	installed := readManifest(t, filepath.Join(modules, "@openai", "agents"))
 	if installed.Version != pinned {

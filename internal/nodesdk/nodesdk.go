@@ -62,6 +62,12 @@ func SDKs(t testing.TB) []SDK {
 // Pinned maps each SDK's package name to the version the committed
 // package-lock.json pins.
 func Pinned(t testing.TB) map[string]string {
+	return pinnedIn(t, "package-lock.json", lockJSON, packages)
+}
+
+// pinnedIn maps each of names to the version the lock (file, its
+// contents) pins.
+func pinnedIn(t testing.TB, file string, lockJSON []byte, names []string) map[string]string {
 	t.Helper()
 	var lock struct {
 		Packages map[string]struct {
@@ -69,13 +75,13 @@ func Pinned(t testing.TB) map[string]string {
 		} `json:"packages"`
 	}
 	if err := json.Unmarshal(lockJSON, &lock); err != nil {
-		t.Fatalf("package-lock.json: %v", err)
+		t.Fatalf("%s: %v", file, err)
 	}
 	pinned := map[string]string{}
-	for _, name := range packages {
+	for _, name := range names {
 		v := lock.Packages["node_modules/"+name].Version
 		if v == "" {
-			t.Fatalf("package-lock.json pins no %s package", name)
+			t.Fatalf("%s pins no %s package", file, name)
 		}
 		pinned[name] = v
 	}
