@@ -57,7 +57,7 @@ var conversationFaults = []fault{
 // area they need) against the quick start (they pass) and through each
 // fault (exactly the checks it breaks fail).
 func TestConversationsArea(t *testing.T) {
-	expectFaults(t, testgateway.Quickstart(t, secondOwner), conversationFaults, 12)
+	expectFaults(t, testgateway.Quickstart(t, secondOwner), conversationFaults, 18)
 }
 
 // expectFaults runs each fault's areas through it against base: the run

@@ -10,6 +10,8 @@ import (
 	"github.com/openai/openai-go/v3/conversations"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
 // testResponsesInConversations: a response created with `conversation`
@@ -116,5 +118,67 @@ func testResponsesInConversations(t *testing.T, base, key string) {
 	}
 	if got := texts(); len(got) != len(want) {
 		t.Fatalf("refused responses changed the conversation: %q", got)
+	}
+}
+
+// TestConversationHistoryIsPagedAndBounded: a response reads a
+// conversation of more items than a page (100) whole, the same prompt as
+// its items sent as input, and a conversation holding more than
+// max_body_size bytes is refused with context_length_exceeded naming
+// conversation, the read stopping there.
+func TestConversationHistoryIsPagedAndBounded(t *testing.T) {
+	client := sdk(testgateway.Quickstart(t, "max_body_size 32KiB\n"), option.WithAPIKey(testgateway.QuickstartDevKey))
+	ctx := context.Background()
+	add := func(id string, texts ...string) {
+		t.Helper()
+		items := make([]responses.ResponseInputItemUnionParam, len(texts))
+		for i, s := range texts {
+			items[i] = userMessage(s)
+		}
+		if _, err := client.Conversations.Items.New(ctx, id, conversations.ItemNewParams{Items: items}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long, err := client.Conversations.New(ctx, conversations.ConversationNewParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all responses.ResponseInputParam
+	for i := range 6 {
+		batch := make([]string, 20)
+		for j := range batch {
+			batch[j] = fmt.Sprintf("turn %d", i*20+j)
+			all = append(all, userMessage(batch[j]))
+		}
+		add(long.ID, batch...)
+	}
+	in, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "reference", Input: text("last"), MaxOutputTokens: openai.Int(16),
+		Conversation: responses.ResponseNewParamsConversationUnion{OfString: openai.String(long.ID)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "reference", MaxOutputTokens: openai.Int(16), Store: openai.Bool(false),
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: append(all, userMessage("last"))}})
+	if err != nil || in.Usage.InputTokens != alone.Usage.InputTokens || in.OutputText() != alone.OutputText() {
+		t.Fatalf("a conversation of 120 items read as %d prompt tokens, its items as input %d: %v", in.Usage.InputTokens, alone.Usage.InputTokens, err)
+	}
+
+	big, err := client.Conversations.New(ctx, conversations.ConversationNewParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := strings.Repeat("a long turn ", 512) // 6 KiB
+	ask := func() error {
+		_, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "reference", Input: text("x"), MaxOutputTokens: openai.Int(16),
+			Conversation: responses.ResponseNewParamsConversationUnion{OfString: openai.String(big.ID)}})
+		return err
+	}
+	add(big.ID, turn, turn, turn, turn) // 24 KiB
+	if err := ask(); err != nil {
+		t.Fatalf("24 KiB of conversation: %v", err)
+	}
+	add(big.ID, turn, turn) // 36 KiB
+	if e := asAPIError(t, ask()); e.StatusCode != 400 || e.Code != "context_length_exceeded" || e.Param != "conversation" {
+		t.Fatalf("36 KiB of conversation: %v", e)
 	}
 }
