@@ -60,8 +60,8 @@ func conversationItems(raw json.RawMessage) ([]store.ResponseItem, error) {
 			renamed := *e
 			if rest, ok := strings.CutPrefix(e.Param, "input"); ok {
 				renamed.Param = "items" + rest
+				renamed.Message = strings.ReplaceAll(e.Message, e.Param, renamed.Param)
 			}
-			renamed.Message = strings.ReplaceAll(e.Message, "input", "items")
 			return nil, &renamed
 		}
 		return nil, err
