@@ -93,6 +93,12 @@ func (l *Local) createConversation(w http.ResponseWriter, c *upstreams.Call) err
 func (l *Local) retrieveConversation(w http.ResponseWriter, c *upstreams.Call) error {
 	id := c.Params["conversation_id"]
 	conv, err := l.store.GetConversation(c.Request.Context(), c.Principal.Owner, id)
+	return writeConversation(w, conv, err, id)
+}
+
+// writeConversation answers the conversation a store call returned, or
+// the 404 of its error.
+func writeConversation(w http.ResponseWriter, conv *store.Conversation, err error, id string) error {
 	if err != nil {
 		return conversationNotFound(err, id)
 	}
@@ -107,11 +113,7 @@ func (l *Local) updateConversation(w http.ResponseWriter, c *upstreams.Call) err
 		return err
 	}
 	conv, err := l.store.UpdateConversation(c.Request.Context(), c.Principal.Owner, id, orEmpty(b.Metadata))
-	if err != nil {
-		return conversationNotFound(err, id)
-	}
-	upstreams.WriteJSON(w, http.StatusOK, toConversationObject(conv))
-	return nil
+	return writeConversation(w, conv, err, id)
 }
 
 func (l *Local) deleteConversation(w http.ResponseWriter, c *upstreams.Call) error {
