@@ -36,10 +36,13 @@ const (
 	AreaVectorStores = "vector_stores"
 	AreaResponses    = "responses"
 	AreaEmbeddings   = "embeddings"
+	// AreaConversations: the Conversations interface, and responses in a
+	// conversation (with the responses area).
+	AreaConversations = "conversations"
 )
 
 // AllAreas lists every area in report order.
-var AllAreas = []string{AreaAuth, AreaErrors, AreaLimits, AreaChat, AreaFiles, AreaThreads, AreaBatches, AreaVectorStores, AreaResponses, AreaEmbeddings}
+var AllAreas = []string{AreaAuth, AreaErrors, AreaLimits, AreaChat, AreaFiles, AreaThreads, AreaBatches, AreaVectorStores, AreaResponses, AreaEmbeddings, AreaConversations}
 
 // Config says what to test and how.
 type Config struct {
@@ -244,7 +247,7 @@ type Check struct {
 // Checks returns every check of the suite, in report order.
 func Checks() []Check {
 	var all []Check
-	for _, group := range [][]Check{authChecks, errorChecks, limitChecks, chatChecks, streamChecks, fileChecks, threadChecks, batchChecks, vectorStoreChecks, roundTripChecks, orderChecks, timestampChecks, isolationChecks, pacingChecks, generatedChecks, responseChecks, embeddingChecks} {
+	for _, group := range [][]Check{authChecks, errorChecks, limitChecks, chatChecks, streamChecks, fileChecks, threadChecks, batchChecks, vectorStoreChecks, roundTripChecks, orderChecks, timestampChecks, isolationChecks, pacingChecks, generatedChecks, responseChecks, embeddingChecks, conversationChecks} {
 		all = append(all, group...)
 	}
 	return all

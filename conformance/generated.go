@@ -84,6 +84,19 @@ var genTargets = []genTarget{
 			return "/v1/batches", map[string]any{"input_file_id": t.batchInput(1), "endpoint": "/v1/chat/completions", "completion_window": "24h"}
 		},
 		fresh: func(t *T, body map[string]any) {}},
+	{op: "conversations.create", area: AreaConversations, skip: []string{"items"},
+		setup: func(t *T) (string, map[string]any) { return conversationsPath, map[string]any{} },
+		fresh: func(t *T, body map[string]any) {}},
+	{op: "conversations.update", area: AreaConversations,
+		setup: func(t *T) (string, map[string]any) {
+			_, c := t.conversation(map[string]any{})
+			return conversationsPath + "/" + c.ID, map[string]any{"metadata": map[string]any{}}
+		}},
+	{op: "conversations.items.list", area: AreaConversations, query: true, skip: []string{"after"},
+		setup: func(t *T) (string, map[string]any) {
+			_, c := t.conversation(map[string]any{"items": userItems("one")})
+			return conversationsPath + "/" + c.ID + "/items", map[string]any{}
+		}},
 	{op: "files.list", area: AreaFiles, query: true, skip: []string{"after", "purpose"},
 		setup: func(t *T) (string, map[string]any) { return "/v1/files", map[string]any{} }},
 	{op: "batches.list", area: AreaBatches, query: true, skip: []string{"after"},

@@ -29,7 +29,7 @@ const secondKey = "sk-conformance-second-owner"
 const secondOwner = "\t\tkey " + secondKey + " {\n\t\t\tname second\n\t\t\towner conformance-second\n\t\t}\n"
 
 // implementedAreas are the areas modelgate's main branch serves.
-var implementedAreas = []string{conformance.AreaAuth, conformance.AreaErrors, conformance.AreaLimits, conformance.AreaChat, conformance.AreaFiles, conformance.AreaThreads, conformance.AreaBatches, conformance.AreaVectorStores, conformance.AreaResponses, conformance.AreaEmbeddings}
+var implementedAreas = []string{conformance.AreaAuth, conformance.AreaErrors, conformance.AreaLimits, conformance.AreaChat, conformance.AreaFiles, conformance.AreaThreads, conformance.AreaBatches, conformance.AreaVectorStores, conformance.AreaResponses, conformance.AreaEmbeddings, conformance.AreaConversations}
 
 func TestSuitePassesAgainstModelgate(t *testing.T) {
 	base := testgateway.Quickstart(t, secondOwner+pacedEngine)

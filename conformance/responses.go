@@ -73,14 +73,21 @@ func (t *T) responseBody(input any, fields ...any) map[string]any {
 // response creates a response that must succeed; a stored one is deleted
 // when the check ends.
 func (t *T) response(body map[string]any) (*exchange, *responseObject) {
-	ex := t.do(request{op: responsesCreate, method: http.MethodPost, path: responsesPath, json: body})
-	t.requireStatus(ex, http.StatusOK)
 	var r responseObject
-	t.decode(ex, &r)
+	ex := t.created(responsesCreate, responsesPath, body, &r)
 	if body["store"] != false {
 		t.cleanup(request{method: http.MethodDelete, path: responsesPath + "/" + r.ID})
 	}
 	return ex, &r
+}
+
+// created posts body to path as op, which must succeed, and decodes the
+// reply into v.
+func (t *T) created(op, path string, body, v any) *exchange {
+	ex := t.do(request{op: op, method: http.MethodPost, path: path, json: body})
+	t.requireStatus(ex, http.StatusOK)
+	t.decode(ex, v)
+	return ex
 }
 
 var responseChecks = []Check{

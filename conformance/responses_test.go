@@ -2,10 +2,7 @@ package conformance_test
 
 import (
 	"bytes"
-	"context"
 	"net/http"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/modelgate/modelgate/conformance"
@@ -45,27 +42,5 @@ var responseFaults = []fault{
 // against the quick start (they pass) and through each fault (exactly the
 // checks it breaks fail).
 func TestResponsesAndEmbeddingsAreas(t *testing.T) {
-	base := testgateway.Quickstart(t, secondOwner)
-	for _, f := range responseFaults {
-		t.Run(f.name, func(t *testing.T) {
-			report, err := conformance.Run(context.Background(), conformance.Config{BaseURL: brokenTarget(t, base, f), APIKey: devKey, SecondAPIKey: secondKey, Areas: f.areas})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var failed []string
-			for _, res := range report.Results {
-				switch res.Status {
-				case conformance.Fail:
-					failed = append(failed, res.ID)
-				case conformance.Skip:
-					t.Errorf("%s skipped: %s", res.ID, res.Reason)
-				}
-			}
-			if len(report.Results) != 12 || !slices.Equal(failed, f.want) {
-				var text strings.Builder
-				report.WriteText(&text)
-				t.Fatalf("failed %v, want %v of 12 checks:\n%s", failed, f.want, text.String())
-			}
-		})
-	}
+	expectFaults(t, testgateway.Quickstart(t, secondOwner), responseFaults, 12)
 }

@@ -182,6 +182,14 @@ func runNodeScriptWith(t *testing.T, node string, packages map[string]string, na
 			t.Fatal(err)
 		}
 	}
+	return runNodeIn(t, run, node, name, base, key)
+}
+
+// runNodeIn runs testdata/NAME with node in the folder run, which holds
+// the node_modules it imports; the helpers the scripts share,
+// testdata/script_checks.mjs, go beside it.
+func runNodeIn(t *testing.T, run, node, name, base, key string) string {
+	t.Helper()
 	for _, file := range []string{name, "script_checks.mjs"} {
 		script, err := os.ReadFile(filepath.Join("testdata", file))
 		if err != nil {

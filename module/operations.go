@@ -92,6 +92,16 @@ var operationTable = []Operation{
 	{ID: upstreams.OpResponsesRetrieve, Method: http.MethodGet, Path: "/responses/{response_id}"},
 	{ID: upstreams.OpResponsesDelete, Method: http.MethodDelete, Path: "/responses/{response_id}"},
 	{ID: upstreams.OpResponsesInputItems, Method: http.MethodGet, Path: "/responses/{response_id}/input_items"},
+
+	{ID: upstreams.OpConversationsCreate, Method: http.MethodPost, Path: "/conversations", Body: BodyJSON},
+	{ID: upstreams.OpConversationsRetrieve, Method: http.MethodGet, Path: "/conversations/{conversation_id}"},
+	{ID: upstreams.OpConversationsUpdate, Method: http.MethodPost, Path: "/conversations/{conversation_id}", Body: BodyJSON, BodyRequired: true},
+	{ID: upstreams.OpConversationsDelete, Method: http.MethodDelete, Path: "/conversations/{conversation_id}"},
+	{ID: upstreams.OpConversationItemsCreate, Method: http.MethodPost, Path: "/conversations/{conversation_id}/items", Body: BodyJSON, BodyRequired: true},
+	{ID: upstreams.OpConversationItemsList, Method: http.MethodGet, Path: "/conversations/{conversation_id}/items"},
+	{ID: upstreams.OpConversationItemsRetrieve, Method: http.MethodGet, Path: "/conversations/{conversation_id}/items/{item_id}"},
+	{ID: upstreams.OpConversationItemsDelete, Method: http.MethodDelete, Path: "/conversations/{conversation_id}/items/{item_id}"},
+
 	{ID: upstreams.OpCompletionsCreate, Method: http.MethodPost, Path: "/completions", Body: BodyJSON, BodyRequired: true},
 	{ID: upstreams.OpModerationsCreate, Method: http.MethodPost, Path: "/moderations", Body: BodyJSON, BodyRequired: true},
 	{ID: upstreams.OpImagesGenerate, Method: http.MethodPost, Path: "/images/generations", Body: BodyJSON, BodyRequired: true},
@@ -113,10 +123,14 @@ var unlistedPaths = []struct{ method, path string }{
 var unknownOperation = Operation{ID: upstreams.OpUnknown, Body: BodyOpaque}
 
 // providerOperations are served by an openai upstream by default (chat,
-// embeddings and responses have offline defaults, see defaultUpstreamFor).
+// embeddings, responses and conversations have offline defaults, see
+// defaultUpstreamFor).
 var providerOperations = map[string]bool{
 	upstreams.OpModelsRetrieve: true, upstreams.OpEmbeddingsCreate: true,
 	upstreams.OpResponsesCreate: true, upstreams.OpResponsesRetrieve: true, upstreams.OpResponsesDelete: true, upstreams.OpResponsesInputItems: true,
+	upstreams.OpConversationsCreate: true, upstreams.OpConversationsRetrieve: true, upstreams.OpConversationsUpdate: true,
+	upstreams.OpConversationsDelete: true, upstreams.OpConversationItemsCreate: true, upstreams.OpConversationItemsList: true,
+	upstreams.OpConversationItemsRetrieve: true, upstreams.OpConversationItemsDelete: true,
 	upstreams.OpCompletionsCreate: true, upstreams.OpModerationsCreate: true, upstreams.OpImagesGenerate: true,
 	upstreams.OpImagesEdit: true, upstreams.OpAudioSpeech: true, upstreams.OpAudioTranscriptions: true,
 	upstreams.OpAudioTranslations: true,

@@ -244,8 +244,9 @@ var errCannotServe = errors.New("cannot serve")
 
 // defaultUpstreamFor names where an operation goes when no route names it:
 // chat and embeddings to the only configured provider, else to the
-// reference engine; responses to the only provider, else to the local
-// implementation (which makes them through the chat route); provider
+// reference engine; responses and conversations to the only provider,
+// else to the local implementation (which makes responses through the
+// chat route); provider
 // operations to the only provider, else nowhere (""); unknown paths
 // nowhere; everything else to the local implementation.
 func defaultUpstreamFor(op string, onlyProvider string) string {
@@ -254,7 +255,7 @@ func defaultUpstreamFor(op string, onlyProvider string) string {
 		return ""
 	case (op == upstreams.OpChatCompletionsCreate || op == upstreams.OpEmbeddingsCreate) && onlyProvider == "":
 		return builtinReference
-	case strings.HasPrefix(op, "responses.") && onlyProvider == "":
+	case (strings.HasPrefix(op, "responses.") || strings.HasPrefix(op, "conversations.")) && onlyProvider == "":
 		return builtinLocal
 	case op == upstreams.OpChatCompletionsCreate || providerOperations[op]:
 		return onlyProvider

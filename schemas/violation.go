@@ -240,6 +240,10 @@ func extraRules(operation string, doc map[string]any) *Violation {
 		}
 	case "vector_stores.create", "vector_stores.files.create":
 		return chunkOverlapRule(doc)
+	case "responses.create":
+		if doc["conversation"] != nil && doc["previous_response_id"] != nil {
+			return &Violation{Param: "conversation", Message: "Mutually exclusive parameters: Ensure you are only providing one of: 'previous_response_id' or 'conversation'."}
+		}
 	}
 	return nil
 }

@@ -44,6 +44,17 @@ const (
 	OpResponsesDelete     = "responses.delete"
 	OpResponsesInputItems = "responses.input_items.list"
 
+	// The Conversations interface: served by a provider, or by the local
+	// upstream on its store, where responses read and append to them.
+	OpConversationsCreate       = "conversations.create"
+	OpConversationsRetrieve     = "conversations.retrieve"
+	OpConversationsUpdate       = "conversations.update"
+	OpConversationsDelete       = "conversations.delete"
+	OpConversationItemsCreate   = "conversations.items.create"
+	OpConversationItemsList     = "conversations.items.list"
+	OpConversationItemsRetrieve = "conversations.items.retrieve"
+	OpConversationItemsDelete   = "conversations.items.delete"
+
 	// Provider operations outside the spec, passed through so a team's
 	// other calls keep working behind the gateway; batches run them too.
 	OpEmbeddingsCreate    = "embeddings.create"

@@ -63,10 +63,28 @@ func SDKs(t testing.TB) []SDK {
 // Pinned maps each SDK's package name to the version the committed
 // package-lock.json pins.
 func Pinned(t testing.TB) map[string]string {
+	return pinnedIn(t, "package-lock.json", lockJSON, packages)
+}
+
+// pinnedIn maps each of names to the version the lock (file, its
+// contents) pins.
+func pinnedIn(t testing.TB, file string, lockJSON []byte, names []string) map[string]string {
 	t.Helper()
+	var lock struct {
+		Packages map[string]struct {
+			Version string `json:"version"`
+		} `json:"packages"`
+	}
+	if err := json.Unmarshal(lockJSON, &lock); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
 	pinned := map[string]string{}
-	for _, name := range packages {
-		pinned[name] = lockVersion(t, name)
+	for _, name := range names {
+		v := lock.Packages["node_modules/"+name].Version
+		if v == "" {
+			t.Fatalf("%s pins no %s package", file, name)
+		}
+		pinned[name] = v
 	}
 	return pinned
 }
@@ -75,19 +93,7 @@ func Pinned(t testing.TB) map[string]string {
 // package name at.
 func lockVersion(t testing.TB, name string) string {
 	t.Helper()
-	var lock struct {
-		Packages map[string]struct {
-			Version string `json:"version"`
-		} `json:"packages"`
-	}
-	if err := json.Unmarshal(lockJSON, &lock); err != nil {
-		t.Fatalf("package-lock.json: %v", err)
-	}
-	v := lock.Packages["node_modules/"+name].Version
-	if v == "" {
-		t.Fatalf("package-lock.json pins no %s package", name)
-	}
-	return v
+	return pinnedIn(t, "package-lock.json", lockJSON, []string{name})[name]
 }
 
 type manifest struct {

@@ -1,8 +1,8 @@
 // Package local is the upstream kind `local`: the built-in implementations
-// of files, threads, responses, vector stores (with ingestion and search)
-// and batches over a store: embedded SQLite by default; PostgreSQL for
-// several instances keeps files, threads, batches and (with pgvector)
-// vector stores.
+// of files, threads, responses, conversations, vector stores (with
+// ingestion and search) and batches over a store: embedded SQLite by
+// default; PostgreSQL for several instances keeps files, threads,
+// responses, conversations, batches and (with pgvector) vector stores.
 //
 // This package is the HTTP adapter the gateway (module/) talks to: the
 // Caddy module and its configuration, one handler per operation (reading
@@ -369,6 +369,15 @@ var handlers = map[string]func(*Local, http.ResponseWriter, *upstreams.Call) err
 	upstreams.OpResponsesRetrieve:   (*Local).retrieveResponse,
 	upstreams.OpResponsesDelete:     (*Local).deleteResponse,
 	upstreams.OpResponsesInputItems: (*Local).listResponseItems,
+
+	upstreams.OpConversationsCreate:       (*Local).createConversation,
+	upstreams.OpConversationsRetrieve:     (*Local).retrieveConversation,
+	upstreams.OpConversationsUpdate:       (*Local).updateConversation,
+	upstreams.OpConversationsDelete:       (*Local).deleteConversation,
+	upstreams.OpConversationItemsCreate:   (*Local).createConversationItems,
+	upstreams.OpConversationItemsList:     (*Local).listConversationItems,
+	upstreams.OpConversationItemsRetrieve: (*Local).retrieveConversationItem,
+	upstreams.OpConversationItemsDelete:   (*Local).deleteConversationItem,
 
 	upstreams.OpVectorStoresCreate:       vectorStoreHandler((*Local).createVectorStore),
 	upstreams.OpVectorStoresList:         vectorStoreHandler((*Local).listVectorStores),

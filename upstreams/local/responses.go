@@ -43,11 +43,16 @@ type responseRequest struct {
 	Metadata           json.RawMessage `json:"metadata"`
 	Store              *bool           `json:"store"`
 	PreviousResponseID string          `json:"previous_response_id"`
+	Conversation       json.RawMessage `json:"conversation"`
 	Reasoning          *struct {
 		Effort *string `json:"effort"`
 	} `json:"reasoning"`
 	Stream bool    `json:"stream"`
 	User   *string `json:"user"`
+
+	// conversationID is the conversation the response continues, read
+	// from Conversation.
+	conversationID string
 }
 
 // responseObject is the public response object, fields in the public order.
@@ -65,6 +70,7 @@ type responseObject struct {
 	Output             []json.RawMessage `json:"output"`
 	ParallelToolCalls  bool              `json:"parallel_tool_calls"`
 	PreviousResponseID *string           `json:"previous_response_id"`
+	Conversation       *conversationRef  `json:"conversation,omitempty"`
 	Reasoning          map[string]any    `json:"reasoning"`
 	Store              bool              `json:"store"`
 	Temperature        float64           `json:"temperature"`
@@ -103,18 +109,16 @@ func (l *Local) createResponse(w http.ResponseWriter, c *upstreams.Call) error {
 	if err := l.resolveReferences(c, items, d.BodyLimit()); err != nil {
 		return err
 	}
-	var history []json.RawMessage
-	if req.PreviousResponseID != "" {
-		if history, err = l.conversation(c, req.PreviousResponseID, d.BodyLimit()); err != nil {
-			return err
-		}
+	history, tooLong, err := l.history(c, &req, d.BodyLimit())
+	if err != nil {
+		return err
 	}
 	chat, err := chatRequest(&req, history, items)
 	if err != nil {
 		return err
 	}
-	if limit := d.BodyLimit(); req.PreviousResponseID != "" && int64(len(chat)) > limit {
-		return conversationTooLong(req.PreviousResponseID, limit)
+	if tooLong != nil && int64(len(chat)) > d.BodyLimit() {
+		return tooLong
 	}
 	if req.Stream {
 		return l.streamResponse(w, c, d, &req, chat, items)
@@ -181,8 +185,14 @@ func (l *Local) streamResponse(w http.ResponseWriter, c *upstreams.Call, d upstr
 	return nil
 }
 
-// keepResponse stores a response made with store true, with its input items.
+// keepResponse appends a response's input and output to its conversation,
+// and stores a response made with store true, with its input items.
 func (l *Local) keepResponse(c *upstreams.Call, req *responseRequest, resp *responseObject, items []inputItem) error {
+	if resp.Conversation != nil {
+		if err := l.appendToConversation(c, resp.Conversation.ID, items, resp); err != nil {
+			return err
+		}
+	}
 	if !resp.Store {
 		return nil
 	}
@@ -250,7 +260,7 @@ func (l *Local) conversation(c *upstreams.Call, id string, limit int64) ([]json.
 			size += int64(len(out))
 		}
 		if size > limit {
-			return nil, conversationTooLong(id, limit)
+			return nil, conversationTooLong("previous_response_id", "response '"+id+"'", limit)
 		}
 		chain = append(chain, append(link, obj.Output...))
 		next = r.PreviousID
@@ -262,11 +272,12 @@ func (l *Local) conversation(c *upstreams.Call, id string, limit int64) ([]json.
 	return out, nil
 }
 
-// conversationTooLong refuses to continue a conversation whose chat would
+// conversationTooLong refuses to continue a conversation (of the
+// response or conversation named by of, given as param) whose chat would
 // be larger than the gateway accepts.
-func conversationTooLong(id string, limit int64) *upstreams.Error {
-	return &upstreams.Error{Status: http.StatusBadRequest, Type: upstreams.TypeInvalidRequest, Param: "previous_response_id", Code: "context_length_exceeded",
-		Message: fmt.Sprintf("The conversation of response '%s' holds more than the %d bytes a request may carry; start a new conversation.", id, limit)}
+func conversationTooLong(param, of string, limit int64) *upstreams.Error {
+	return &upstreams.Error{Status: http.StatusBadRequest, Type: upstreams.TypeInvalidRequest, Param: param, Code: "context_length_exceeded",
+		Message: fmt.Sprintf("The conversation of %s holds more than the %d bytes a request may carry; start a new conversation.", of, limit)}
 }
 
 func (l *Local) retrieveResponse(w http.ResponseWriter, c *upstreams.Call) error {
@@ -300,17 +311,7 @@ func (l *Local) listResponseItems(w http.ResponseWriter, c *upstreams.Call) erro
 	if err != nil {
 		return responseNotFound(err, id)
 	}
-	data := make([]json.RawMessage, len(items))
-	for i, it := range items {
-		data[i] = it.Item
-	}
-	upstreams.WriteJSON(w, http.StatusOK, listPage(data, hasMore, func(raw json.RawMessage) string {
-		var v struct {
-			ID string `json:"id"`
-		}
-		_ = json.Unmarshal(raw, &v)
-		return v.ID
-	}))
+	writeItemPage(w, items, hasMore)
 	return nil
 }
 

@@ -362,6 +362,9 @@ func newResponse(req *responseRequest) *responseObject {
 		Text: json.RawMessage(`{"format":{"type":"text"}}`), ToolChoice: json.RawMessage(`"auto"`), Tools: json.RawMessage(`[]`),
 		Metadata: orEmpty(req.Metadata),
 	}
+	if req.conversationID != "" {
+		r.Conversation = &conversationRef{ID: req.conversationID}
+	}
 	if req.PreviousResponseID != "" {
 		r.PreviousResponseID = &req.PreviousResponseID
 	}

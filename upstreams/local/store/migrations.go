@@ -159,6 +159,8 @@ var sqliteMigrations = []string{
 	expiringFilesIndex,
 	// 8: response items found by ID, for item references
 	sqliteTypes.Replace(responseItemIndex),
+	// 9: conversations and their items
+	sqliteTypes.Replace(conversationTables),
 }
 
 // expiringFilesIndex finds the files past their expires_at.
@@ -224,4 +226,6 @@ var postgresMigrations = []string{
 	expiringFilesIndex,
 	// 6: sqliteMigrations 8
 	postgresTypes.Replace(responseItemIndex),
+	// 7: sqliteMigrations 9
+	postgresTypes.Replace(conversationTables),
 }

@@ -124,13 +124,19 @@ func (r records) ResponseItems(ctx context.Context, owner, id string, q ListQuer
 	if _, err := r.GetResponse(ctx, owner, id); err != nil {
 		return nil, false, err
 	}
-	return listRows(ctx, r.db, "response_items", "id, item", "", nil, "response_id", id, q, func(row rowScanner) (*ResponseItem, error) {
-		var it ResponseItem
-		var item string
-		err := row.Scan(&it.ID, &item)
-		it.Item = json.RawMessage(item)
-		return &it, err
-	})
+	return listRows(ctx, r.db, "response_items", "id, item", "", nil, "response_id", id, q, scanResponseItem)
+}
+
+// scanResponseItem reads the columns id, item of a response's or a
+// conversation's item.
+func scanResponseItem(row rowScanner) (*ResponseItem, error) {
+	var it ResponseItem
+	var item string
+	if err := row.Scan(&it.ID, &item); err != nil {
+		return nil, err
+	}
+	it.Item = json.RawMessage(item)
+	return &it, nil
 }
 
 func (r records) ResponseItem(ctx context.Context, owner, itemID string) (json.RawMessage, error) {

@@ -73,13 +73,14 @@ type ThreadStore interface {
 }
 
 // Store keeps the local implementations' objects; every method is scoped
-// to an owner. Every store keeps files, threads, responses and batches; vector stores
-// are an interface of their own, which a store implements when it can
-// keep them.
+// to an owner. Every store keeps files, threads, responses, conversations
+// and batches; vector stores are an interface of their own, which a store
+// implements when it can keep them.
 type Store interface {
 	FileStore
 	ThreadStore
 	ResponseStore
+	ConversationStore
 	BatchStore
 	// Ping reports whether the store can be reached now.
 	Ping(ctx context.Context) error

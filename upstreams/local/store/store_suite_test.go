@@ -36,6 +36,7 @@ func testStore(t *testing.T, loc storeLocation) {
 	t.Run("Threads", func(t *testing.T) { testThreads(t, s) })
 	t.Run("Responses", func(t *testing.T) { testResponseStore(t, s) })
 	t.Run("ResponseItemLookup", func(t *testing.T) { testResponseItemLookup(t, s) })
+	t.Run("Conversations", func(t *testing.T) { testConversationStore(t, s) })
 	t.Run("TwoInstances", func(t *testing.T) { testTwoInstances(t, s, loc.open(t)) })
 }
 

@@ -1,0 +1,52 @@
+package modelgate_test
+
+import (
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/modelgate/modelgate/internal/testgateway"
+)
+
+// TestConversationsThroughAProvider runs the conversations round trip and
+// responses in conversations (testConversationRoundTrip,
+// testResponsesInConversations) with openai-go against the quick start
+// whose only provider serves conversations.* and responses.* (a second
+// modelgate site keeping them on its store), every reply checked
+// strictly: the gateway passes them on as it passes on responses.
+func TestConversationsThroughAProvider(t *testing.T) {
+	base, reached := quickstartWithProvider(t)
+	testConversationRoundTrip(t, sdk(base, option.WithAPIKey(testgateway.QuickstartDevKey)))
+	testResponsesInConversations(t, base, testgateway.QuickstartDevKey)
+	if n := reached(); n["/v1/conversations"] < 20 || n["/v1/responses"] < 6 {
+		t.Fatalf("the provider served %v", n)
+	}
+}
+
+// TestConversationsCheckedWhenAProviderServesThem: a provider's
+// conversation that is not one (no created_at), or an item list whose
+// items have no type, is a 502 upstream_nonconforming under strict checking.
+func TestConversationsCheckedWhenAProviderServesThem(t *testing.T) {
+	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/items") {
+			io.WriteString(w, `{"object":"list","data":[{"id":"msg_1"}],"first_id":"msg_1","last_id":"msg_1","has_more":false}`)
+			return
+		}
+		io.WriteString(w, `{"id":"conv_1","object":"conversation","metadata":{}}`)
+	})
+	strict := checkGateway(t, provider.URL, "strict", filepath.Join(t.TempDir(), "r.jsonl"))
+	for path, field := range map[string]string{"/v1/conversations/conv_1": "created_at", "/v1/conversations/conv_1/items": "type"} {
+		resp, env := rawRequest(t, "GET", strict+path, "", chatHeaders)
+		if resp.StatusCode != 502 || env.Error.Code == nil || *env.Error.Code != "upstream_nonconforming" || !strings.Contains(env.Error.Message, field) {
+			t.Errorf("%s: %d %+v", path, resp.StatusCode, env.Error)
+		}
+	}
+	if n := len(provider.bodies); n != 2 {
+		t.Fatalf("the provider saw %d requests, want 2", n)
+	}
+}
