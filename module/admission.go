@@ -21,8 +21,10 @@ import (
 
 // admit decides whether a request may run, in this order: its key, the
 // operations the key may call, the beta header where the operation
-// requires it, the content type and the body (size, schema, query), the
-// model rules, the key's rate limits. It is the only such decision: client
+// requires it, for a body of earlyRateCheckBytes or more (or of unknown
+// length) the key's requests per minute and concurrency, the content type
+// and the body (size, schema, query), the model rules, the key's rate
+// limits. It is the only such decision: client
 // requests and dispatched work both pass here, and differ only in where
 // the key comes from (the Authorization header, or the principal the work
 // was submitted by, looked up among the configured keys). Dispatched work
@@ -59,6 +61,9 @@ func (g *Gateway) admit(ex *exchange, req *request) *upstreams.Error {
 		Principal:  key.Principal,
 		Request:    r,
 		BetaHeader: betaName,
+	}
+	if apiErr := g.checkRateEarly(ex, req); apiErr != nil {
+		return apiErr
 	}
 	body, apiErr := g.readBody(r, op)
 	if apiErr != nil {
@@ -172,14 +177,7 @@ func (g *Gateway) admitRate(ex *exchange, req *request) *upstreams.Error {
 		ticket = ratelimit.Unlimited()
 	}
 	if refusal != nil {
-		refusal.SetHeaders(ex.Header())
-		gatewayMetrics.refusals.WithLabelValues(call.Operation, refusal.Kind).Inc()
-		return &upstreams.Error{
-			Status:  http.StatusTooManyRequests,
-			Type:    refusal.Kind,
-			Code:    "rate_limit_exceeded",
-			Message: refusal.Message(),
-		}
+		return rateRefused(ex, call.Operation, refusal)
 	}
 	ticket.SetHeaders(ex.Header())
 	req.ticket = ticket
@@ -194,6 +192,49 @@ func (g *Gateway) admitRate(ex *exchange, req *request) *upstreams.Error {
 		}
 	}
 	return nil
+}
+
+// earlyRateCheckBytes is the body size from which a request is checked
+// against its key's requests per minute and concurrency before its body
+// is read: reading, decoding and validating 2 MiB costs seconds of CPU, a
+// refusal that needs no body should not wait for it. Smaller bodies are
+// checked once, on admission, as a store round trip costs more than they
+// do.
+const earlyRateCheckBytes = 64 << 10
+
+// checkRateEarly refuses, before its body is read, a request of
+// earlyRateCheckBytes or more (or of unknown length) that its key's
+// requests per minute or concurrency refuse now, with the 429 admission
+// would answer. It charges nothing; admission still decides. A store that
+// cannot be asked refuses nothing here: admission applies its failure
+// mode.
+func (g *Gateway) checkRateEarly(ex *exchange, req *request) *upstreams.Error {
+	r, lim := req.http, req.key.limits
+	if req.key.limiter == nil || (lim.RequestsPerMinute == 0 && lim.MaxConcurrent == 0) ||
+		(r.ContentLength >= 0 && r.ContentLength < earlyRateCheckBytes) {
+		return nil
+	}
+	if parent := parentOf(req); parent != nil && parent.key == req.key {
+		return nil
+	}
+	refusal, err := req.key.limiter.Check(r.Context())
+	if err != nil || refusal == nil {
+		return nil
+	}
+	return rateRefused(ex, req.op.ID, refusal)
+}
+
+// rateRefused is the 429 of a refusal by a key's limits, its headers set
+// on ex.
+func rateRefused(ex *exchange, op string, refusal *ratelimit.Refusal) *upstreams.Error {
+	refusal.SetHeaders(ex.Header())
+	gatewayMetrics.refusals.WithLabelValues(op, refusal.Kind).Inc()
+	return &upstreams.Error{
+		Status:  http.StatusTooManyRequests,
+		Type:    refusal.Kind,
+		Code:    "rate_limit_exceeded",
+		Message: refusal.Message(),
+	}
 }
 
 // withUsageOption is body with stream_options.include_usage set to true,

@@ -2,7 +2,9 @@
 -- KEYS: requests bucket, tokens bucket, concurrency leases (a sorted set of
 -- lease ids scored by their expiry in Redis milliseconds).
 -- ARGV: requests per minute, tokens per minute, max concurrent (0: no
--- limit), estimated tokens, lease id, lease time to live in milliseconds.
+-- limit), estimated tokens, lease id, lease time to live in milliseconds,
+-- and 1 to check only: refuse what the requests and concurrency limits
+-- refuse now and charge nothing either way.
 -- Returns {refused by (0 none, 1 requests, 2 tokens, 3 concurrency),
 -- retry after, requests left, requests reset, tokens left, tokens reset},
 -- durations in microseconds.
@@ -30,6 +32,9 @@ if maxc > 0 then
 end
 if rpm > 0 and req < 1 then
   return answer(1, math.ceil((1 - req) * 60e6 / rpm))
+end
+if ARGV[7] == '1' then
+  return answer(0, 0)
 end
 if tpm > 0 and est > 0 then
   if est > tpm then
