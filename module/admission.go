@@ -159,7 +159,7 @@ func (g *Gateway) admitRate(ex *exchange, req *request) *upstreams.Error {
 	limits := p.limits
 	var estimate int64
 	if limits.TokensPerMinute > 0 {
-		estimate = estimateTokens(call.Operation, call.Model, doc)
+		estimate = estimateTokens(call.Operation, call.Model, doc, limits.TokensPerMinute)
 	}
 	ticket, refusal, err := p.limiter.Admit(call.Request.Context(), estimate)
 	if err != nil {
@@ -311,8 +311,12 @@ func (g *Gateway) storeFailed(step string, err error, fields ...zap.Field) {
 
 // estimateTokens is what a request is charged on admission: its prompt
 // tokens plus the completion it may ask for (max_completion_tokens or
-// max_tokens, times n).
-func estimateTokens(op, model string, doc map[string]any) int64 {
+// max_tokens, times n). Chat, embeddings, moderations and completions
+// prompts are counted only until they pass limit, the key's tokens per
+// minute: an estimate above it is refused whatever it is, and a 2 MiB
+// prompt costs no more to refuse than limit tokens to count.
+func estimateTokens(op, model string, doc map[string]any, limit int64) int64 {
+	upTo := int(min(limit, ratelimit.MaxTokens))
 	switch op {
 	case upstreams.OpChatCompletionsCreate:
 		n := int64(1)
@@ -323,9 +327,9 @@ func estimateTokens(op, model string, doc map[string]any) int64 {
 		if !ok {
 			completion, _ = number(doc["max_tokens"])
 		}
-		return ratelimit.Estimate(int64(tokens.CountChat(model, doc)), n, completion)
+		return ratelimit.Estimate(int64(tokens.CountChatUpTo(model, doc, upTo)), n, completion)
 	case upstreams.OpEmbeddingsCreate, upstreams.OpModerationsCreate, upstreams.OpCompletionsCreate:
-		return inputTokens(tokens.ForModel(model), firstOf(doc, "input", "prompt"))
+		return inputTokens(tokens.ForModel(model), firstOf(doc, "input", "prompt"), upTo)
 	case upstreams.OpResponsesCreate:
 		return responseTokens(model, doc)
 	}
@@ -334,17 +338,20 @@ func estimateTokens(op, model string, doc map[string]any) int64 {
 
 // inputTokens counts an input of embeddings, moderations or completions:
 // a string, one token array (a token per number), or an array of strings
-// or of token arrays.
-func inputTokens(enc *tokens.Encoding, input any) int64 {
+// or of token arrays; past limit it stops with a count above it.
+func inputTokens(enc *tokens.Encoding, input any, limit int) int64 {
 	var total int64
 	switch in := input.(type) {
 	case string:
-		total = int64(enc.Count(in))
+		total = int64(enc.CountUpTo(in, limit))
 	case []any:
 		for _, item := range in {
+			if total > int64(limit) {
+				break
+			}
 			switch item := item.(type) {
 			case string:
-				total += int64(enc.Count(item))
+				total += int64(enc.CountUpTo(item, limit-int(total)))
 			case json.Number, float64:
 				total++
 			case []any:
