@@ -1,7 +1,6 @@
 package modelgate_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -101,12 +100,7 @@ func TestHostileLogprobsAmplificationIsBounded(t *testing.T) {
 	if done.RequestCounts.Failed != 4 || done.RequestCounts.Completed != 1 {
 		t.Fatalf("batch %s: %+v", done.Status, done.RequestCounts)
 	}
-	resp, err := client.Files.Content(context.Background(), done.ErrorFileID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	errFile, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	errFile := fileContent(t, client, done.ErrorFileID)
 	if n := strings.Count(string(errFile), `"param":"top_logprobs"`); n != 4 {
 		t.Fatalf("%d of the 4 lines failed naming top_logprobs: %s", n, errFile)
 	}
