@@ -21,8 +21,10 @@ import (
 
 // admit decides whether a request may run, in this order: its key, the
 // operations the key may call, the beta header where the operation
-// requires it, the content type and the body (size, schema, query), the
-// model rules, the key's rate limits. It is the only such decision: client
+// requires it, for a body of earlyRateCheckBytes or more (or of unknown
+// length) the key's requests per minute and concurrency, the content type
+// and the body (size, schema, query), the model rules, the key's rate
+// limits. It is the only such decision: client
 // requests and dispatched work both pass here, and differ only in where
 // the key comes from (the Authorization header, or the principal the work
 // was submitted by, looked up among the configured keys). Dispatched work
@@ -59,6 +61,9 @@ func (g *Gateway) admit(ex *exchange, req *request) *upstreams.Error {
 		Principal:  key.Principal,
 		Request:    r,
 		BetaHeader: betaName,
+	}
+	if apiErr := g.checkRateEarly(ex, req); apiErr != nil {
+		return apiErr
 	}
 	body, apiErr := g.readBody(r, op)
 	if apiErr != nil {
@@ -154,7 +159,7 @@ func (g *Gateway) admitRate(ex *exchange, req *request) *upstreams.Error {
 	limits := p.limits
 	var estimate int64
 	if limits.TokensPerMinute > 0 {
-		estimate, req.prompt = estimateTokens(call.Operation, call.Model, doc)
+		estimate, req.prompt = estimateTokens(call.Operation, call.Model, doc, limits.TokensPerMinute)
 		req.promptCounted = true
 	}
 	ticket, refusal, err := p.limiter.Admit(call.Request.Context(), estimate)
@@ -173,14 +178,7 @@ func (g *Gateway) admitRate(ex *exchange, req *request) *upstreams.Error {
 		ticket = ratelimit.Unlimited()
 	}
 	if refusal != nil {
-		refusal.SetHeaders(ex.Header())
-		gatewayMetrics.refusals.WithLabelValues(call.Operation, refusal.Kind).Inc()
-		return &upstreams.Error{
-			Status:  http.StatusTooManyRequests,
-			Type:    refusal.Kind,
-			Code:    "rate_limit_exceeded",
-			Message: refusal.Message(),
-		}
+		return rateRefused(ex, call.Operation, refusal)
 	}
 	ticket.SetHeaders(ex.Header())
 	req.ticket = ticket
@@ -195,6 +193,49 @@ func (g *Gateway) admitRate(ex *exchange, req *request) *upstreams.Error {
 		}
 	}
 	return nil
+}
+
+// earlyRateCheckBytes is the body size from which a request is checked
+// against its key's requests per minute and concurrency before its body
+// is read: reading, decoding and validating 2 MiB costs seconds of CPU, a
+// refusal that needs no body should not wait for it. Smaller bodies are
+// checked once, on admission, as a store round trip costs more than they
+// do.
+const earlyRateCheckBytes = 64 << 10
+
+// checkRateEarly refuses, before its body is read, a request of
+// earlyRateCheckBytes or more (or of unknown length) that its key's
+// requests per minute or concurrency refuse now, with the 429 admission
+// would answer. It charges nothing; admission still decides. A store that
+// cannot be asked refuses nothing here: admission applies its failure
+// mode.
+func (g *Gateway) checkRateEarly(ex *exchange, req *request) *upstreams.Error {
+	r, lim := req.http, req.key.limits
+	if req.key.limiter == nil || (lim.RequestsPerMinute == 0 && lim.MaxConcurrent == 0) ||
+		(r.ContentLength >= 0 && r.ContentLength < earlyRateCheckBytes) {
+		return nil
+	}
+	if parent := parentOf(req); parent != nil && parent.key == req.key {
+		return nil
+	}
+	refusal, err := req.key.limiter.Check(r.Context())
+	if err != nil || refusal == nil {
+		return nil
+	}
+	return rateRefused(ex, req.op.ID, refusal)
+}
+
+// rateRefused is the 429 of a refusal by a key's limits, its headers set
+// on ex.
+func rateRefused(ex *exchange, op string, refusal *ratelimit.Refusal) *upstreams.Error {
+	refusal.SetHeaders(ex.Header())
+	gatewayMetrics.refusals.WithLabelValues(op, refusal.Kind).Inc()
+	return &upstreams.Error{
+		Status:  http.StatusTooManyRequests,
+		Type:    refusal.Kind,
+		Code:    "rate_limit_exceeded",
+		Message: refusal.Message(),
+	}
 }
 
 // withUsageOption is body with stream_options.include_usage set to true,
@@ -272,9 +313,12 @@ func (g *Gateway) storeFailed(step string, err error, fields ...zap.Field) {
 // estimateTokens is what a request is charged on admission: its prompt
 // tokens (promptTokens, also returned) plus the completion it may ask for
 // (max_completion_tokens or max_tokens, times n; a response's
-// max_output_tokens).
-func estimateTokens(op, model string, doc map[string]any) (estimate, prompt int64) {
-	prompt = promptTokens(op, model, doc)
+// max_output_tokens). The prompt is counted only until it passes limit,
+// the key's tokens per minute: an estimate above it is refused whatever
+// it is, and a 2 MiB prompt costs no more to refuse than limit tokens to
+// count; a prompt that is admitted is counted whole.
+func estimateTokens(op, model string, doc map[string]any, limit int64) (estimate, prompt int64) {
+	prompt = promptTokens(op, model, doc, int(min(limit, ratelimit.MaxTokens)))
 	switch op {
 	case upstreams.OpChatCompletionsCreate:
 		n := int64(1)
@@ -293,15 +337,16 @@ func estimateTokens(op, model string, doc map[string]any) (estimate, prompt int6
 	return prompt, prompt
 }
 
-// promptTokens is the gateway's own count of a request's prompt: a chat's
-// messages and tools, the input of embeddings, moderations or completions,
-// a response's instructions and input; 0 for other operations.
-func promptTokens(op, model string, doc map[string]any) int64 {
+// promptTokens is the gateway's own count of a request's prompt, up to
+// upTo (past it the count stops somewhere above): a chat's messages and
+// tools, the input of embeddings, moderations or completions, a
+// response's instructions and input; 0 for other operations.
+func promptTokens(op, model string, doc map[string]any, upTo int) int64 {
 	switch op {
 	case upstreams.OpChatCompletionsCreate:
-		return int64(tokens.CountChat(model, doc))
+		return int64(tokens.CountChatUpTo(model, doc, upTo))
 	case upstreams.OpEmbeddingsCreate, upstreams.OpModerationsCreate, upstreams.OpCompletionsCreate:
-		return inputTokens(tokens.ForModel(model), firstOf(doc, "input", "prompt"))
+		return inputTokens(tokens.ForModel(model), firstOf(doc, "input", "prompt"), upTo)
 	case upstreams.OpResponsesCreate:
 		return responsePromptTokens(model, doc)
 	}
@@ -310,17 +355,20 @@ func promptTokens(op, model string, doc map[string]any) int64 {
 
 // inputTokens counts an input of embeddings, moderations or completions:
 // a string, one token array (a token per number), or an array of strings
-// or of token arrays.
-func inputTokens(enc *tokens.Encoding, input any) int64 {
+// or of token arrays; past limit it stops with a count above it.
+func inputTokens(enc *tokens.Encoding, input any, limit int) int64 {
 	var total int64
 	switch in := input.(type) {
 	case string:
-		total = int64(enc.Count(in))
+		total = int64(enc.CountUpTo(in, limit))
 	case []any:
 		for _, item := range in {
+			if total > int64(limit) {
+				break
+			}
 			switch item := item.(type) {
 			case string:
-				total += int64(enc.Count(item))
+				total += int64(enc.CountUpTo(item, limit-int(total)))
 			case json.Number, float64:
 				total++
 			case []any:

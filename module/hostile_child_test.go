@@ -67,6 +67,7 @@ func hostileAttacks(vs string) []hostileAttack {
 		{"pattern of 100,000 branches", "", schema(`{"type":"string","pattern":"` + list(100000, func(i int) string { return fmt.Sprintf("w%d", i) }) + `"}`), "", 200},
 		{"tool parameters 1000^3", "", chat(`,"tools":[{"type":"function","function":{"name":"t","parameters":` + nested + `}}],"tool_choice":"required"`), "tools[0].function.parameters", 400},
 		{"2000 tools all called", "", chat(`,"tools":[` + tools + `],"tool_choice":"required","n":128`), "", 200},
+		{"logprobs of a 1,000,000-byte string", "", chat(`,"logprobs":true,"top_logprobs":20,"response_format":{"type":"json_schema","json_schema":{"name":"s","schema":{"type":"string","minLength":1000000}}}`), "top_logprobs", 400},
 		{"max_tokens 2^63-1", "", chat(`,"max_tokens":9223372036854775807`), "max_tokens", 400},
 		{"n 2, max_tokens 2^62", "", chat(`,"n":2,"max_tokens":4611686018427387904`), "max_tokens", 400},
 		{"n 129", "", chat(`,"n":129`), "n", 400},

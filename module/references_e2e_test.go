@@ -34,6 +34,7 @@ func testOtherOwnersObjects(t *testing.T, base string) {
 	alice, bob := sdk(base), sdk(base, option.WithAPIKey(otherKey))
 	aliceFile := upload(t, alice, "notes.txt", []byte("alice's notes"))
 	aliceBatchFile := uploadBatchFile(t, alice, batchInput(1, "gpt-4o-mini"))
+	bobFile := upload(t, bob, "mine.txt", []byte("bob's own notes"))
 	aliceStore, err := alice.VectorStores.New(ctx, openai.VectorStoreNewParams{Name: openai.String("alice's")})
 	if err != nil {
 		t.Fatal(err)
@@ -54,8 +55,9 @@ func testOtherOwnersObjects(t *testing.T, base string) {
 		{"thread vector_stores helper file_ids", "POST", "/v1/threads", fmt.Sprintf(`{"tool_resources":{"file_search":{"vector_stores":[{"file_ids":[%q]}]}}}`, aliceFile), "tool_resources.file_search.vector_stores[0].file_ids[0]", 404},
 		{"thread message attachment", "POST", "/v1/threads", fmt.Sprintf(`{"messages":[{"role":"user","content":"hi","attachments":[{"file_id":%q,"tools":[{"type":"file_search"}]}]}]}`, aliceFile), "messages[0].attachments[0].file_id", 404},
 		{"thread update vector_store_ids", "POST", "/v1/threads/" + bobThread, fmt.Sprintf(`{"tool_resources":{"file_search":{"vector_store_ids":[%q]}}}`, aliceStore.ID), "tool_resources.file_search.vector_store_ids[0]", 404},
-		{"vector store file_ids", "POST", "/v1/vector_stores", fmt.Sprintf(`{"file_ids":[%q]}`, aliceFile), "", 404},
-		{"vector store file", "POST", "/v1/vector_stores/" + bobStore.ID + "/files", fmt.Sprintf(`{"file_id":%q}`, aliceFile), "", 404},
+		{"vector store file_ids", "POST", "/v1/vector_stores", fmt.Sprintf(`{"file_ids":[%q]}`, aliceFile), "file_ids[0]", 404},
+		{"vector store file_ids, the second missing", "POST", "/v1/vector_stores", fmt.Sprintf(`{"file_ids":[%q,"file-missing"]}`, bobFile), "file_ids[1]", 404},
+		{"vector store file", "POST", "/v1/vector_stores/" + bobStore.ID + "/files", fmt.Sprintf(`{"file_id":%q}`, aliceFile), "file_id", 404},
 		{"batch input_file_id", "POST", "/v1/batches", fmt.Sprintf(`{"input_file_id":%q,"endpoint":"/v1/chat/completions","completion_window":"24h"}`, aliceBatchFile), "input_file_id", 400},
 	} {
 		resp, env := rawRequest(t, tc.method, base+tc.path, tc.body, beta)

@@ -2,6 +2,7 @@ package modelgate
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -132,7 +133,7 @@ func gatewayPromptCount(req *request) (int64, bool) {
 		}
 	}
 	if !req.promptCounted {
-		req.prompt, req.promptCounted = promptTokens(req.op.ID, req.call.Model, doc), true
+		req.prompt, req.promptCounted = promptTokens(req.op.ID, req.call.Model, doc, math.MaxInt), true
 	}
 	return req.prompt, true
 }

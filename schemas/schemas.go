@@ -123,6 +123,9 @@ func ValidateRequest(operation string, body []byte) (map[string]any, *Violation)
 	}
 	name := filesOf(operation).request
 	if s := schema(name); s != nil && !conforms(name, doc) {
+		if v := countsExceeded(s, doc); v != nil {
+			return nil, v
+		}
 		if err := s.Validate(doc); err != nil {
 			return nil, violation(err, doc)
 		}

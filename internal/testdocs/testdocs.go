@@ -112,15 +112,36 @@ func office(parts map[string]string) []byte {
 
 // DOCXBomb returns a document whose word/document.xml holds run repeated
 // times inside one paragraph: a few hundred kilobytes that unpack to
-// len(run)*times bytes. It is made without compressing that much: each
-// piece (head, a chunk of runs, tail) is deflated once, alone and flushed
-// to a byte boundary, and the stream repeats the chunk's blocks, which
-// refer to nothing before them.
+// len(run)*times bytes.
 func DOCXBomb(run string, times int) []byte {
-	head := `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p>`
-	perChunk := max(1, (64<<10)/len(run))
-	tail := strings.Repeat(run, times%perChunk) + `</w:p></w:body></w:document>`
-	chunk := strings.Repeat(run, perChunk)
+	return repeatedDOCX(repeat{docxHead + `<w:p>`, 1}, repeat{run, times}, repeat{`</w:p>` + docxTail, 1})
+}
+
+// DOCXDeep returns a document whose word/document.xml nests depth
+// elements in one another inside a paragraph's text, around a word: 10
+// million levels pack into some 70 KB.
+func DOCXDeep(depth int) []byte {
+	return repeatedDOCX(repeat{docxHead + `<w:p><w:r><w:t>`, 1}, repeat{`<x>`, depth}, repeat{`deep`, 1},
+		repeat{`</x>`, depth}, repeat{`</w:t></w:r></w:p>` + docxTail, 1})
+}
+
+const (
+	docxHead = `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>`
+	docxTail = `</w:body></w:document>`
+)
+
+// repeat is a piece of a document's XML and how many times it comes.
+type repeat struct {
+	s     string
+	times int
+}
+
+// repeatedDOCX returns a document whose word/document.xml is the pieces,
+// each repeated, made without compressing all it unpacks to: a chunk of
+// each piece is deflated once, alone and flushed to a byte boundary, and
+// the stream repeats the chunk's blocks, which refer to nothing before
+// them.
+func repeatedDOCX(pieces ...repeat) []byte {
 	deflated := func(s string, last bool) []byte {
 		var b bytes.Buffer
 		fw, _ := flate.NewWriter(&b, flate.BestCompression)
@@ -134,19 +155,28 @@ func DOCXBomb(run string, times int) []byte {
 	}
 	var packed bytes.Buffer
 	crc := crc32.NewIEEE()
-	packed.Write(deflated(head, false))
-	io.WriteString(crc, head)
-	deflatedChunk := deflated(chunk, false)
-	for range times / perChunk {
-		packed.Write(deflatedChunk)
-		io.WriteString(crc, chunk)
+	size := 0
+	add := func(s string, times int) {
+		if times == 0 {
+			return
+		}
+		d := deflated(s, false)
+		for range times {
+			packed.Write(d)
+			io.WriteString(crc, s)
+			size += len(s)
+		}
 	}
-	packed.Write(deflated(tail, true))
-	io.WriteString(crc, tail)
+	for _, p := range pieces {
+		perChunk := max(1, (64<<10)/len(p.s))
+		add(strings.Repeat(p.s, perChunk), p.times/perChunk)
+		add(strings.Repeat(p.s, p.times%perChunk), 1)
+	}
+	packed.Write(deflated("", true))
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)
 	w, err := zw.CreateRaw(&zip.FileHeader{Name: "word/document.xml", Method: zip.Deflate, CRC32: crc.Sum32(),
-		CompressedSize64: uint64(packed.Len()), UncompressedSize64: uint64(len(head) + len(chunk)*(times/perChunk) + len(tail))})
+		CompressedSize64: uint64(packed.Len()), UncompressedSize64: uint64(size)})
 	if err != nil {
 		panic(err) // writing to memory
 	}

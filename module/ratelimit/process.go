@@ -101,12 +101,36 @@ func (k *Key) Admit(_ context.Context, tokens int64) (*Ticket, *Refusal, error) 
 	return t, r, nil
 }
 
+// Check satisfies Limiter; the in-process store never fails.
+func (k *Key) Check(context.Context) (*Refusal, error) { return k.checkAt(clock()), nil }
+
+func (k *Key) checkAt(now time.Time) *Refusal {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	lim := k.limits
+	if lim.MaxConcurrent > 0 && k.inflight.Load() >= lim.MaxConcurrent {
+		return k.refusalLocked(now, "concurrency", lim.MaxConcurrent, time.Second)
+	}
+	if k.requests != nil {
+		if left := k.requests.TokensAt(now); left < 1 {
+			wait := time.Duration((1 - left) / float64(k.requests.Limit()) * float64(time.Second))
+			return k.refusalLocked(now, "requests", lim.RequestsPerMinute, wait)
+		}
+	}
+	return nil
+}
+
+// refusalLocked is a refusal by the limit of kind; k.mu is held.
+func (k *Key) refusalLocked(now time.Time, kind string, limit int64, wait time.Duration) *Refusal {
+	return &Refusal{Kind: kind, Limit: limit, RetryAfter: wait, state: k.stateLocked(now)}
+}
+
 func (k *Key) admitAt(now time.Time, tokens int64) (*Ticket, *Refusal) {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	lim := k.limits
 	refuse := func(kind string, limit int64, wait time.Duration) *Refusal {
-		return &Refusal{Kind: kind, Limit: limit, RetryAfter: wait, state: k.stateLocked(now)}
+		return k.refusalLocked(now, kind, limit, wait)
 	}
 	slot := lim.MaxConcurrent > 0
 	if slot && k.inflight.Add(1) > lim.MaxConcurrent {

@@ -34,6 +34,11 @@ type Limiter interface {
 	// without charging anything. An error means the store could not be
 	// asked; the caller's failure policy decides what happens then.
 	Admit(ctx context.Context, tokens int64) (*Ticket, *Refusal, error)
+	// Check refuses, charging nothing, what Admit would refuse now
+	// whatever the tokens: the key's requests per minute are used up or
+	// its concurrency is full. It lets a request be refused before its
+	// body is read; Admit still decides.
+	Check(ctx context.Context) (*Refusal, error)
 	// Apply puts in force the limits the limiter was acquired with, for
 	// every config sharing the key's state. A config calls it once it has
 	// loaded, so that one failing to load changes no running limit.

@@ -206,18 +206,45 @@ func (l *redisLimiter) Admit(ctx context.Context, tokens int64) (*Ticket, *Refus
 	if l.limits.MaxConcurrent > 0 {
 		lease = s.instance + ":" + strconv.FormatUint(s.next.Add(1), 36)
 	}
+	state, refusal, err := l.run(ctx, tokens, lease, false)
+	if err != nil || refusal != nil {
+		return nil, refusal, err
+	}
+	if lease != "" {
+		s.mu.Lock()
+		s.leases[lease] = l.keys[2]
+		s.mu.Unlock()
+	}
+	return &Ticket{state: state, estimate: max(tokens, 0), store: &redisTicket{limiter: l, lease: lease}}, nil, nil
+}
+
+// Check satisfies Limiter: the admission script, asked to check only.
+func (l *redisLimiter) Check(ctx context.Context) (*Refusal, error) {
+	_, refusal, err := l.run(ctx, 0, "", true)
+	return refusal, err
+}
+
+// run runs the admission script and reads its answer: the key's state,
+// or the refusal. An admission whose call failed may still have taken its
+// lease in Redis: it is orphaned, for the renewal round to remove.
+func (l *redisLimiter) run(ctx context.Context, tokens int64, lease string, checkOnly bool) (State, *Refusal, error) {
+	s := l.store
 	ctx, cancel := s.call(ctx)
 	defer cancel()
+	check := 0
+	if checkOnly {
+		check = 1
+	}
 	sent := time.Now()
 	res, err := admitScript.Run(ctx, s.client, l.keys,
 		l.limits.RequestsPerMinute, l.limits.TokensPerMinute, l.limits.MaxConcurrent,
-		tokens, lease, s.leaseTTL.Milliseconds(), s.clock.deadline(sent.Add(s.timeout))).Int64Slice()
+		tokens, lease, s.leaseTTL.Milliseconds(), s.clock.deadline(sent.Add(s.timeout)), check).Int64Slice()
 	if err != nil {
 		s.orphan(lease, l.keys[2])
-		return nil, nil, fmt.Errorf("redis rate limit store: admitting: %w", err)
+		return State{}, nil, fmt.Errorf("redis rate limit store: admitting: %w", err)
 	}
 	if len(res) != 7 {
-		return nil, nil, fmt.Errorf("redis rate limit store: admission script answered %v", res)
+		return State{}, nil, fmt.Errorf("redis rate limit store: admission script answered %v", res)
 	}
 	s.clock.saw(sent, time.Now(), res[6])
 	state := State{
@@ -230,20 +257,15 @@ func (l *redisLimiter) Admit(ctx context.Context, tokens int64) (*Ticket, *Refus
 	wait := time.Duration(res[1]) * time.Microsecond
 	switch res[0] {
 	case 1:
-		return nil, &Refusal{Kind: "requests", Limit: l.limits.RequestsPerMinute, RetryAfter: wait, state: state}, nil
+		return state, &Refusal{Kind: "requests", Limit: l.limits.RequestsPerMinute, RetryAfter: wait, state: state}, nil
 	case 2:
-		return nil, &Refusal{Kind: "tokens", Limit: l.limits.TokensPerMinute, RetryAfter: wait, state: state}, nil
+		return state, &Refusal{Kind: "tokens", Limit: l.limits.TokensPerMinute, RetryAfter: wait, state: state}, nil
 	case 3:
-		return nil, &Refusal{Kind: "concurrency", Limit: l.limits.MaxConcurrent, RetryAfter: wait, state: state}, nil
+		return state, &Refusal{Kind: "concurrency", Limit: l.limits.MaxConcurrent, RetryAfter: wait, state: state}, nil
 	case 4:
-		return nil, nil, errors.New("redis rate limit store: the admission reached Redis after its deadline")
+		return state, nil, errors.New("redis rate limit store: the admission reached Redis after its deadline")
 	}
-	if lease != "" {
-		s.mu.Lock()
-		s.leases[lease] = l.keys[2]
-		s.mu.Unlock()
-	}
-	return &Ticket{state: state, estimate: max(tokens, 0), store: &redisTicket{limiter: l, lease: lease}}, nil, nil
+	return state, nil, nil
 }
 
 // redisTicket settles an admitted request in Redis.

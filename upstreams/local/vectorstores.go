@@ -2,6 +2,7 @@ package local
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"go.uber.org/zap"
@@ -87,11 +88,12 @@ func (cs *chunkingStrategy) sizes() (int, int) {
 	return cs.Static.MaxChunkSizeTokens, cs.Static.ChunkOverlapTokens
 }
 
-// newAttachment is a file about to be attached, ready for ingestion.
-func (l *Local) newAttachment(c *upstreams.Call, storeID, fileID string, cs *chunkingStrategy, attrs json.RawMessage) (*store.VectorStoreFile, error) {
+// newAttachment is a file about to be attached, ready for ingestion; a
+// file not found is a 404 naming param, the field that held its ID.
+func (l *Local) newAttachment(c *upstreams.Call, storeID, fileID, param string, cs *chunkingStrategy, attrs json.RawMessage) (*store.VectorStoreFile, error) {
 	f, err := l.store.GetFile(c.Request.Context(), c.Principal.Owner, fileID)
 	if err != nil {
-		return nil, notFoundOr(err, "file", fileID)
+		return nil, referenceNotFound(err, "file", fileID, param)
 	}
 	size, overlap := cs.sizes()
 	if string(attrs) == "null" {
@@ -129,8 +131,8 @@ func (l *Local) createVectorStore(vs store.VectorStoreStore, w http.ResponseWrit
 		v.ExpiresAfterDays = b.ExpiresAfter.Days
 	}
 	files := make([]store.VectorStoreFile, 0, len(b.FileIDs))
-	for _, id := range b.FileIDs {
-		f, err := l.newAttachment(c, v.ID, id, b.ChunkingStrategy, nil)
+	for i, id := range b.FileIDs {
+		f, err := l.newAttachment(c, v.ID, id, fmt.Sprintf("file_ids[%d]", i), b.ChunkingStrategy, nil)
 		if err != nil {
 			return err
 		}
@@ -279,7 +281,7 @@ func (l *Local) createVectorStoreFile(vs store.VectorStoreStore, w http.Response
 	if err != nil {
 		return err
 	}
-	f, err := l.newAttachment(c, v.ID, b.FileID, b.ChunkingStrategy, b.Attributes)
+	f, err := l.newAttachment(c, v.ID, b.FileID, "file_id", b.ChunkingStrategy, b.Attributes)
 	if err != nil {
 		return err
 	}

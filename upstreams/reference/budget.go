@@ -25,16 +25,43 @@ const (
 	maxSchemaBytes  = 1 << 20
 )
 
+// maxReplyBytes bounds what one request's reply holds, over all its
+// choices: the text, the tool calls and the logprobs with their
+// top_logprobs alternatives, counted as the JSON they render to. A
+// request whose reply would hold more is refused with a 400 naming the
+// parameter to lower (a 1 MiB string with top_logprobs 20 renders 184 MiB).
+const maxReplyBytes = 4 << 20
+
 // budget is what is left of a request's generation allowance.
 type budget struct {
 	values, bytes int
-	// exceeded is set once a schema asked for more than is left; param
-	// names the schema that did.
-	exceeded bool
-	param    string
+	// reply is what the reply may still hold, in bytes of JSON.
+	reply int
+	// exceeded is set once a schema or the reply asked for more than is
+	// left; param names the parameter that did, and overReply tells
+	// which.
+	exceeded  bool
+	overReply bool
+	param     string
 }
 
-func newBudget() *budget { return &budget{values: maxSchemaValues, bytes: maxSchemaBytes} }
+func newBudget() *budget {
+	return &budget{values: maxSchemaValues, bytes: maxSchemaBytes, reply: maxReplyBytes}
+}
+
+// holds takes n bytes of the reply from the budget; when they are not
+// left, the budget is exceeded by the reply, because of param.
+func (b *budget) holds(n int, param string) bool {
+	if b.exceeded {
+		return false
+	}
+	if n > b.reply {
+		b.exceeded, b.overReply, b.param = true, true, param
+		return false
+	}
+	b.reply -= n
+	return true
+}
 
 // affords reports whether values and bytes are left, and marks the budget
 // exceeded when they are not.
@@ -59,20 +86,22 @@ func (b *budget) spend(values, bytes int) bool {
 // generator makes an instance generator for the schema named param,
 // drawing on the request's budget.
 func (req *request) generator(param string, schema map[string]any, rnd *rng, words []string) *instance {
-	if req.budget == nil {
-		req.budget = newBudget()
-	}
 	if !req.budget.exceeded {
 		req.budget.param = param
 	}
 	return &instance{root: schema, rnd: rnd, words: words, budget: req.budget}
 }
 
-// overBudget is the refusal of a request whose schemas need more than the
-// budget, nil when they did not.
+// overBudget is the refusal of a request whose schemas or reply need more
+// than the budget, nil when they did not.
 func (req *request) overBudget() *upstreams.Error {
-	if req.budget == nil || !req.budget.exceeded {
+	if !req.budget.exceeded {
 		return nil
+	}
+	if req.budget.overReply {
+		return upstreams.InvalidRequest(req.budget.param,
+			"The reply to this request would hold more than the reference engine's limit of %d bytes per request, over all choices (text, tool calls and logprobs with their alternatives): lower %s.",
+			maxReplyBytes, req.budget.param)
 	}
 	return upstreams.InvalidRequest(req.budget.param,
 		"The schema in %s cannot be satisfied within the reference engine's limits of %d generated values and %d bytes of text per request (look at minItems, minLength, minProperties and recursive $refs).",
@@ -149,4 +178,62 @@ func schemaProblem(err error) string {
 		return errNoRemoteRefs.Error()
 	}
 	return "it cannot be compiled (a $ref that does not resolve, or a pattern that is not a regular expression)"
+}
+
+// holdsChoice takes what a choice's text and tool calls render to from the
+// budget, reporting whether they were left.
+func (req *request) holdsChoice(c *choiceOut) bool {
+	const choiceJSON, callJSON = 160, 64 // the keys around them
+	size := choiceJSON + jsonStringBytes(c.text)
+	for _, tc := range c.toolCalls {
+		size += callJSON + len(tc.id) + jsonStringBytes(tc.name) + jsonStringBytes(tc.arguments)
+	}
+	return req.budget.holds(size, req.replyParam(len(c.toolCalls) > 0))
+}
+
+// replyParam names what to lower when a reply's text or tool calls would
+// pass the budget: n when there are several choices, else what made the
+// one choice long.
+func (req *request) replyParam(toolCalls bool) string {
+	switch {
+	case req.N != nil && *req.N > 1:
+		return "n"
+	case toolCalls:
+		return "tools"
+	case req.ResponseFormat != nil && req.ResponseFormat.Type == "json_schema":
+		return "response_format"
+	}
+	return "messages"
+}
+
+// logprobsParam names what to lower when a reply's logprobs would pass the
+// budget.
+func (req *request) logprobsParam() string {
+	if req.TopLogprobs > 0 {
+		return "top_logprobs"
+	}
+	return "logprobs"
+}
+
+// logprobBytes is at most what one logprob entry for tok renders to: the
+// token, its bytes as numbers (at most three digits and a comma each) and
+// the keys and the logprob around them.
+func logprobBytes(tok string) int {
+	const entryJSON = 64
+	return entryJSON + jsonStringBytes(tok) + 4*len(tok)
+}
+
+// jsonStringBytes is the length of s as a JSON string, quotes included,
+// escaping as encoding/json does (HTML characters too).
+func jsonStringBytes(s string) int {
+	n := len(s) + 2
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			n++
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			n += 5
+		}
+	}
+	return n
 }

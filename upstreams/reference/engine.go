@@ -98,6 +98,7 @@ func generate(req *request) (*reply, *upstreams.Error) {
 	if err := checkSchemas(req); err != nil {
 		return nil, err
 	}
+	req.budget = newBudget()
 	enc := tokens.ForModel(req.Model)
 	base := requestHash(req)
 	r := &reply{
@@ -126,6 +127,9 @@ func generate(req *request) (*reply, *upstreams.Error) {
 		} else {
 			c = textChoice(req, enc, rnd)
 			r.completionTokens += len(c.content)
+		}
+		if req.holdsChoice(&c) && req.Logprobs && len(c.toolCalls) == 0 {
+			c.logprobs = logprobsFor(c.content, enc, req.TopLogprobs, rnd, req.budget, req.logprobsParam())
 		}
 		if err := req.overBudget(); err != nil {
 			return nil, err
@@ -182,9 +186,12 @@ func completionCap(req *request) (limit int, capped bool) {
 // textChoice generates a text (or JSON) answer as tokens.
 func textChoice(req *request, enc *tokens.Encoding, rnd *rng) choiceOut {
 	text := draftText(req, enc, rnd)
+	c := choiceOut{finishReason: "stop"}
+	if req.budget.exceeded {
+		return c // refused: not worth tokenizing
+	}
 	ids := enc.Encode(text)
 	ids = applyLogitBias(ids, req.LogitBias, enc)
-	c := choiceOut{finishReason: "stop"}
 	if limit, capped := completionCap(req); capped && len(ids) > limit {
 		ids = ids[:limit]
 		c.finishReason = "length"
@@ -196,9 +203,6 @@ func textChoice(req *request, enc *tokens.Encoding, rnd *rng) choiceOut {
 		c.finishReason = "stop"
 	}
 	c.content, c.text = ids, text
-	if req.Logprobs {
-		c.logprobs = logprobsFor(ids, enc, req.TopLogprobs, rnd)
-	}
 	return c
 }
 
@@ -320,14 +324,22 @@ func cutAtStop(text string, stops []string) (string, bool) {
 }
 
 // logprobsFor gives each token a deterministic log probability and
-// top alternatives in descending order, the chosen token first.
-func logprobsFor(ids []int, enc *tokens.Encoding, top int, rnd *rng) []tokenLogprob {
+// top alternatives in descending order, the chosen token first, each
+// entry held by the budget: it stops, the budget exceeded because of
+// param, at the first entry not left.
+func logprobsFor(ids []int, enc *tokens.Encoding, top int, rnd *rng, b *budget, param string) []tokenLogprob {
 	out := make([]tokenLogprob, 0, len(ids))
 	for _, id := range ids {
 		tok := enc.Decode([]int{id})
+		if !b.holds(logprobBytes(tok), param) {
+			return nil
+		}
 		lp := -float64(rnd.intn(2000)) / 1000
 		entry := tokenLogprob{Token: tok, Logprob: lp, Bytes: byteInts(tok), TopLogprobs: []altLogprob{}}
 		if top > 0 {
+			if !b.holds(logprobBytes(tok), param) {
+				return nil
+			}
 			entry.TopLogprobs = append(entry.TopLogprobs, altLogprob{Token: tok, Logprob: lp, Bytes: byteInts(tok)})
 			next := lp
 			for k := 1; k < top; k++ {
@@ -335,6 +347,9 @@ func logprobsFor(ids []int, enc *tokens.Encoding, top int, rnd *rng) []tokenLogp
 				alt := vocabulary[(id+k*7)%len(vocabulary)]
 				if alt == tok {
 					alt = alt + "s"
+				}
+				if !b.holds(logprobBytes(alt), param) {
+					return nil
 				}
 				entry.TopLogprobs = append(entry.TopLogprobs, altLogprob{Token: alt, Logprob: next, Bytes: byteInts(alt)})
 			}

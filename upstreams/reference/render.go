@@ -2,6 +2,7 @@ package reference
 
 import (
 	"encoding/json"
+	"iter"
 	"net/http"
 	"time"
 	"unicode/utf8"
@@ -106,8 +107,8 @@ type delta struct {
 
 // streamChunks renders the same tokens as a stream: per choice the role,
 // then one delta per token (or tool-call piece), then its finish_reason.
-func (r *reply) streamChunks(req *request, enc interface{ Decode([]int) string }) []chunk {
-	var out []chunk
+// Chunks are made as they are sent, never all held at once.
+func (r *reply) streamChunks(req *request, enc interface{ Decode([]int) string }) iter.Seq[chunk] {
 	mk := func(cc chunkChoice) chunk {
 		c := chunk{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model,
 			SystemFingerprint: fingerprint, ServiceTier: r.serviceTier, Choices: []chunkChoice{cc}}
@@ -116,44 +117,56 @@ func (r *reply) streamChunks(req *request, enc interface{ Decode([]int) string }
 		}
 		return c
 	}
-	empty := ""
-	for i, c := range r.choices {
-		out = append(out, mk(chunkChoice{Index: i, Delta: delta{Role: "assistant", Content: &empty}}))
-		// One delta per token, except that tokens holding part of a
-		// UTF-8 character wait for the rest, so every delta is valid text
-		// and the deltas add up to the non-streamed content exactly.
-		from := 0
-		for j := range c.content {
-			text := enc.Decode(c.content[from : j+1])
-			if !utf8.ValidString(text) && j < len(c.content)-1 {
-				continue
+	return func(yield func(chunk) bool) {
+		empty := ""
+		for i, c := range r.choices {
+			if !yield(mk(chunkChoice{Index: i, Delta: delta{Role: "assistant", Content: &empty}})) {
+				return
 			}
-			cc := chunkChoice{Index: i, Delta: delta{Content: &text}}
-			if c.logprobs != nil {
-				cc.Logprobs = &logprobsOut{Content: c.logprobs[from : j+1]}
+			// One delta per token, except that tokens holding part of a
+			// UTF-8 character wait for the rest, so every delta is valid
+			// text and the deltas add up to the non-streamed content
+			// exactly.
+			from := 0
+			for j := range c.content {
+				text := enc.Decode(c.content[from : j+1])
+				if !utf8.ValidString(text) && j < len(c.content)-1 {
+					continue
+				}
+				cc := chunkChoice{Index: i, Delta: delta{Content: &text}}
+				if c.logprobs != nil {
+					cc.Logprobs = &logprobsOut{Content: c.logprobs[from : j+1]}
+				}
+				if !yield(mk(cc)) {
+					return
+				}
+				from = j + 1
 			}
-			out = append(out, mk(cc))
-			from = j + 1
+			for k, tc := range c.toolCalls {
+				idx := k
+				if !yield(mk(chunkChoice{Index: i, Delta: delta{ToolCalls: []toolCallJSON{{Index: &idx, ID: tc.id, Type: "function", Function: functionOut{Name: tc.name}}}}})) {
+					return
+				}
+				// Arguments in a few pieces, as providers send them.
+				for _, piece := range splitN(tc.arguments, 3) {
+					if !yield(mk(chunkChoice{Index: i, Delta: delta{ToolCalls: []toolCallJSON{{Index: &idx, Function: functionOut{Arguments: piece}}}}})) {
+						return
+					}
+				}
+			}
+			finish := c.finishReason
+			if !yield(mk(chunkChoice{Index: i, Delta: delta{}, FinishReason: &finish})) {
+				return
+			}
 		}
-		for k, tc := range c.toolCalls {
-			idx := k
-			out = append(out, mk(chunkChoice{Index: i, Delta: delta{ToolCalls: []toolCallJSON{{Index: &idx, ID: tc.id, Type: "function", Function: functionOut{Name: tc.name}}}}}))
-			// Arguments in a few pieces, as providers send them.
-			for _, piece := range splitN(tc.arguments, 3) {
-				out = append(out, mk(chunkChoice{Index: i, Delta: delta{ToolCalls: []toolCallJSON{{Index: &idx, Function: functionOut{Arguments: piece}}}}}))
-			}
+		if req.IncludeUsage {
+			u := r.usage()
+			last := mk(chunkChoice{})
+			last.Choices = []chunkChoice{}
+			last.Usage = &u
+			yield(last)
 		}
-		finish := c.finishReason
-		out = append(out, mk(chunkChoice{Index: i, Delta: delta{}, FinishReason: &finish}))
 	}
-	if req.IncludeUsage {
-		u := r.usage()
-		last := mk(chunkChoice{})
-		last.Choices = []chunkChoice{}
-		last.Usage = &u
-		out = append(out, last)
-	}
-	return out
 }
 
 func splitN(s string, n int) []string {
@@ -178,10 +191,12 @@ func writeStream(w http.ResponseWriter, r *http.Request, req *request, rep *repl
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	enc := tokens.ForModel(req.Model)
-	for i, c := range rep.streamChunks(req, enc) {
-		if i > 0 && !pause(r, interval) {
+	first := true
+	for c := range rep.streamChunks(req, enc) {
+		if !first && !pause(r, interval) {
 			return nil
 		}
+		first = false
 		if r.Context().Err() != nil {
 			return nil
 		}

@@ -41,10 +41,10 @@ func (g *instance) value(schema map[string]any) any {
 		return g.value(g.resolve(ref))
 	}
 	if c, ok := schema["const"]; ok {
-		return c
+		return g.literal(c)
 	}
 	if enum, ok := schema["enum"].([]any); ok && len(enum) > 0 {
-		return enum[g.rnd.intn(len(enum))]
+		return g.literal(enum[g.rnd.intn(len(enum))])
 	}
 	for _, key := range []string{"anyOf", "oneOf", "allOf"} {
 		if branches, ok := schema[key].([]any); ok && len(branches) > 0 {
@@ -73,6 +73,24 @@ func (g *instance) value(schema map[string]any) any {
 		return nil
 	}
 	return g.str(schema)
+}
+
+// literal is a value the schema spells out (const, enum), spending its
+// encoded size from the budget's text: an array of 100,000 copies of a
+// long const costs what it would generate.
+func (g *instance) literal(v any) any {
+	size := 4
+	switch v := v.(type) {
+	case string:
+		size = len(v)
+	case map[string]any, []any:
+		b, _ := json.Marshal(v)
+		size = len(b)
+	}
+	if !g.budget.spend(0, size) {
+		return nil
+	}
+	return v
 }
 
 // schemaType picks the schema's type: the first non-null one of a list,

@@ -84,6 +84,21 @@ func (e *Encoding) Count(text string) int {
 	return n
 }
 
+// CountUpTo is Count for text that may hold more tokens than the caller
+// cares about: past limit it stops counting (within a piece, or 64 KiB of
+// one without a break) and returns a number above limit.
+func (e *Encoding) CountUpTo(text string, limit int) int {
+	limit = max(limit, 0)
+	if len(text) <= limit { // a token holds at least a byte
+		return e.Count(text)
+	}
+	if _, n, ok := e.counts.lookup(text); ok {
+		return n
+	}
+	ids, _ := e.EncodeUpTo(text, limit)
+	return len(ids)
+}
+
 // Per-message framing of the chat format, as the public cookbook counts it.
 const (
 	tokensPerMessage = 3
@@ -95,31 +110,45 @@ const (
 // message's role, name and text content (string or text parts), tool calls,
 // tool results, and the tool definitions, plus the chat format's framing.
 func CountChat(model string, req map[string]any) int {
+	return CountChatUpTo(model, req, math.MaxInt)
+}
+
+// CountChatUpTo is CountChat for a request that may hold more tokens than
+// the caller cares about: once the count passes limit it stops and
+// returns a number above limit, without counting the rest.
+func CountChatUpTo(model string, req map[string]any, limit int) int {
 	enc := ForModel(model)
 	n := replyPriming
+	count := func(text string) int { return enc.CountUpTo(text, limit-n) }
 	msgs, _ := req["messages"].([]any)
 	for _, m := range msgs {
 		msg, ok := m.(map[string]any)
 		if !ok {
 			continue
 		}
+		if n > limit {
+			return n
+		}
 		n += tokensPerMessage
 		if role, ok := msg["role"].(string); ok {
-			n += enc.Count(role)
+			n += count(role)
 		}
 		if name, ok := msg["name"].(string); ok {
-			n += enc.Count(name) + tokensPerName
+			n += count(name) + tokensPerName
 		}
-		n += enc.Count(contentText(msg["content"]))
+		n += count(contentText(msg["content"]))
 		if calls, ok := msg["tool_calls"].([]any); ok {
 			for _, c := range calls {
-				n += enc.Count(jsonText(c))
+				n += count(jsonText(c))
 			}
 		}
 	}
 	if tools, ok := req["tools"].([]any); ok {
 		for _, t := range tools {
-			n += enc.Count(jsonText(t))
+			if n > limit {
+				return n
+			}
+			n += count(jsonText(t))
 		}
 	}
 	return n

@@ -3,7 +3,9 @@
 -- lease ids scored by their expiry in Redis milliseconds).
 -- ARGV: requests per minute, tokens per minute, max concurrent (0: no
 -- limit), estimated tokens, lease id, lease time to live in milliseconds,
--- the caller's deadline in Redis microseconds (0: none).
+-- the caller's deadline in Redis microseconds (0: none), and 1 to check
+-- only: refuse what the requests and concurrency limits refuse now and
+-- charge nothing either way.
 -- Returns {refused by (0 none, 1 requests, 2 tokens, 3 concurrency, 4 past
 -- the caller's deadline: a caller that gave up is charged nothing and
 -- holds no slot), retry after, requests left, requests reset, tokens left,
@@ -35,6 +37,9 @@ if maxc > 0 then
 end
 if rpm > 0 and req < 1 then
   return answer(1, math.ceil((1 - req) * 60e6 / rpm))
+end
+if ARGV[8] == '1' then
+  return answer(0, 0)
 end
 if tpm > 0 and est > 0 then
   if est > tpm then

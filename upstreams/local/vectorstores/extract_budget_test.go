@@ -111,7 +111,8 @@ func TestExtractedTextIsBounded(t *testing.T) {
 	const limit = 1 << 20
 	part := `<w:document xmlns:w="w"><w:body>` + strings.Repeat("<w:p><w:r><w:t>"+strings.Repeat("a", 64<<10)+"</w:t></w:r></w:p>", 64) + `</w:body></w:document>`
 	in := &countingReader{r: strings.NewReader(part)}
-	err = xmlRuns(context.Background(), in, &textOut{limit: limit})
+	elements := maxXMLElements
+	err = xmlRuns(context.Background(), in, &textOut{limit: limit}, &elements)
 	if !errors.As(err, &fe) || !strings.Contains(fe.Message, "more than the 1048576 bytes of text") {
 		t.Fatalf("%d bytes of text with a limit of %d: %v", 64*64<<10, limit, err)
 	}

@@ -208,6 +208,12 @@ func (in *Ingester) ingest(ctx context.Context, f *store.VectorStoreFile) (ended
 		}
 	}()
 	text, chunks, err := in.index(ctx, f)
+	if errors.Is(err, errFileDeleted) {
+		// Attached as it was deleted: the delete's detaching ran before
+		// this attachment was stored. A deleted file leaves every store.
+		log.Debug("file deleted during its attachment; detached")
+		err = in.vs.DetachFileEverywhere(ctx, f.Owner, f.FileID)
+	}
 	if err == nil {
 		var ok bool
 		ok, err = in.vs.CompleteIngestion(ctx, f, text, chunks)
@@ -227,12 +233,15 @@ func (in *Ingester) ingest(ctx context.Context, f *store.VectorStoreFile) (ended
 	return err == nil
 }
 
+// errFileDeleted is the ingestion of a file deleted since it was attached.
+var errFileDeleted = errors.New("the file was deleted")
+
 // index extracts, chunks and (when the attachment asks for it) embeds a
 // file. Failures of the file or of the embeddings are *FileError.
 func (in *Ingester) index(ctx context.Context, f *store.VectorStoreFile) (string, []store.Chunk, error) {
 	rc, err := in.files.OpenFile(ctx, f.Owner, f.FileID)
 	if errors.Is(err, store.ErrNotFound) {
-		return "", nil, invalidFile("The file was deleted.")
+		return "", nil, errFileDeleted
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("opening file: %w", err)
