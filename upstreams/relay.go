@@ -56,7 +56,7 @@ func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int) error {
 		n, err := resp.Body.Read(*buf)
 		if n > 0 {
 			if _, serr := split.Write((*buf)[:n]); serr != nil {
-				writeStreamError(w, rc, "upstream_event_too_large", "The upstream provider sent a stream event larger than this gateway relays; the reply is incomplete.")
+				writeStreamError(w, rc, serr)
 				return serr
 			}
 			if werr != nil {
@@ -77,7 +77,10 @@ func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int) error {
 			return fmt.Errorf("reading upstream stream: %w", err) // the client went away
 		}
 		if err != nil {
-			writeStreamError(w, rc, "upstream_stream_cut", "The upstream provider's stream ended before its end; the reply is incomplete.")
+			writeStreamError(w, rc, err)
+			if errors.Is(err, ErrEventTooLarge) {
+				return err
+			}
 			return fmt.Errorf("%w: %w", ErrStreamCut, err)
 		}
 	}
@@ -101,10 +104,19 @@ var CopyBuffers = sync.Pool{New: func() any {
 	return &buf
 }}
 
-// writeStreamError ends a stream with an error event as the public API
-// sends one: a data line holding the error envelope.
-func writeStreamError(w http.ResponseWriter, rc *http.ResponseController, code, message string) {
-	e := &Error{Type: TypeServer, Code: code, Message: message}
+// writeStreamError ends a stream that failed with err with an error event
+// as the public API sends one: a data line holding the error envelope, the
+// *Error err carries (a reply past a bound of the gateway), else
+// upstream_event_too_large or upstream_stream_cut.
+func writeStreamError(w http.ResponseWriter, rc *http.ResponseController, err error) {
+	e, ok := errors.AsType[*Error](err)
+	switch {
+	case ok:
+	case errors.Is(err, ErrEventTooLarge):
+		e = &Error{Type: TypeServer, Code: "upstream_event_too_large", Message: "The upstream provider sent a stream event larger than this gateway relays; the reply is incomplete."}
+	default:
+		e = &Error{Type: TypeServer, Code: "upstream_stream_cut", Message: "The upstream provider's stream ended before its end; the reply is incomplete."}
+	}
 	b, _ := e.MarshalJSON()
 	fmt.Fprintf(w, "data: %s\n\n", b)
 	rc.Flush()
