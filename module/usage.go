@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/modelgate/modelgate/internal/jsonlex"
+	"github.com/modelgate/modelgate/upstreams"
 )
 
 // usage is a reply's token usage, as the exchange reads it: from a
@@ -119,8 +120,8 @@ func numberCount(n json.Number) int64 {
 // count prompt and completion tokens, Responses input and output tokens.
 func usageOf(counts [len(usageNames)]int64) *usage {
 	return &usage{
-		prompt:     counts[0] + counts[1],
-		completion: counts[2] + counts[3],
+		prompt:     upstreams.SumTokens(counts[0], counts[1]),
+		completion: upstreams.SumTokens(counts[2], counts[3]),
 		total:      counts[4],
 	}
 }

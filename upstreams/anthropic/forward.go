@@ -91,7 +91,7 @@ type usage struct {
 }
 
 func (u *usage) openai() *translate.Usage {
-	prompt := u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+	prompt := upstreams.SumTokens(u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens)
 	return translate.NewUsage(prompt, u.OutputTokens, u.CacheReadInputTokens, 0)
 }
 

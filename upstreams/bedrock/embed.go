@@ -47,7 +47,7 @@ func (p *Provider) embedTitan(c *upstreams.Call, in *translate.EmbeddingsRequest
 			return nil, err
 		}
 		vectors[i] = reply.Embedding
-		tokens += reply.InputTextTokenCount
+		tokens = upstreams.SumTokens(tokens, reply.InputTextTokenCount)
 	}
 	return translate.JSONResponse(http.StatusOK, translate.NewEmbeddings(in, vectors, tokens)), nil
 }

@@ -130,7 +130,7 @@ type usage struct {
 }
 
 func (u *usage) openai() *translate.Usage {
-	return translate.NewUsage(u.InputTokens+u.CacheReadInputTokens+u.CacheWriteInputTokens, u.OutputTokens, u.CacheReadInputTokens, 0)
+	return translate.NewUsage(upstreams.SumTokens(u.InputTokens, u.CacheReadInputTokens, u.CacheWriteInputTokens), u.OutputTokens, u.CacheReadInputTokens, 0)
 }
 
 // finishReasons maps stopReason to finish_reason.

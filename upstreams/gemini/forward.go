@@ -125,7 +125,7 @@ func (r *generateResponse) usage() *translate.Usage {
 	if u == nil {
 		return translate.NewUsage(0, 0, 0, 0)
 	}
-	return translate.NewUsage(u.PromptTokenCount, u.CandidatesTokenCount+u.ThoughtsTokenCount, u.CachedContentTokenCount, u.ThoughtsTokenCount)
+	return translate.NewUsage(u.PromptTokenCount, upstreams.SumTokens(u.CandidatesTokenCount, u.ThoughtsTokenCount), u.CachedContentTokenCount, u.ThoughtsTokenCount)
 }
 
 // finishReasons maps finishReason to finish_reason; the rest is stop.

@@ -223,7 +223,7 @@ func (m *responseMaker) complete() *responseObject {
 		m.send("response.output_item.done", map[string]any{"output_index": it.index, "item": json.RawMessage(raw)})
 	}
 	r.Usage = &responseUsage{InputTokens: m.usage.PromptTokens, OutputTokens: m.usage.CompletionTokens,
-		TotalTokens:        m.usage.PromptTokens + m.usage.CompletionTokens,
+		TotalTokens:        upstreams.SumTokens(m.usage.PromptTokens, m.usage.CompletionTokens),
 		InputTokensDetails: map[string]int{"cached_tokens": 0}, OutputTokensDetails: map[string]int{"reasoning_tokens": 0}}
 	return r
 }
