@@ -57,7 +57,7 @@ func relayChecked(w *exchange, req *request, resp *http.Response) error {
 	w.checkedBody, w.checked = body, checked // finish need not check these bytes again
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
-	return upstreams.Relay(w, resp, 0) // a JSON reply, read whole above
+	return upstreams.Relay(w, resp, 0, op) // a JSON reply, read whole above
 }
 
 // replyCheck is what checking a JSON reply against the schemas read of

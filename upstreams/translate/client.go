@@ -316,7 +316,7 @@ func (c *Client) Serve(w http.ResponseWriter, f upstreams.Forwarder, call *upstr
 		return err
 	}
 	defer resp.Body.Close()
-	if err := upstreams.Relay(w, resp, maxServedEvent); err != nil && call.Request.Context().Err() == nil {
+	if err := upstreams.Relay(w, resp, maxServedEvent, call.Operation); err != nil && call.Request.Context().Err() == nil {
 		c.logger.Warn("relaying provider response failed", zap.String("provider", c.kind), zap.Error(err))
 	}
 	return nil
