@@ -127,7 +127,9 @@ const (
 )
 
 // RunHostile runs every hostile mode against p through a real gateway
-// (its upstream given tiny bounds) as subtests: each request gets the
+// (its upstream given tiny bounds, and max_body_size, the bound of one
+// event of a stream relayed as it is, that of max_reply_buffer) as
+// subtests: each request gets the
 // error the bound answers in the envelope (a 502 or 504, or an error event
 // ending the stream), and the process's peak RSS grows by less than
 // MaxHostileRSS while it is served.
@@ -167,13 +169,14 @@ func RunHostile(t *testing.T, p Provider) {
 			base := testgateway.Start(t, fmt.Sprintf(`
 	modelgate {
 		key %s
+		max_body_size %d
 		response_check strict
 		upstream hostile %s {
 			%s
 			%s
 		}
 		route %s to hostile
-	}`, ClientKey, p.Kind, p.Block(h.URL, false), sc.bounds, routes))
+	}`, ClientKey, HostileBuffer, p.Kind, p.Block(h.URL, false), sc.bounds, routes))
 			c := NewClient(base)
 			var err error
 			grew := PeakRSSGrowth(t, func() {
