@@ -2,6 +2,7 @@ package modelgate
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -37,6 +38,9 @@ const maxStrictBody = 64 << 20
 func relayChecked(w *exchange, req *request, resp *http.Response) error {
 	op := req.op.ID
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStrictBody+1))
+	if apiErr, ok := errors.AsType[*upstreams.Error](err); ok {
+		return apiErr // the reply passed a bound of the upstream's
+	}
 	if err != nil {
 		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: "upstream_error",
 			Message: "The upstream reply was cut short."}
@@ -53,7 +57,7 @@ func relayChecked(w *exchange, req *request, resp *http.Response) error {
 	w.checkedBody, w.checked = body, checked // finish need not check these bytes again
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
-	return upstreams.Relay(w, resp, 0) // a JSON reply, read whole above
+	return upstreams.Relay(w, resp, 0, op) // a JSON reply, read whole above
 }
 
 // replyCheck is what checking a JSON reply against the schemas read of

@@ -93,7 +93,7 @@ func observeStream(t *testing.T, stream string, hideUsage, relay bool, rng *rand
 	if relay {
 		resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"text/event-stream"}},
 			Body: io.NopCloser(strings.NewReader(stream))}
-		if err := upstreams.Relay(ex, resp, 1<<20); err != nil {
+		if err := upstreams.Relay(ex, resp, 1<<20, ""); err != nil {
 			t.Fatal(err)
 		}
 	} else {
@@ -167,8 +167,8 @@ func usageByGet(data []byte) (*usage, bool) {
 
 func usageByMember(u gjson.Result) *usage {
 	return &usage{
-		prompt:     u.Get("prompt_tokens").Int() + u.Get("input_tokens").Int(),
-		completion: u.Get("completion_tokens").Int() + u.Get("output_tokens").Int(),
+		prompt:     upstreams.SumTokens(u.Get("prompt_tokens").Int(), u.Get("input_tokens").Int()),
+		completion: upstreams.SumTokens(u.Get("completion_tokens").Int(), u.Get("output_tokens").Int()),
 		total:      u.Get("total_tokens").Int(),
 		cached:     u.Get("prompt_tokens_details.cached_tokens").Int() + u.Get("input_tokens_details.cached_tokens").Int(),
 		reasoning:  u.Get("completion_tokens_details.reasoning_tokens").Int() + u.Get("output_tokens_details.reasoning_tokens").Int(),

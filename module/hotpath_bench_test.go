@@ -270,7 +270,7 @@ func BenchmarkObserveStream(b *testing.B) {
 		ex.observe(true, true)
 		resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"text/event-stream"}},
 			Body: io.NopCloser(&eventReader{events: slices.Clone(events)})}
-		if err := upstreams.Relay(ex, resp, 1<<20); err != nil {
+		if err := upstreams.Relay(ex, resp, 1<<20, ""); err != nil {
 			b.Fatal(err)
 		}
 		ex.finish()

@@ -77,7 +77,7 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 				if route.check == checkStrict && resp.StatusCode < 300 && !upstreams.IsEventStream(resp.Header) {
 					return relayChecked(w, req, resp)
 				}
-				err := upstreams.Relay(w, resp, int(g.MaxBodySize))
+				err := upstreams.Relay(w, resp, int(g.MaxBodySize), call.Operation)
 				w.noteCutStream(call.Operation, t.name, err) // also when the client left after the error event
 				if err != nil && call.Request.Context().Err() == nil {
 					g.logger.Warn("relaying upstream response failed", zap.String("upstream", t.name), zap.Error(err))

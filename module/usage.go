@@ -141,8 +141,8 @@ func numberCount(n json.Number) int64 {
 // count prompt and completion tokens, Responses input and output tokens.
 func usageOf(counts [len(usageNames)]int64, hasTotal bool) *usage {
 	return &usage{
-		prompt:     counts[0] + counts[1],
-		completion: counts[2] + counts[3],
+		prompt:     upstreams.SumTokens(counts[0], counts[1]),
+		completion: upstreams.SumTokens(counts[2], counts[3]),
 		total:      counts[4],
 		cached:     counts[5] + counts[6],
 		reasoning:  counts[7] + counts[8],

@@ -1,7 +1,7 @@
 package upstreams
 
 import (
-	"cmp"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,13 +25,16 @@ var ErrStreamCut = errors.New("upstream stream cut before its end")
 var ErrEventTooLarge = sse.ErrEventTooLarge
 
 // Relay sends an HTTP response to the client: status, headers (those of
-// relayedHeader) and body. An event stream is relayed event by event, each
-// flushed as it completes, and no event held beyond maxEvent bytes (0: no
-// cap). Once the status is sent a failure can only cut the body short;
-// Relay then returns the error for the caller to log. A stream that fails
-// ends, for the client, with an error event in the public shape and no
-// [DONE], so the SDKs surface an error rather than a short reply.
-func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int) error {
+// relayedHeaders and X-Ratelimit-*, within their caps) and body. An event
+// stream is relayed event by event, each flushed as it completes, and no
+// event held beyond maxEvent bytes (0: no cap). Once the status is sent a
+// failure can only cut the body short; Relay then returns the error for
+// the caller to log. A stream that fails ends, for the client, with an
+// error event in the public shape and no [DONE], so the SDKs surface an
+// error rather than a short reply; so does one of an operation whose
+// streams end with [DONE] (EndsWithDone) that ends without it (or an
+// error event).
+func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int, op string) error {
 	copyHeaders(w.Header(), resp.Header)
 	w.WriteHeader(resp.StatusCode)
 	if !IsEventStream(resp.Header) {
@@ -41,7 +44,11 @@ func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int) error {
 	rc := http.NewResponseController(w)
 	var werr error
 	ew, _ := w.(EventWriter)
+	ended := !EndsWithDone(op)
 	split := sse.Splitter{Max: maxEvent, OnEvent: func(ev sse.Event) {
+		if !ended {
+			ended = endEvent(ev)
+		}
 		switch {
 		case werr != nil:
 		case ew != nil:
@@ -56,7 +63,7 @@ func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int) error {
 		n, err := resp.Body.Read(*buf)
 		if n > 0 {
 			if _, serr := split.Write((*buf)[:n]); serr != nil {
-				writeStreamError(w, rc, "upstream_event_too_large", "The upstream provider sent a stream event larger than this gateway relays; the reply is incomplete.")
+				writeStreamError(w, rc, serr)
 				return serr
 			}
 			if werr != nil {
@@ -67,6 +74,10 @@ func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int) error {
 			}
 		}
 		if errors.Is(err, io.EOF) {
+			if !ended && !pendingDone(split.Pending()) {
+				writeStreamError(w, rc, errNoDone)
+				return fmt.Errorf("%w: %w", ErrStreamCut, errNoDone)
+			}
 			// A last event without its blank line is the upstream's to end.
 			if _, werr := w.Write(split.Pending()); werr != nil {
 				return fmt.Errorf("writing to client: %w", werr)
@@ -77,10 +88,37 @@ func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int) error {
 			return fmt.Errorf("reading upstream stream: %w", err) // the client went away
 		}
 		if err != nil {
-			writeStreamError(w, rc, "upstream_stream_cut", "The upstream provider's stream ended before its end; the reply is incomplete.")
+			writeStreamError(w, rc, err)
+			if errors.Is(err, ErrEventTooLarge) {
+				return err
+			}
 			return fmt.Errorf("%w: %w", ErrStreamCut, err)
 		}
 	}
+}
+
+// errNoDone is a stream that closed without the [DONE] its operation's
+// streams end with.
+var errNoDone = errors.New("stream closed without [DONE]")
+
+// EndsWithDone reports whether a complete stream of operation op ends with
+// a `data: [DONE]` event: chat and legacy completions.
+func EndsWithDone(op string) bool {
+	return op == OpChatCompletionsCreate || op == OpCompletionsCreate
+}
+
+// endEvent reports whether ev ends a stream of such an operation: [DONE],
+// or an error event (the stream's failure, already the client's).
+func endEvent(ev sse.Event) bool {
+	data := bytes.TrimSpace(ev.Data)
+	return string(data) == "[DONE]" || ev.Name == "error" || bytes.HasPrefix(data, []byte(`{"error"`))
+}
+
+// pendingDone reports whether the bytes of a stream's last event, left
+// without its blank line, are a [DONE].
+func pendingDone(pending []byte) bool {
+	data, ok := bytes.CutPrefix(bytes.TrimSpace(pending), []byte("data:"))
+	return ok && string(bytes.TrimSpace(data)) == "[DONE]"
 }
 
 // EventWriter is a response writer that takes a relayed stream's events
@@ -101,10 +139,19 @@ var CopyBuffers = sync.Pool{New: func() any {
 	return &buf
 }}
 
-// writeStreamError ends a stream with an error event as the public API
-// sends one: a data line holding the error envelope.
-func writeStreamError(w http.ResponseWriter, rc *http.ResponseController, code, message string) {
-	e := &Error{Type: TypeServer, Code: code, Message: message}
+// writeStreamError ends a stream that failed with err with an error event
+// as the public API sends one: a data line holding the error envelope, the
+// *Error err carries (a reply past a bound of the gateway), else
+// upstream_event_too_large or upstream_stream_cut.
+func writeStreamError(w http.ResponseWriter, rc *http.ResponseController, err error) {
+	e, ok := errors.AsType[*Error](err)
+	switch {
+	case ok:
+	case errors.Is(err, ErrEventTooLarge):
+		e = &Error{Type: TypeServer, Code: "upstream_event_too_large", Message: "The upstream provider sent a stream event larger than this gateway relays; the reply is incomplete."}
+	default:
+		e = &Error{Type: TypeServer, Code: "upstream_stream_cut", Message: "The upstream provider's stream ended before its end; the reply is incomplete."}
+	}
 	b, _ := e.MarshalJSON()
 	fmt.Fprintf(w, "data: %s\n\n", b)
 	rc.Flush()
@@ -156,61 +203,53 @@ func bareMediaType(v string) bool {
 	return true
 }
 
-// hopHeaders are connection-scoped and must not be relayed (RFC 9110 7.6.1).
-var hopHeaders = map[string]bool{
-	"Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true,
-	"Proxy-Authorization": true, "Te": true, "Trailer": true,
-	"Transfer-Encoding": true, "Upgrade": true, "Proxy-Connection": true,
+// relayedHeaders are the provider headers a client is sent, besides the
+// X-Ratelimit-* ones: what describes the body, the waits to honour, the
+// request's ID and the provider's timing and version (OpenAI's and Azure's
+// names). Any other header of the provider's stays with the gateway: some
+// send hundreds, and common clients refuse a reply with over 100.
+var relayedHeaders = []string{
+	"Content-Type", "Content-Length", "Content-Disposition", "Content-Encoding", "Cache-Control",
+	"Retry-After", "Retry-After-Ms", "X-Request-Id", "Apim-Request-Id",
+	"Openai-Processing-Ms", "Openai-Version", "Openai-Organization", "Openai-Project",
 }
 
-// An upstream's headers are relayed within these caps: a header whose
-// name and values together pass maxRelayedHeader bytes is dropped; when
-// those left pass maxRelayedHeaders bytes in all, they are taken smallest
-// first (ties by name) until the next would pass it, so the usual small
-// ones (Content-Type, x-request-id, the rate limit headers) always pass and
-// which are dropped does not depend on map order. Go's transport holds at
-// most 1 MiB of a reply's headers (the provider transports set
+const rateLimitPrefix = "X-Ratelimit-"
+
+// The relayed headers' bounds: a header whose name and values pass
+// maxRelayedHeader bytes is dropped; past maxRelayedHeaders headers or
+// maxRelayedBytes in all the rest are, taken in the order of
+// relayedHeaders, then the X-Ratelimit-* ones by name, so that which are
+// dropped does not depend on map order. Go's transport holds at most
+// 1 MiB of a reply's headers (the provider transports set
 // MaxResponseHeaderBytes so).
 const (
-	maxRelayedHeader  = 8 << 10
-	maxRelayedHeaders = 32 << 10
+	maxRelayedHeader  = 1 << 10
+	maxRelayedHeaders = 32
+	maxRelayedBytes   = 8 << 10
 )
 
 func copyHeaders(dst, src http.Header) {
-	total := 0
-	for k, v := range src {
-		if size := headerSize(k, v); !hopHeaders[k] && size <= maxRelayedHeader {
-			total += size
+	count, total := 0, 0
+	relay := func(name string) {
+		v := src[name]
+		if size := headerSize(name, v); len(v) > 0 && size <= maxRelayedHeader && count < maxRelayedHeaders && total+size <= maxRelayedBytes {
+			dst[name] = v
+			count, total = count+1, total+size
 		}
 	}
-	if total <= maxRelayedHeaders {
-		for k, v := range src {
-			if !hopHeaders[k] && headerSize(k, v) <= maxRelayedHeader {
-				dst[k] = v
-			}
-		}
-		return
+	for _, name := range relayedHeaders {
+		relay(name)
 	}
-	type sized struct {
-		name string
-		size int
-	}
-	var names []sized
-	for k, v := range src {
-		if size := headerSize(k, v); !hopHeaders[k] && size <= maxRelayedHeader {
-			names = append(names, sized{k, size})
+	var limits []string
+	for name := range src {
+		if strings.HasPrefix(name, rateLimitPrefix) {
+			limits = append(limits, name)
 		}
 	}
-	slices.SortFunc(names, func(a, b sized) int {
-		return cmp.Or(cmp.Compare(a.size, b.size), strings.Compare(a.name, b.name))
-	})
-	total = 0
-	for _, h := range names {
-		if total+h.size > maxRelayedHeaders {
-			break
-		}
-		total += h.size
-		dst[h.name] = src[h.name]
+	slices.Sort(limits)
+	for _, name := range limits {
+		relay(name)
 	}
 }
 

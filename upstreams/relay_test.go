@@ -1,9 +1,15 @@
 package upstreams
 
 import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
 	"math/rand/v2"
 	"mime"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -13,50 +19,57 @@ func header(h http.Header, name string, size int) {
 	h[name] = []string{strings.Repeat("v", size-len(name))}
 }
 
-// TestCopyHeadersCaps: a header of maxRelayedHeader bytes passes, one byte
-// more is dropped; headers of maxRelayedHeaders bytes in all pass, one byte
-// more drops the largest (the name last in order among equals), whatever
-// the map's order; hop-by-hop headers never pass.
+// TestCopyHeadersCaps: of a provider's 1,000 headers, the client gets
+// those it needs and no more than the caps: a relayed header of
+// maxRelayedHeader bytes passes and one byte more does not; past
+// maxRelayedHeaders the X-Ratelimit-* headers last by name are dropped,
+// whatever the map's order; every other header (hop-by-hop, cookies, the
+// provider's own) stays.
 func TestCopyHeadersCaps(t *testing.T) {
-	src := http.Header{"Connection": {"close"}, "Content-Type": {"application/json"}}
-	header(src, "X-Fits", maxRelayedHeader)
-	header(src, "X-Too-Big", maxRelayedHeader+1)
+	src := http.Header{"Connection": {"close"}, "Set-Cookie": {"s=1"}, "Content-Type": {"application/json"},
+		"X-Request-Id": {"req-1"}, "Retry-After": {"1"}}
+	header(src, "Openai-Version", maxRelayedHeader)
+	header(src, "Openai-Processing-Ms", maxRelayedHeader+1)
+	for i := range 900 {
+		src[fmt.Sprintf("X-Provider-%03d", i)] = []string{"x"}
+	}
+	for i := range 93 {
+		src[fmt.Sprintf("X-Ratelimit-Limit-%03d", i)] = []string{"100"}
+	}
+	if len(src) != 1000 {
+		t.Fatalf("%d headers", len(src))
+	}
+	var want []string
+	for i := range maxRelayedHeaders - 4 {
+		want = append(want, fmt.Sprintf("X-Ratelimit-Limit-%03d", i))
+	}
+	want = append(want, "Content-Type", "Openai-Version", "Retry-After", "X-Request-Id")
+	slices.Sort(want)
+	for range 20 { // map order varies from run to run
+		dst := http.Header{}
+		copyHeaders(dst, src)
+		got := slices.Sorted(maps.Keys(dst))
+		if !slices.Equal(got, want) {
+			t.Fatalf("relayed %d headers %v, want %v", len(got), got, want)
+		}
+		size := 0
+		for k, v := range dst {
+			size += headerSize(k, v)
+		}
+		if size > maxRelayedBytes {
+			t.Fatalf("relayed %d bytes", size)
+		}
+	}
+	// Large headers stop at maxRelayedBytes in all.
+	src = http.Header{}
+	for i := range 20 {
+		header(src, fmt.Sprintf("X-Ratelimit-Big-%02d", i), maxRelayedHeader)
+	}
 	dst := http.Header{}
 	copyHeaders(dst, src)
-	if len(dst) != 2 || dst.Get("X-Fits") == "" || dst.Get("Content-Type") == "" {
-		t.Fatalf("relayed %d headers: %v", len(dst), names(dst))
+	if len(dst) != maxRelayedBytes/maxRelayedHeader || dst.Get("X-Ratelimit-Big-00") == "" {
+		t.Fatalf("relayed %d headers of %d bytes", len(dst), maxRelayedHeader)
 	}
-
-	src = http.Header{}
-	header(src, "X-A", 1000)
-	for _, name := range []string{"X-E", "X-B", "X-D", "X-C"} {
-		header(src, name, (maxRelayedHeaders-1000)/4)
-	}
-	for range 20 { // map order varies from run to run
-		dst = http.Header{}
-		copyHeaders(dst, src)
-		if len(dst) != 5 {
-			t.Fatalf("%d bytes in all: relayed %v, want all 5", maxRelayedHeaders, names(dst))
-		}
-	}
-	src["X-A"][0] += "v" // one byte past the total
-	for range 20 {
-		dst = http.Header{}
-		copyHeaders(dst, src)
-		if got := names(dst); got != "X-A X-B X-C X-D" {
-			t.Fatalf("%d bytes in all: relayed %s, want X-A X-B X-C X-D", maxRelayedHeaders+1, got)
-		}
-	}
-}
-
-func names(h http.Header) string {
-	var out []string
-	for _, name := range []string{"Connection", "Content-Type", "X-A", "X-B", "X-C", "X-D", "X-E", "X-Fits", "X-Too-Big"} {
-		if _, ok := h[name]; ok {
-			out = append(out, name)
-		}
-	}
-	return strings.Join(out, " ")
 }
 
 // TestMediaTypeAgreesWithMime: MediaType reads what mime.ParseMediaType
@@ -101,6 +114,37 @@ func TestHeaderValueIsGet(t *testing.T) {
 			if got, want := HeaderValue(h, name), h.Get(name); got != want {
 				t.Fatalf("%v, %s: HeaderValue %q, Get %q", h, name, got, want)
 			}
+		}
+	}
+}
+
+// TestRelayMarksAStreamWithoutDone: a chat stream that closes without
+// [DONE] ends, for the client, with the upstream_stream_cut error event
+// and Relay's ErrStreamCut; with [DONE], or with an error event of its
+// own, it is complete as it is; a Responses stream ends without [DONE].
+func TestRelayMarksAStreamWithoutDone(t *testing.T) {
+	chunk := "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[]}\n\n"
+	for _, c := range []struct {
+		op, body string
+		cut      bool
+	}{
+		{OpChatCompletionsCreate, chunk, true},
+		{OpCompletionsCreate, chunk, true},
+		{OpChatCompletionsCreate, chunk + "data: [DONE]\n\n", false},
+		{OpChatCompletionsCreate, chunk + "data: [DONE]", false},
+		{OpChatCompletionsCreate, chunk + "event: error\ndata: {\"error\":{\"message\":\"x\"}}\n\n", false},
+		{OpChatCompletionsCreate, chunk + "data: {\"error\":{\"message\":\"x\"}}\n\n", false},
+		{OpResponsesCreate, "event: response.completed\ndata: {}\n\n", false},
+	} {
+		rec := httptest.NewRecorder()
+		resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(strings.NewReader(c.body))}
+		err := Relay(rec, resp, 1<<20, c.op)
+		cutEvent := strings.HasSuffix(rec.Body.String(), "\"code\":\"upstream_stream_cut\"}}\n\n")
+		if cutEvent != c.cut || errors.Is(err, ErrStreamCut) != c.cut {
+			t.Errorf("%s %q: relayed %q, error %v; want cut %v", c.op, c.body, rec.Body.String(), err, c.cut)
+		}
+		if !strings.HasPrefix(rec.Body.String(), strings.TrimSuffix(c.body, "data: [DONE]")) {
+			t.Errorf("%s %q: relayed %q", c.op, c.body, rec.Body.String())
 		}
 	}
 }

@@ -51,6 +51,13 @@ type Provider struct {
 	HeldEvent int
 	// Embeddings: the provider serves embeddings.create (see Embeddings).
 	Embeddings bool
+	// StreamType, EventStart, DripStart and Drip shape the provider's
+	// streams for the hostile modes (see NewHostile): the stream's content
+	// type, the start of an event, what a stream starts with before it
+	// drips, and the unit it drips, an SSE comment by default.
+	StreamType            string
+	EventStart, DripStart []byte
+	Drip                  []byte
 }
 
 // Suite is a running gateway with the provider's two fakes.
@@ -91,8 +98,12 @@ func Start(t *testing.T, p Provider) *Suite {
 }
 
 // Client is the official SDK pointed at the gateway.
-func (s *Suite) Client() *openai.Client {
-	c := openai.NewClient(option.WithBaseURL(s.Base+"/v1/"), option.WithAPIKey(ClientKey), option.WithMaxRetries(0))
+func (s *Suite) Client() *openai.Client { return NewClient(s.Base) }
+
+// NewClient is the official SDK pointed at a gateway at base, with the
+// suite's key and no retries of its own.
+func NewClient(base string) *openai.Client {
+	c := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey(ClientKey), option.WithMaxRetries(0))
 	return &c
 }
 

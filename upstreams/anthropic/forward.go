@@ -49,10 +49,9 @@ func (p *Provider) Forward(c *upstreams.Call) (*http.Response, error) {
 		w := &translate.ChunkWriter{Model: c.Model, Created: time.Now().Unix(), IncludeUsage: in.IncludeUsage()}
 		return translate.StreamResponse(newStream(resp.Body, forced, in.IncludeUsage()), w, resp.Body), nil
 	}
-	defer resp.Body.Close()
 	var reply messagesReply
-	if err := json.NewDecoder(resp.Body).Decode(&reply); err != nil {
-		return nil, translate.BadReply("anthropic")
+	if err := translate.DecodeReply("anthropic", resp.Body, &reply); err != nil {
+		return nil, err
 	}
 	return translate.JSONResponse(http.StatusOK, reply.completion(forced)), nil
 }
@@ -92,7 +91,7 @@ type usage struct {
 }
 
 func (u *usage) openai() *translate.Usage {
-	prompt := u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+	prompt := upstreams.SumTokens(u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens)
 	return translate.NewUsage(prompt, u.OutputTokens, u.CacheReadInputTokens, 0)
 }
 

@@ -1,7 +1,6 @@
 package bedrock
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -44,13 +43,11 @@ func (p *Provider) embedTitan(c *upstreams.Call, in *translate.EmbeddingsRequest
 			Embedding           []float64 `json:"embedding"`
 			InputTextTokenCount int       `json:"inputTextTokenCount"`
 		}
-		err = json.NewDecoder(resp.Body).Decode(&reply)
-		resp.Body.Close()
-		if err != nil {
-			return nil, translate.BadReply("bedrock")
+		if err := translate.DecodeReply("bedrock", resp.Body, &reply); err != nil {
+			return nil, err
 		}
 		vectors[i] = reply.Embedding
-		tokens += reply.InputTextTokenCount
+		tokens = upstreams.SumTokens(tokens, reply.InputTextTokenCount)
 	}
 	return translate.JSONResponse(http.StatusOK, translate.NewEmbeddings(in, vectors, tokens)), nil
 }
@@ -60,11 +57,13 @@ func (p *Provider) embedCohere(c *upstreams.Call, in *translate.EmbeddingsReques
 	if err != nil || resp.StatusCode >= 300 {
 		return resp, err
 	}
-	defer resp.Body.Close()
 	var reply struct {
 		Embeddings [][]float64 `json:"embeddings"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&reply); err != nil || len(reply.Embeddings) != len(in.Input) {
+	if err := translate.DecodeReply("bedrock", resp.Body, &reply); err != nil {
+		return nil, err
+	}
+	if len(reply.Embeddings) != len(in.Input) {
 		return nil, translate.BadReply("bedrock")
 	}
 	return translate.JSONResponse(http.StatusOK, translate.NewEmbeddings(in, reply.Embeddings, 0)), nil

@@ -48,10 +48,9 @@ func (p *Provider) Forward(c *upstreams.Call) (*http.Response, error) {
 		w := &translate.ChunkWriter{ID: id, Model: c.Model, Created: time.Now().Unix(), IncludeUsage: in.IncludeUsage()}
 		return translate.StreamResponse(newStream(resp.Body, forced, in.IncludeUsage()), w, resp.Body), nil
 	}
-	defer resp.Body.Close()
 	var reply converseReply
-	if err := json.NewDecoder(resp.Body).Decode(&reply); err != nil {
-		return nil, translate.BadReply("bedrock")
+	if err := translate.DecodeReply("bedrock", resp.Body, &reply); err != nil {
+		return nil, err
 	}
 	return translate.JSONResponse(http.StatusOK, reply.completion(id, c.Model, forced)), nil
 }
@@ -131,7 +130,7 @@ type usage struct {
 }
 
 func (u *usage) openai() *translate.Usage {
-	return translate.NewUsage(u.InputTokens+u.CacheReadInputTokens+u.CacheWriteInputTokens, u.OutputTokens, u.CacheReadInputTokens, 0)
+	return translate.NewUsage(upstreams.SumTokens(u.InputTokens, u.CacheReadInputTokens, u.CacheWriteInputTokens), u.OutputTokens, u.CacheReadInputTokens, 0)
 }
 
 // finishReasons maps stopReason to finish_reason.

@@ -14,9 +14,9 @@ import (
 // stream translates ConverseStream's event-stream messages (messageStart,
 // contentBlockStart, contentBlockDelta, contentBlockStop, messageStop,
 // metadata; exceptions) to chunks, one message per call of Next. The
-// eventstream decoder checks each message's CRCs and bounds its size.
+// eventstream decoder checks each message's CRCs, frames its size.
 type stream struct {
-	body         io.Reader
+	frames       *frames
 	decoder      *eventstream.Decoder
 	payload      []byte
 	forced       string
@@ -32,7 +32,7 @@ type stream struct {
 const forcedBlock = -1
 
 func newStream(body io.Reader, forced string, includeUsage bool) *stream {
-	return &stream{body: body, decoder: eventstream.NewDecoder(), payload: make([]byte, 0, 4<<10),
+	return &stream{frames: newFrames(body), decoder: eventstream.NewDecoder(), payload: make([]byte, 0, 4<<10),
 		forced: forced, includeUsage: includeUsage, blocks: map[int]int{}, tools: translate.ToolIndex{}}
 }
 
@@ -61,7 +61,7 @@ func (s *stream) Next(w *translate.ChunkWriter) error {
 	if s.done {
 		return io.EOF
 	}
-	msg, err := s.decoder.Decode(s.body, s.payload[:0])
+	msg, err := s.frames.decode(s.decoder, s.payload[:0])
 	if err != nil {
 		return translate.Cut(err)
 	}

@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/modelgate/modelgate/upstreams"
@@ -34,13 +33,15 @@ func (p *Provider) embed(c *upstreams.Call) (*http.Response, error) {
 	if err != nil || resp.StatusCode >= 300 {
 		return resp, err
 	}
-	defer resp.Body.Close()
 	var reply struct {
 		Embeddings []struct {
 			Values []float64 `json:"values"`
 		} `json:"embeddings"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&reply); err != nil || len(reply.Embeddings) != len(in.Input) {
+	if err := translate.DecodeReply("gemini", resp.Body, &reply); err != nil {
+		return nil, err
+	}
+	if len(reply.Embeddings) != len(in.Input) {
 		return nil, translate.BadReply("gemini")
 	}
 	vectors := make([][]float64, len(reply.Embeddings))

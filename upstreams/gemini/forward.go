@@ -43,10 +43,9 @@ func (p *Provider) Forward(c *upstreams.Call) (*http.Response, error) {
 		w := &translate.ChunkWriter{Model: c.Model, Created: time.Now().Unix(), IncludeUsage: in.IncludeUsage()}
 		return translate.StreamResponse(newStream(resp.Body, in.IncludeUsage()), w, resp.Body), nil
 	}
-	defer resp.Body.Close()
 	var reply generateResponse
-	if err := json.NewDecoder(resp.Body).Decode(&reply); err != nil {
-		return nil, translate.BadReply("gemini")
+	if err := translate.DecodeReply("gemini", resp.Body, &reply); err != nil {
+		return nil, err
 	}
 	return translate.JSONResponse(http.StatusOK, reply.completion(c.Model, in.Choices())), nil
 }
@@ -126,7 +125,7 @@ func (r *generateResponse) usage() *translate.Usage {
 	if u == nil {
 		return translate.NewUsage(0, 0, 0, 0)
 	}
-	return translate.NewUsage(u.PromptTokenCount, u.CandidatesTokenCount+u.ThoughtsTokenCount, u.CachedContentTokenCount, u.ThoughtsTokenCount)
+	return translate.NewUsage(u.PromptTokenCount, upstreams.SumTokens(u.CandidatesTokenCount, u.ThoughtsTokenCount), u.CachedContentTokenCount, u.ThoughtsTokenCount)
 }
 
 // finishReasons maps finishReason to finish_reason; the rest is stop.

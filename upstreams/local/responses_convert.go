@@ -322,7 +322,7 @@ type chatUsage struct {
 // among them) carried over, zero where the chat reported none.
 func (u chatUsage) responseUsage() *responseUsage {
 	return &responseUsage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens,
-		TotalTokens: u.PromptTokens + u.CompletionTokens,
+		TotalTokens: upstreams.SumTokens(u.PromptTokens, u.CompletionTokens),
 		InputTokensDetails: map[string]int{"cached_tokens": u.PromptTokensDetails.CachedTokens,
 			"cache_write_tokens": u.PromptTokensDetails.CacheWriteTokens},
 		OutputTokensDetails: map[string]int{"reasoning_tokens": u.CompletionTokensDetails.ReasoningTokens}}

@@ -17,6 +17,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/modelgate/modelgate/upstreams"
 )
 
 // ChatRequest is the part of a chat completion request the translating
@@ -248,7 +250,7 @@ type Usage struct {
 // NewUsage builds usage from prompt (all input tokens, cached included),
 // completion (all output, reasoning included), cached and reasoning counts.
 func NewUsage(prompt, completion, cached, reasoning int) *Usage {
-	u := &Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
+	u := &Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: upstreams.SumTokens(prompt, completion)}
 	if cached > 0 {
 		u.PromptTokensDetails = &struct {
 			CachedTokens int `json:"cached_tokens"`

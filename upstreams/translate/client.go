@@ -7,11 +7,11 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/dustin/go-humanize"
 	"go.uber.org/zap"
 
 	"github.com/modelgate/modelgate/schemas"
@@ -56,6 +56,31 @@ type Client struct {
 	// Caddyfile: `stream_idle_timeout <duration>`
 	StreamIdleTimeout caddy.Duration `json:"stream_idle_timeout,omitempty"`
 
+	// MaxReplySize bounds the bytes of one reply, a stream's comments
+	// included; a reply that passes it ends for the client with an error
+	// event (a stream), a 502 `upstream_reply_too_large` (a reply read
+	// whole or declaring a larger Content-Length), or cut there (a JSON
+	// reply relayed as it arrives). Default: 1GiB.
+	//
+	// Caddyfile: `max_reply_size <size>`
+	MaxReplySize int64 `json:"max_reply_size,omitempty"`
+
+	// MaxReplyBuffer bounds what the gateway holds of a reply at once: one
+	// event of a stream it translates, one Bedrock event-stream frame, a
+	// reply it translates whole; past it, an error event
+	// `upstream_event_too_large` or a 502 `upstream_reply_too_large`.
+	// Default: 64MiB.
+	//
+	// Caddyfile: `max_reply_buffer <size>`
+	MaxReplyBuffer int64 `json:"max_reply_buffer,omitempty"`
+
+	// MaxReplyDuration bounds one reply's time from its headers to its
+	// end; a reply still going then ends with an error event (a stream) or
+	// a 504 `upstream_reply_timeout`. Default: 1h.
+	//
+	// Caddyfile: `max_reply_duration <duration>`
+	MaxReplyDuration caddy.Duration `json:"max_reply_duration,omitempty"`
+
 	// TransportRaw configures the HTTP transport, a module of Caddy's
 	// http.reverse_proxy.transport namespace. Default: Caddy's `http`
 	// transport (TLS for https base URLs) with dial_timeout 10s,
@@ -96,6 +121,15 @@ func (c *Client) ProvisionClient(ctx caddy.Context, kind, defaultBase string) er
 	c.Key = repl.ReplaceAll(c.APIKey, "")
 	if c.StreamIdleTimeout == 0 {
 		c.StreamIdleTimeout = caddy.Duration(defaultStreamIdleTimeout)
+	}
+	if c.MaxReplySize <= 0 {
+		c.MaxReplySize = defaultMaxReplySize
+	}
+	if c.MaxReplyBuffer <= 0 {
+		c.MaxReplyBuffer = defaultMaxReplyBuffer
+	}
+	if c.MaxReplyDuration <= 0 {
+		c.MaxReplyDuration = caddy.Duration(defaultMaxReplyDuration)
 	}
 	if c.TransportRaw == nil {
 		transport := transportDefaults(map[string]any{})
@@ -156,7 +190,11 @@ func (c *Client) Send(call *upstreams.Call, req *http.Request) (*http.Response, 
 		c.logger.Warn("provider unreachable", zap.String("provider", c.kind), zap.String("host", c.Base.Host), zap.Error(err))
 		return nil, sendError(err)
 	}
-	resp.Body = newIdleBody(resp.Body, time.Duration(c.StreamIdleTimeout))
+	if resp.ContentLength > c.MaxReplySize {
+		resp.Body.Close()
+		return nil, fmt.Errorf("%w: %w", upstreams.ErrRequestSent, errReplyTooLarge())
+	}
+	resp.Body = c.bound(resp.Body)
 	return resp, nil
 }
 
@@ -193,7 +231,21 @@ func (c *Client) UnmarshalCaddyfile(d *caddyfile.Dispenser, kind string, option 
 				c.ModelAliases = map[string]string{}
 			}
 			c.ModelAliases[client] = provider
-		case "dial_timeout", "response_header_timeout", "stream_idle_timeout":
+		case "max_reply_size", "max_reply_buffer":
+			var value string
+			if !d.AllArgs(&value) {
+				return d.ArgErr()
+			}
+			size, err := humanize.ParseBytes(value)
+			if err != nil || size == 0 || size > 1<<40 {
+				return d.Errf("bad %s %q: want a size such as 64MiB", name, value)
+			}
+			if name == "max_reply_size" {
+				c.MaxReplySize = int64(size)
+			} else {
+				c.MaxReplyBuffer = int64(size)
+			}
+		case "dial_timeout", "response_header_timeout", "stream_idle_timeout", "max_reply_duration":
 			var value string
 			if !d.AllArgs(&value) {
 				return d.ArgErr()
@@ -202,9 +254,12 @@ func (c *Client) UnmarshalCaddyfile(d *caddyfile.Dispenser, kind string, option 
 			if err != nil || dur <= 0 {
 				return d.Errf("bad %s %q: want a positive duration", name, value)
 			}
-			if name == "stream_idle_timeout" {
+			switch name {
+			case "stream_idle_timeout":
 				c.StreamIdleTimeout = caddy.Duration(dur)
-			} else {
+			case "max_reply_duration":
+				c.MaxReplyDuration = caddy.Duration(dur)
+			default:
 				transport[name] = caddy.Duration(dur)
 			}
 		default:
@@ -261,7 +316,7 @@ func (c *Client) Serve(w http.ResponseWriter, f upstreams.Forwarder, call *upstr
 		return err
 	}
 	defer resp.Body.Close()
-	if err := upstreams.Relay(w, resp, maxServedEvent); err != nil && call.Request.Context().Err() == nil {
+	if err := upstreams.Relay(w, resp, maxServedEvent, call.Operation); err != nil && call.Request.Context().Err() == nil {
 		c.logger.Warn("relaying provider response failed", zap.String("provider", c.kind), zap.Error(err))
 	}
 	return nil

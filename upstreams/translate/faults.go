@@ -3,10 +3,8 @@ package translate
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -59,40 +57,4 @@ func sendError(err error) error {
 		apiErr.Message = "The upstream provider did not answer in time."
 	}
 	return fmt.Errorf("%w: %w", upstreams.ErrRequestSent, apiErr)
-}
-
-// idleBody closes a reply body that gives no byte for idle, so a read
-// waiting on a silent provider ends with errIdle.
-type idleBody struct {
-	io.ReadCloser
-	idle    time.Duration
-	timer   *time.Timer
-	expired atomic.Bool
-}
-
-var errIdle = errors.New("provider idle past stream_idle_timeout")
-
-func newIdleBody(body io.ReadCloser, idle time.Duration) *idleBody {
-	b := &idleBody{ReadCloser: body, idle: idle}
-	b.timer = time.AfterFunc(idle, func() {
-		b.expired.Store(true)
-		body.Close()
-	})
-	return b
-}
-
-func (b *idleBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if b.expired.Load() {
-		return n, errIdle
-	}
-	if n > 0 {
-		b.timer.Reset(b.idle)
-	}
-	return n, err
-}
-
-func (b *idleBody) Close() error {
-	b.timer.Stop()
-	return b.ReadCloser.Close()
 }

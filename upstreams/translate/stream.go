@@ -191,15 +191,17 @@ type EventReader struct {
 	buf     []byte
 }
 
-// NewEventReader reads events from r.
+// NewEventReader reads events from r, each within r's BufferLimit.
 func NewEventReader(r io.Reader) *EventReader {
 	e := &EventReader{r: r, buf: make([]byte, 4<<10)}
+	e.split.Max = BufferLimit(r)
 	e.split.OnEvent = func(ev sse.Event) { e.pending = append(e.pending, ev) }
 	return e
 }
 
 // Next returns the next event with data; io.EOF when the stream ends
-// between events, io.ErrUnexpectedEOF when it ends inside one.
+// between events, io.ErrUnexpectedEOF when it ends inside one,
+// sse.ErrEventTooLarge when one passes the bound.
 func (e *EventReader) Next() (sse.Event, error) {
 	for {
 		for len(e.pending) > 0 {
@@ -211,7 +213,9 @@ func (e *EventReader) Next() (sse.Event, error) {
 		}
 		n, err := e.r.Read(e.buf)
 		if n > 0 {
-			_, _ = e.split.Write(e.buf[:n])
+			if _, err := e.split.Write(e.buf[:n]); err != nil {
+				return sse.Event{}, err
+			}
 			continue
 		}
 		if errors.Is(err, io.EOF) {

@@ -38,7 +38,7 @@ func testVSDeletedWhileAttached(t *testing.T, s ingestStore) {
 	if err := s.DeleteFile(ctx, owner, deleted.ID); err != nil {
 		t.Fatal(err)
 	}
-	in := NewIngester(s, s, zap.NewNop(), 2)
+	in := NewIngester(s, s, zap.NewNop(), 2, 2)
 	t.Cleanup(in.Stop)
 	in.Start()
 	for {

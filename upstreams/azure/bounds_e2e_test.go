@@ -1,0 +1,23 @@
+package azure_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/modelgate/modelgate/internal/providertest"
+)
+
+// TestAzureHostileProvider: an Azure that never ends an event, floods or
+// drips a stream, or sends an endless or dripping JSON reply (chat and
+// embeddings) gets the client the bound's error in the envelope, the
+// gateway's peak RSS bounded (providertest.RunHostile).
+func TestAzureHostileProvider(t *testing.T) {
+	providertest.RunHostile(t, providertest.Provider{
+		Kind:  "azure",
+		Model: "gpt-4o",
+		Block: func(url string, _ bool) string {
+			return fmt.Sprintf("base_url %s\n\t\t\tapi_key %s\n\t\t\talias gpt-4o %s\n\t\t\talias %s %s", url, apiKey, deployment, providertest.EmbeddingModel, embedDep)
+		},
+		Embeddings: true,
+	})
+}
