@@ -24,6 +24,7 @@ type failedReply struct {
 	status int
 	header http.Header
 	body   []byte
+	final  bool // x-should-retry: false: not sent to the same upstream again
 }
 
 // relay answers a routed request: upstreams that answer over HTTP are
@@ -83,7 +84,7 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 				}
 				return nil
 			}
-			if attempt >= route.retries || !replayable || wait > route.maxRetryWait {
+			if attempt >= route.retries || !replayable || wait > route.maxRetryWait || (lastReply != nil && lastReply.final) {
 				break
 			}
 			if !upstreams.Sleep(call.Request.Context(), wait) {
@@ -101,7 +102,8 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 func keepFailedReply(resp *http.Response) *failedReply {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	return &failedReply{status: resp.StatusCode, header: resp.Header, body: body}
+	return &failedReply{status: resp.StatusCode, header: resp.Header, body: body,
+		final: upstreams.HeaderValue(resp.Header, upstreams.HeaderShouldRetry) == "false"}
 }
 
 // relayFailedReply passes the last upstream failure on when it is a proper
@@ -119,7 +121,7 @@ func relayFailedReply(w http.ResponseWriter, f *failedReply) error {
 			Message: "The upstream provider answered with status " + strconv.Itoa(f.status) + " and no usable error.",
 		}
 	}
-	for _, name := range []string{"Retry-After", "Retry-After-Ms", "Content-Type"} {
+	for _, name := range []string{"Retry-After", "Retry-After-Ms", "Content-Type", upstreams.HeaderShouldRetry} {
 		if v := f.header.Get(name); v != "" {
 			w.Header().Set(name, v)
 		}

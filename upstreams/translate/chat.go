@@ -39,6 +39,7 @@ type ChatRequest struct {
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+	ChatOptions
 }
 
 // MaxOutputTokens is max_completion_tokens, else the older max_tokens,
@@ -220,7 +221,7 @@ type Choice struct {
 	Index        int          `json:"index"`
 	Message      ReplyMessage `json:"message"`
 	FinishReason string       `json:"finish_reason"`
-	Logprobs     *struct{}    `json:"logprobs"`
+	Logprobs     *Logprobs    `json:"logprobs"`
 }
 
 // ReplyMessage is the assistant's message of a choice.
