@@ -145,7 +145,9 @@ func (s *Suite) chat(t *testing.T, stream bool, p openai.ChatCompletionNewParams
 	defer st.Close()
 	acc := openai.ChatCompletionAccumulator{}
 	for st.Next() {
-		acc.AddChunk(st.Current())
+		if !acc.AddChunk(st.Current()) {
+			t.Fatalf("openai-go's accumulator refused chunk %s", st.Current().RawJSON())
+		}
 	}
 	if err := st.Err(); err != nil {
 		t.Fatalf("stream: %v", err)
