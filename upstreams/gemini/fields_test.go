@@ -116,6 +116,8 @@ func TestGeminiRefusesFields(t *testing.T) {
 		{"prediction", map[string]any{"type": "content", "content": "Hello"}},
 		{"web_search_options", map[string]any{"search_context_size": "low"}},
 		{"reasoning_effort", "extreme"},
+		{"moderation", map[string]any{"model": "omni-moderation-latest"}},
+		{"functions", []map[string]any{{"name": "f"}}},
 	} {
 		for _, stream := range []bool{false, true} {
 			_, err := chat(t, s, stream, hello(model), option.WithJSONSet(tc.field, tc.value))

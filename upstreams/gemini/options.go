@@ -79,6 +79,8 @@ func refuseOptions(in *translate.ChatRequest, model string) error {
 		return refuse("prediction", "the Gemini API has no predicted outputs.")
 	case translate.Given(in.WebSearchOptions):
 		return refuse("web_search_options", "this gateway does not translate web search for Gemini.")
+	case translate.Given(in.Moderation):
+		return refuse("moderation", "Gemini's safety filters are its own; this gateway does not translate moderation.")
 	case translate.Given(in.Functions):
 		return refuse("functions", "send tools instead.")
 	case translate.Given(in.FunctionCall):
