@@ -10,30 +10,33 @@ import (
 // refuses it with a 400 naming it (docs/providers.md has the table per
 // provider), so none is dropped without a word.
 type ChatOptions struct {
-	Logprobs         bool            `json:"logprobs"`
-	TopLogprobs      *int            `json:"top_logprobs"`
-	PresencePenalty  *float64        `json:"presence_penalty"`
-	FrequencyPenalty *float64        `json:"frequency_penalty"`
-	ReasoningEffort  string          `json:"reasoning_effort"`
-	Verbosity        string          `json:"verbosity"`
-	User             string          `json:"user"`
-	SafetyIdentifier string          `json:"safety_identifier"`
-	LogitBias        json.RawMessage `json:"logit_bias"`
-	Store            bool            `json:"store"`
-	ServiceTier      string          `json:"service_tier"`
-	Modalities       []string        `json:"modalities"`
-	Audio            json.RawMessage `json:"audio"`
-	Prediction       json.RawMessage `json:"prediction"`
-	WebSearchOptions json.RawMessage `json:"web_search_options"`
-	Functions        json.RawMessage `json:"functions"`
-	FunctionCall     json.RawMessage `json:"function_call"`
-	Moderation       json.RawMessage `json:"moderation"`
+	Logprobs         bool             `json:"logprobs"`
+	TopLogprobs      *int             `json:"top_logprobs"`
+	PresencePenalty  *float64         `json:"presence_penalty"`
+	FrequencyPenalty *float64         `json:"frequency_penalty"`
+	ReasoningEffort  string           `json:"reasoning_effort"`
+	Verbosity        string           `json:"verbosity"`
+	User             string           `json:"user"`
+	SafetyIdentifier string           `json:"safety_identifier"`
+	LogitBias        *json.RawMessage `json:"logit_bias"`
+	Store            bool             `json:"store"`
+	ServiceTier      string           `json:"service_tier"`
+	Modalities       []string         `json:"modalities"`
+	Audio            *json.RawMessage `json:"audio"`
+	Prediction       *json.RawMessage `json:"prediction"`
+	WebSearchOptions *json.RawMessage `json:"web_search_options"`
+	Functions        *json.RawMessage `json:"functions"`
+	FunctionCall     *json.RawMessage `json:"function_call"`
+	Moderation       *json.RawMessage `json:"moderation"`
 }
 
 // Given reports whether a JSON field was sent with a value other than
 // null or an empty object or array.
-func Given(raw json.RawMessage) bool {
-	v := bytes.TrimSpace(raw)
+func Given(raw *json.RawMessage) bool {
+	if raw == nil {
+		return false
+	}
+	v := bytes.TrimSpace(*raw)
 	return len(v) > 0 && !bytes.Equal(v, []byte("null")) && !bytes.Equal(v, []byte("{}")) && !bytes.Equal(v, []byte("[]"))
 }
 
