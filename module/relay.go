@@ -24,7 +24,6 @@ type failedReply struct {
 	status int
 	header http.Header
 	body   []byte
-	final  bool // x-should-retry: false: not sent to the same upstream again
 }
 
 // relay answers a routed request: upstreams that answer over HTTP are
@@ -59,6 +58,7 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 		for attempt := 0; ; attempt++ {
 			resp, err := f.Forward(call)
 			var wait time.Duration
+			final := false
 			switch {
 			case err != nil:
 				if call.Request.Context().Err() != nil {
@@ -68,9 +68,12 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 				if errors.Is(err, upstreams.ErrRequestSent) && !route.retrySent && !idempotent(call.Request.Method) {
 					return err // the upstream may have executed it: neither again nor elsewhere
 				}
+				ue, ok := errors.AsType[*upstreams.Error](err)
+				final = ok && upstreams.Final(ue.Code)
 				wait = upstreams.Backoff(attempt)
 			case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
 				lastReply, lastErr = keepFailedReply(resp), nil
+				final = upstreams.Final(lastReply.code())
 				wait = upstreams.RetryAfter(resp.Header, upstreams.Backoff(attempt))
 			default:
 				defer resp.Body.Close()
@@ -84,7 +87,7 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 				}
 				return nil
 			}
-			if attempt >= route.retries || !replayable || wait > route.maxRetryWait || (lastReply != nil && lastReply.final) {
+			if final || attempt >= route.retries || !replayable || wait > route.maxRetryWait {
 				break
 			}
 			if !upstreams.Sleep(call.Request.Context(), wait) {
@@ -99,11 +102,21 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 	return lastErr
 }
 
+// code is the failed reply's envelope code, "" when it has none.
+func (f *failedReply) code() string {
+	var env struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(f.body, &env)
+	return env.Error.Code
+}
+
 func keepFailedReply(resp *http.Response) *failedReply {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	return &failedReply{status: resp.StatusCode, header: resp.Header, body: body,
-		final: upstreams.HeaderValue(resp.Header, upstreams.HeaderShouldRetry) == "false"}
+	return &failedReply{status: resp.StatusCode, header: resp.Header, body: body}
 }
 
 // relayFailedReply passes the last upstream failure on when it is a proper
@@ -121,10 +134,13 @@ func relayFailedReply(w http.ResponseWriter, f *failedReply) error {
 			Message: "The upstream provider answered with status " + strconv.Itoa(f.status) + " and no usable error.",
 		}
 	}
-	for _, name := range []string{"Retry-After", "Retry-After-Ms", "Content-Type", upstreams.HeaderShouldRetry} {
+	for _, name := range []string{"Retry-After", "Retry-After-Ms", "Content-Type"} {
 		if v := f.header.Get(name); v != "" {
 			w.Header().Set(name, v)
 		}
+	}
+	if upstreams.Final(f.code()) {
+		w.Header().Set("X-Should-Retry", "false")
 	}
 	w.WriteHeader(f.status)
 	_, err := io.Copy(w, bytes.NewReader(f.body))

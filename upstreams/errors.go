@@ -85,17 +85,13 @@ func ServerError(format string, args ...any) *Error {
 	return &Error{Status: http.StatusInternalServerError, Type: TypeServer, Message: fmt.Sprintf(format, args...)}
 }
 
-// HeaderShouldRetry is the header the official SDKs read to retry a
-// failure or not; an upstream reply with it set to "false" is not sent to
-// that upstream again either.
-const HeaderShouldRetry = "X-Should-Retry"
-
 // WriteError sends e as the public error envelope. A 501 (an operation
-// nothing serves) carries `x-should-retry: false`: the SDKs retry every
-// status from 500 on unless told not to, and a 501 never heals by itself.
+// nothing serves) and a Final failure carry `x-should-retry: false`: the
+// SDKs retry every status from 500 on unless told not to, and neither
+// heals by itself.
 func WriteError(w http.ResponseWriter, e *Error) {
-	if e.Status == http.StatusNotImplemented {
-		w.Header().Set(HeaderShouldRetry, "false")
+	if e.Status == http.StatusNotImplemented || Final(e.Code) {
+		w.Header().Set("X-Should-Retry", "false")
 	}
 	WriteJSON(w, e.Status, e)
 }

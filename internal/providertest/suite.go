@@ -51,6 +51,14 @@ type Provider struct {
 	HeldEvent int
 	// Embeddings: the provider serves embeddings.create (see Embeddings).
 	Embeddings bool
+	// ContextWindowPrompt, StreamErrorPrompt and AuthStatus, when set,
+	// run the scenarios of stops.go: the user message that makes the
+	// fake stop for its context window, the one that makes its stream
+	// end in an error event, and the status of its refusing the
+	// gateway's credentials.
+	ContextWindowPrompt string
+	StreamErrorPrompt   string
+	AuthStatus          int
 }
 
 // Suite is a running gateway with the provider's two fakes.
@@ -124,6 +132,16 @@ func (s *Suite) RunAll(t *testing.T) {
 	t.Run("stream not buffered", s.StreamNotBuffered)
 	if s.P.Embeddings {
 		t.Run("embeddings", s.Embeddings)
+	}
+	if s.P.ContextWindowPrompt != "" {
+		t.Run("context window", func(t *testing.T) { s.ContextWindow(t, false) })
+		t.Run("streamed context window", func(t *testing.T) { s.ContextWindow(t, true) })
+	}
+	if s.P.StreamErrorPrompt != "" {
+		t.Run("error event", s.StreamError)
+	}
+	if s.P.AuthStatus != 0 {
+		t.Run("credentials refused", s.AuthNotRetried)
 	}
 	t.Run("replies conform", s.RepliesConform)
 }

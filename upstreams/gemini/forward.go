@@ -104,7 +104,7 @@ func providerError(resp *http.Response) *http.Response {
 		switch d.Type {
 		case "type.googleapis.com/google.rpc.ErrorInfo":
 			if d.Reason == "API_KEY_INVALID" {
-				return translate.AuthenticationFailure()
+				return translate.ProviderError("gemini", http.StatusUnauthorized, h, "", "")
 			}
 		case "type.googleapis.com/google.rpc.RetryInfo":
 			delay, err := time.ParseDuration(d.RetryDelay)

@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/modelgate/modelgate/upstreams/translate"
@@ -44,49 +45,60 @@ func budgetModel(model string) bool {
 	return strings.HasPrefix(model, "gemini-1") || strings.HasPrefix(model, "gemini-2")
 }
 
-// refuseOptions is the 400 for the first chat field Gemini has no
-// counterpart for (docs/providers.md lists them): forwarding the rest of
-// the request would answer it without what the field asks.
-func refuseOptions(in *translate.ChatRequest, model string) error {
-	refuse := func(param, why string) error {
-		return translate.Unsupported("gemini", param, "%s cannot be sent to Gemini: %s", param, why)
+// options are the chat fields Gemini has a counterpart for besides the
+// core ones, read from what the request sent.
+type options struct {
+	logprobs            bool
+	topLogprobs         *int
+	presence, frequency *float64
+	effort              string
+}
+
+// readOptions reads them and refuses, with a 400 naming it, the first
+// field Gemini has no counterpart for (docs/providers.md lists them):
+// forwarding the rest of the request would answer it without what the
+// field asks.
+func readOptions(in *translate.ChatRequest, model string) (*options, error) {
+	o := &options{}
+	u := in.Untranslated
+	for _, f := range []struct {
+		param string
+		raw   *json.RawMessage
+		v     any
+	}{
+		{"logprobs", &u.Logprobs, &o.logprobs}, {"top_logprobs", &u.TopLogprobs, &o.topLogprobs},
+		{"presence_penalty", &u.PresencePenalty, &o.presence}, {"frequency_penalty", &u.FrequencyPenalty, &o.frequency},
+		{"reasoning_effort", &u.ReasoningEffort, &o.effort},
+	} {
+		if len(*f.raw) > 0 && json.Unmarshal(*f.raw, f.v) != nil {
+			return nil, translate.Unsupported("gemini", f.param, "%s has the wrong type.", f.param)
+		}
+		*f.raw = nil // translated: not refused below
 	}
-	_, effortKnown := thinkingLevels[in.ReasoningEffort]
+	// Stored-completion tags and caching hints change nothing in the
+	// answer, and Gemini caches on its own.
+	u.Metadata, u.PromptCacheKey, u.PromptCacheOptions, u.PromptCacheRetention = nil, nil, nil, nil
+	rest := translate.ChatRequest{Untranslated: u, Tools: in.Tools}
+	if err := rest.Refuse("gemini", 0); err != nil {
+		return nil, err
+	}
+	refuse := func(param, why string) (*options, error) {
+		return nil, translate.Unsupported("gemini", param, "%s cannot be sent to Gemini: %s", param, why)
+	}
+	_, effortKnown := thinkingLevels[o.effort]
 	switch {
-	case in.ReasoningEffort != "" && !effortKnown:
-		return refuse("reasoning_effort", "it has no thinking configuration for "+in.ReasoningEffort+".")
-	case translate.Given(in.LogitBias):
-		return refuse("logit_bias", "the Gemini API has no token bias.")
+	case o.effort != "" && !effortKnown:
+		return refuse("reasoning_effort", "it has no thinking configuration for "+o.effort+".")
 	case in.User != "":
 		return refuse("user", "the Gemini API has no end-user identifier.")
 	case in.SafetyIdentifier != "":
 		return refuse("safety_identifier", "the Gemini API has no end-user identifier.")
-	case in.TopLogprobs != nil && !in.Logprobs:
+	case o.topLogprobs != nil && !o.logprobs:
 		return refuse("top_logprobs", "it needs logprobs: true.")
 	case in.ParallelToolCalls != nil && !*in.ParallelToolCalls && len(in.Tools) > 0:
 		return refuse("parallel_tool_calls", "Gemini may call several functions in one turn and cannot be held to one.")
-	case in.Store:
-		return refuse("store", "Gemini does not store chat completions.")
-	case in.ServiceTier != "" && in.ServiceTier != "auto" && in.ServiceTier != "default":
-		return refuse("service_tier", "the Gemini API has no service tier "+in.ServiceTier+".")
-	case in.Verbosity != "":
-		return refuse("verbosity", "the Gemini API has no verbosity setting.")
-	case len(in.Modalities) > 1 || (len(in.Modalities) == 1 && in.Modalities[0] != "text"):
-		return refuse("modalities", "this gateway translates text replies only.")
-	case translate.Given(in.Audio):
-		return refuse("audio", "this gateway translates text replies only.")
-	case translate.Given(in.Prediction):
-		return refuse("prediction", "the Gemini API has no predicted outputs.")
-	case translate.Given(in.WebSearchOptions):
-		return refuse("web_search_options", "this gateway does not translate web search for Gemini.")
-	case translate.Given(in.Moderation):
-		return refuse("moderation", "Gemini's safety filters are its own; this gateway does not translate moderation.")
-	case translate.Given(in.Functions):
-		return refuse("functions", "send tools instead.")
-	case translate.Given(in.FunctionCall):
-		return refuse("function_call", "send tool_choice instead.")
 	case len(in.Tools) > 0 && in.ResponseFormat != nil && in.ResponseFormat.Type != "text" && budgetModel(model):
 		return refuse("response_format", model+" does not answer in structured form when function calling is on; Gemini 3 models do.")
 	}
-	return nil
+	return o, nil
 }

@@ -94,7 +94,8 @@ var toolModes = map[string]string{"auto": "AUTO", "none": "NONE", "required": "A
 // translateRequest builds the generateContent request for model (the
 // provider's name of it).
 func translateRequest(in *translate.ChatRequest, model string) (*generateRequest, error) {
-	if err := refuseOptions(in, model); err != nil {
+	opts, err := readOptions(in, model)
+	if err != nil {
 		return nil, err
 	}
 	out := &generateRequest{}
@@ -121,8 +122,8 @@ func translateRequest(in *translate.ChatRequest, model string) (*generateRequest
 	gc := generationConfig{
 		StopSequences: in.Stop, MaxOutputTokens: in.MaxOutputTokens(),
 		Temperature: in.Temperature, TopP: in.TopP, Seed: in.Seed,
-		PresencePenalty: in.PresencePenalty, FrequencyPenalty: in.FrequencyPenalty,
-		ResponseLogprobs: in.Logprobs, Logprobs: in.TopLogprobs, ThinkingConfig: thinking(in.ReasoningEffort, model),
+		PresencePenalty: opts.presence, FrequencyPenalty: opts.frequency,
+		ResponseLogprobs: opts.logprobs, Logprobs: opts.topLogprobs, ThinkingConfig: thinking(opts.effort, model),
 	}
 	if n := in.Choices(); n > 1 {
 		gc.CandidateCount = n

@@ -39,7 +39,9 @@ type ChatRequest struct {
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	ChatOptions
+	User             string `json:"user"`
+	SafetyIdentifier string `json:"safety_identifier"`
+	Untranslated
 }
 
 // MaxOutputTokens is max_completion_tokens, else the older max_tokens,

@@ -45,14 +45,13 @@ func EnvelopeResponse(status int, h http.Header, e *upstreams.Envelope) *http.Re
 // ProviderError is the envelope for a provider's failure: its status is
 // kept (429 stays 429, 5xx and Anthropic's 529 stay retryable), except
 // that the provider refusing the gateway's own credentials (401, 403) is
-// the gateway's fault, a 502 upstream_authentication that is never
-// retried (see AuthenticationFailure); code carries the provider's error
-// type.
+// the gateway's fault, a 502; code carries the provider's error type.
 func ProviderError(provider string, status int, h http.Header, code, message string) *http.Response {
 	typ := upstreams.TypeInvalidRequest
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return AuthenticationFailure()
+		status, typ, code = http.StatusBadGateway, upstreams.TypeServer, upstreams.CodeAuthentication
+		message = "The upstream provider refused the gateway's credentials."
 	case status == http.StatusTooManyRequests:
 		typ = upstreams.TypeRateLimit
 	case status >= 500:
@@ -68,18 +67,6 @@ func ProviderError(provider string, status int, h http.Header, code, message str
 		e.Error.Code = &code
 	}
 	return EnvelopeResponse(status, h, e)
-}
-
-// AuthenticationFailure is the 502 upstream_authentication of a provider
-// refusing the gateway's credentials. It carries `x-should-retry: false`:
-// the gateway does not send the request to that provider again (its
-// fallbacks are still tried), nor does an official SDK retry it.
-func AuthenticationFailure() *http.Response {
-	code := "upstream_authentication"
-	resp := JSONResponse(http.StatusBadGateway, &upstreams.Envelope{Error: upstreams.EnvelopeError{
-		Message: "The upstream provider refused the gateway's credentials.", Type: upstreams.TypeServer, Code: &code}})
-	resp.Header.Set(upstreams.HeaderShouldRetry, "false")
-	return resp
 }
 
 // ReadError reads a provider's error reply (bounded) and closes it.
