@@ -29,10 +29,7 @@ func thinking(effort, model string) *thinkingConfig {
 		return nil
 	}
 	if budgetModel(model) {
-		budget, ok := thinkingBudgets[effort]
-		if !ok {
-			return nil
-		}
+		budget := thinkingBudgets[effort] // the same efforts as thinkingLevels (readOptions refused others)
 		return &thinkingConfig{ThinkingBudget: &budget}
 	}
 	return &thinkingConfig{ThinkingLevel: thinkingLevels[effort]}
