@@ -51,33 +51,24 @@ type options struct {
 	effort              string
 }
 
-// readOptions reads them and refuses, with a 400 naming it, the first
-// field Gemini has no counterpart for (docs/providers.md lists them):
-// forwarding the rest of the request would answer it without what the
-// field asks.
+// readOptions reads them (clearing them from in.Untranslated) and
+// refuses, with a 400 naming it, the first field Gemini has no
+// counterpart for (docs/providers.md lists them): forwarding the rest of
+// the request would answer it without what the field asks.
 func readOptions(in *translate.ChatRequest, model string) (*options, error) {
 	o := &options{}
-	u := in.Untranslated
-	for _, f := range []struct {
-		param string
-		raw   *json.RawMessage
-		v     any
-	}{
-		{"logprobs", &u.Logprobs, &o.logprobs}, {"top_logprobs", &u.TopLogprobs, &o.topLogprobs},
-		{"presence_penalty", &u.PresencePenalty, &o.presence}, {"frequency_penalty", &u.FrequencyPenalty, &o.frequency},
-		{"reasoning_effort", &u.ReasoningEffort, &o.effort},
-	} {
-		if len(*f.raw) > 0 && json.Unmarshal(*f.raw, f.v) != nil {
-			return nil, translate.Unsupported("gemini", f.param, "%s has the wrong type.", f.param)
-		}
-		*f.raw = nil // translated: not refused below
-	}
+	u := &in.Untranslated
 	// Stored-completion tags and caching hints change nothing in the
 	// answer, and Gemini caches on its own.
 	u.Metadata, u.PromptCacheKey, u.PromptCacheOptions, u.PromptCacheRetention = nil, nil, nil, nil
-	rest := translate.ChatRequest{Untranslated: u, Tools: in.Tools}
-	if err := rest.Refuse("gemini", 0); err != nil {
-		return nil, err
+	for _, err := range [...]error{
+		decodeOption(&u.Logprobs, "logprobs", &o.logprobs), decodeOption(&u.TopLogprobs, "top_logprobs", &o.topLogprobs),
+		decodeOption(&u.PresencePenalty, "presence_penalty", &o.presence), decodeOption(&u.FrequencyPenalty, "frequency_penalty", &o.frequency),
+		decodeOption(&u.ReasoningEffort, "reasoning_effort", &o.effort), u.Refuse("gemini"), in.RefuseTools("gemini"),
+	} {
+		if err != nil {
+			return nil, err
+		}
 	}
 	refuse := func(param, why string) (*options, error) {
 		return nil, translate.Unsupported("gemini", param, "%s cannot be sent to Gemini: %s", param, why)
@@ -98,4 +89,14 @@ func readOptions(in *translate.ChatRequest, model string) (*options, error) {
 		return refuse("response_format", model+" does not answer in structured form when function calling is on; Gemini 3 models do.")
 	}
 	return o, nil
+}
+
+// decodeOption reads a translated field sent as raw into v and clears
+// raw; a value of the wrong type is a 400 naming param.
+func decodeOption[T any](raw *json.RawMessage, param string, v *T) error {
+	if len(*raw) > 0 && json.Unmarshal(*raw, v) != nil {
+		return translate.Unsupported("gemini", param, "%s has the wrong type.", param)
+	}
+	*raw = nil
+	return nil
 }

@@ -50,6 +50,8 @@ var (
 	empty   = []string{"{}"}
 	none    = []string{"[]"}
 	noValue = []string(nil)
+	text    = []string{`["text"]`}
+	tiers   = []string{`"auto"`, `"default"`}
 )
 
 func (u *Untranslated) fields() [20]untranslated {
@@ -64,14 +66,14 @@ func (u *Untranslated) fields() [20]untranslated {
 		{"top_logprobs", u.TopLogprobs, zero, "log probabilities"},
 		{"metadata", u.Metadata, empty, "stored completions' metadata"},
 		{"store", u.Store, falsy, "stored completions"},
-		{"modalities", u.Modalities, []string{`["text"]`}, "output other than text"},
+		{"modalities", u.Modalities, text, "output other than text"},
 		{"moderation", u.Moderation, noValue, "moderation"},
 		{"prediction", u.Prediction, noValue, "predicted outputs"},
 		{"prompt_cache_key", u.PromptCacheKey, noValue, "prompt cache keys"},
 		{"prompt_cache_options", u.PromptCacheOptions, noValue, "prompt cache options"},
 		{"prompt_cache_retention", u.PromptCacheRetention, noValue, "prompt cache retention"},
 		{"reasoning_effort", u.ReasoningEffort, noValue, "reasoning_effort"},
-		{"service_tier", u.ServiceTier, []string{`"auto"`, `"default"`}, "service tiers other than auto and default"},
+		{"service_tier", u.ServiceTier, tiers, "service tiers other than auto and default"},
 		{"verbosity", u.Verbosity, noValue, "verbosity"},
 		{"web_search_options", u.WebSearchOptions, noValue, "web search"},
 	}
@@ -107,18 +109,36 @@ func (r *ChatRequest) Refuse(kind string, maxTemperature float64) error {
 	if r.Seed != nil {
 		return Unsupported(kind, "seed", "seed cannot be honoured: the provider has no seeded sampling.")
 	}
-	for _, f := range r.Untranslated.fields() {
+	if err := r.Untranslated.Refuse(kind); err != nil {
+		return err
+	}
+	if err := r.RefuseTools(kind); err != nil {
+		return err
+	}
+	if maxTemperature > 0 && r.Temperature != nil && *r.Temperature > maxTemperature {
+		return Unsupported(kind, "temperature", "temperature must be at most %g for this provider.", maxTemperature)
+	}
+	return nil
+}
+
+// Refuse is the 400 naming the first field set to other than its
+// default; a provider that translates some of the fields clears them
+// first.
+func (u *Untranslated) Refuse(kind string) error {
+	for _, f := range u.fields() {
 		if !isDefault(f.value, f.defaults) {
 			return Unsupported(kind, f.name, "%s cannot be honoured: the provider has no %s.", f.name, f.why)
 		}
 	}
+	return nil
+}
+
+// RefuseTools is the 400 naming the first tool that is not a function.
+func (r *ChatRequest) RefuseTools(kind string) error {
 	for i := range r.Tools {
 		if r.Tools[i].Type != "function" {
 			return Unsupported(kind, fmt.Sprintf("tools[%d].type", i), "Tools of type %q cannot be sent: only function tools are translated.", r.Tools[i].Type)
 		}
-	}
-	if maxTemperature > 0 && r.Temperature != nil && *r.Temperature > maxTemperature {
-		return Unsupported(kind, "temperature", "temperature must be at most %g for this provider.", maxTemperature)
 	}
 	return nil
 }
