@@ -9,7 +9,7 @@ import (
 
 // Untranslated holds the chat request fields that Anthropic and Bedrock
 // have no counterpart for, as sent. ChatRequest embeds it so one decode
-// reads them; Refuse turns any of them set to other than its default
+// reads them (allocating it only for a request that sets one); Refuse turns any of them set to other than its default
 // into a 400 naming it, so that no field is dropped in silence.
 type Untranslated struct {
 	Audio                json.RawMessage `json:"audio"`
@@ -107,9 +107,11 @@ func (r *ChatRequest) Refuse(kind string, maxTemperature float64) error {
 	if r.Seed != nil {
 		return Unsupported(kind, "seed", "seed cannot be honoured: the provider has no seeded sampling.")
 	}
-	for _, f := range r.Untranslated.fields() {
-		if !isDefault(f.value, f.defaults) {
-			return Unsupported(kind, f.name, "%s cannot be honoured: the provider has no %s.", f.name, f.why)
+	if r.Untranslated != nil {
+		for _, f := range r.Untranslated.fields() {
+			if !isDefault(f.value, f.defaults) {
+				return Unsupported(kind, f.name, "%s cannot be honoured: the provider has no %s.", f.name, f.why)
+			}
 		}
 	}
 	for i := range r.Tools {
