@@ -57,18 +57,22 @@ type options struct {
 // the request would answer it without what the field asks.
 func readOptions(in *translate.ChatRequest, model string) (*options, error) {
 	o := &options{}
-	u := &in.Untranslated
-	// Stored-completion tags and caching hints change nothing in the
-	// answer, and Gemini caches on its own.
-	u.Metadata, u.PromptCacheKey, u.PromptCacheOptions, u.PromptCacheRetention = nil, nil, nil, nil
-	for _, err := range [...]error{
-		decodeOption(&u.Logprobs, "logprobs", &o.logprobs), decodeOption(&u.TopLogprobs, "top_logprobs", &o.topLogprobs),
-		decodeOption(&u.PresencePenalty, "presence_penalty", &o.presence), decodeOption(&u.FrequencyPenalty, "frequency_penalty", &o.frequency),
-		decodeOption(&u.ReasoningEffort, "reasoning_effort", &o.effort), u.Refuse("gemini"), in.RefuseTools("gemini"),
-	} {
-		if err != nil {
-			return nil, err
+	if u := in.Untranslated; u != nil { // nil: the request set none of those fields
+		// Stored-completion tags and caching hints change nothing in the
+		// answer, and Gemini caches on its own.
+		u.Metadata, u.PromptCacheKey, u.PromptCacheOptions, u.PromptCacheRetention = nil, nil, nil, nil
+		for _, err := range [...]error{
+			decodeOption(&u.Logprobs, "logprobs", &o.logprobs), decodeOption(&u.TopLogprobs, "top_logprobs", &o.topLogprobs),
+			decodeOption(&u.PresencePenalty, "presence_penalty", &o.presence), decodeOption(&u.FrequencyPenalty, "frequency_penalty", &o.frequency),
+			decodeOption(&u.ReasoningEffort, "reasoning_effort", &o.effort), u.Refuse("gemini"),
+		} {
+			if err != nil {
+				return nil, err
+			}
 		}
+	}
+	if err := in.RefuseTools("gemini"); err != nil {
+		return nil, err
 	}
 	refuse := func(param, why string) (*options, error) {
 		return nil, translate.Unsupported("gemini", param, "%s cannot be sent to Gemini: %s", param, why)

@@ -41,7 +41,9 @@ type ChatRequest struct {
 	} `json:"stream_options"`
 	User             string `json:"user"`
 	SafetyIdentifier string `json:"safety_identifier"`
-	Untranslated
+	// Untranslated is allocated only when the request sets one of its
+	// fields.
+	*Untranslated
 }
 
 // MaxOutputTokens is max_completion_tokens, else the older max_tokens,

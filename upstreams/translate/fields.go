@@ -9,7 +9,7 @@ import (
 
 // Untranslated holds the chat request fields that Anthropic and Bedrock
 // have no counterpart for, as sent. ChatRequest embeds it so one decode
-// reads them; Refuse turns any of them set to other than its default
+// reads them (allocating it only for a request that sets one); Refuse turns any of them set to other than its default
 // into a 400 naming it, so that no field is dropped in silence.
 type Untranslated struct {
 	Audio                json.RawMessage `json:"audio"`
@@ -122,9 +122,12 @@ func (r *ChatRequest) Refuse(kind string, maxTemperature float64) error {
 }
 
 // Refuse is the 400 naming the first field set to other than its
-// default; a provider that translates some of the fields clears them
-// first.
+// default (none when u is nil: the request set none); a provider that
+// translates some of the fields clears them first.
 func (u *Untranslated) Refuse(kind string) error {
+	if u == nil {
+		return nil
+	}
 	for _, f := range u.fields() {
 		if !isDefault(f.value, f.defaults) {
 			return Unsupported(kind, f.name, "%s cannot be honoured: the provider has no %s.", f.name, f.why)
