@@ -59,6 +59,7 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 		for attempt := 0; ; attempt++ {
 			resp, err := f.Forward(call)
 			var wait time.Duration
+			final := false
 			switch {
 			case err != nil:
 				if call.Request.Context().Err() != nil {
@@ -68,9 +69,12 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 				if errors.Is(err, upstreams.ErrRequestSent) && !route.retrySent && !idempotent(call.Request.Method) {
 					return err // the upstream may have executed it: neither again nor elsewhere
 				}
+				ue, ok := errors.AsType[*upstreams.Error](err)
+				final = ok && upstreams.Final(ue.Code)
 				wait = upstreams.Backoff(attempt)
 			case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
 				lastReply, lastErr = keepFailedReply(resp), nil
+				final = upstreams.Final(lastReply.code())
 				wait = upstreams.RetryAfter(resp.Header, upstreams.Backoff(attempt))
 			default:
 				defer resp.Body.Close()
@@ -84,7 +88,7 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 				}
 				return nil
 			}
-			if attempt >= route.retries || !replayable || wait > route.maxRetryWait {
+			if final || attempt >= route.retries || !replayable || wait > route.maxRetryWait {
 				break
 			}
 			if !upstreams.Sleep(call.Request.Context(), wait) {
@@ -97,6 +101,17 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 		return relayFailedReply(w, lastReply)
 	}
 	return lastErr
+}
+
+// code is the failed reply's envelope code, "" when it has none.
+func (f *failedReply) code() string {
+	var env struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(f.body, &env)
+	return env.Error.Code
 }
 
 func keepFailedReply(resp *http.Response) *failedReply {
@@ -124,6 +139,9 @@ func relayFailedReply(w http.ResponseWriter, f *failedReply) error {
 		if v := f.header.Get(name); v != "" {
 			w.Header().Set(name, v)
 		}
+	}
+	if upstreams.Final(f.code()) {
+		w.Header().Set("X-Should-Retry", "false")
 	}
 	w.WriteHeader(f.status)
 	_, err := io.Copy(w, bytes.NewReader(f.body))

@@ -86,10 +86,11 @@ func ServerError(format string, args ...any) *Error {
 }
 
 // WriteError sends e as the public error envelope. A 501 (an operation
-// nothing serves) carries `x-should-retry: false`: the SDKs retry every
-// status from 500 on unless told not to, and a 501 never heals by itself.
+// nothing serves) and a Final failure carry `x-should-retry: false`: the
+// SDKs retry every status from 500 on unless told not to, and neither
+// heals by itself.
 func WriteError(w http.ResponseWriter, e *Error) {
-	if e.Status == http.StatusNotImplemented {
+	if e.Status == http.StatusNotImplemented || Final(e.Code) {
 		w.Header().Set("X-Should-Retry", "false")
 	}
 	WriteJSON(w, e.Status, e)

@@ -33,6 +33,17 @@ func RetryAfter(h http.Header, def time.Duration) time.Duration {
 	return def
 }
 
+// CodeAuthentication is the envelope code of a provider refusing the
+// gateway's own credentials or permissions (its 401 or 403).
+const CodeAuthentication = "upstream_authentication"
+
+// Final reports whether a failure of this envelope code is final for the
+// upstream that answered it: sending the same request there again cannot
+// change it (the provider refused the gateway's credentials), so it is
+// not retried, and the client is told so with `x-should-retry: false`;
+// a fallback upstream may still serve the call.
+func Final(code string) bool { return code == CodeAuthentication }
+
 // Sleep waits d unless ctx ends first; it reports whether it waited.
 func Sleep(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {

@@ -58,6 +58,14 @@ type Provider struct {
 	StreamType            string
 	EventStart, DripStart []byte
 	Drip                  []byte
+	// ContextWindowPrompt, StreamErrorPrompt and AuthStatus, when set,
+	// run the scenarios of stops.go: the user message that makes the
+	// fake stop for its context window, the one that makes its stream
+	// end in an error event, and the status of its refusing the
+	// gateway's credentials.
+	ContextWindowPrompt string
+	StreamErrorPrompt   string
+	AuthStatus          int
 }
 
 // Suite is a running gateway with the provider's two fakes.
@@ -136,7 +144,19 @@ func (s *Suite) RunAll(t *testing.T) {
 	if s.P.Embeddings {
 		t.Run("embeddings", s.Embeddings)
 	}
+	if s.P.ContextWindowPrompt != "" {
+		t.Run("context window", func(t *testing.T) { s.ContextWindow(t, false) })
+		t.Run("streamed context window", func(t *testing.T) { s.ContextWindow(t, true) })
+	}
+	if s.P.AuthStatus != 0 {
+		t.Run("credentials refused", s.AuthNotRetried)
+	}
 	t.Run("replies conform", s.RepliesConform)
+	if s.P.StreamErrorPrompt != "" {
+		// After the records are checked: the checker reports a stream
+		// ended by an error event, rightly, as unfinished.
+		t.Run("error event", s.StreamError)
+	}
 }
 
 // chat sends a request, streamed or not, and returns the completion.
@@ -156,7 +176,9 @@ func (s *Suite) chat(t *testing.T, stream bool, p openai.ChatCompletionNewParams
 	defer st.Close()
 	acc := openai.ChatCompletionAccumulator{}
 	for st.Next() {
-		acc.AddChunk(st.Current())
+		if !acc.AddChunk(st.Current()) {
+			t.Fatalf("openai-go's accumulator refused chunk %s", st.Current().RawJSON())
+		}
 	}
 	if err := st.Err(); err != nil {
 		t.Fatalf("stream: %v", err)
@@ -265,17 +287,8 @@ func (s *Suite) N(t *testing.T) {
 // serves; when both fail the client gets status as the envelope, with the
 // provider's Retry-After.
 func (s *Suite) FallsBack(t *testing.T, status int) {
-	s.Primary.Requests()
-	s.Secondary.Requests()
-	s.Primary.Fail(status)
 	defer s.Primary.Fail(0)
-	got := s.chat(t, false, s.params(openai.UserMessage("Say hello.")))
-	if got.Choices[0].Message.Content != Greeting {
-		t.Fatalf("fallback reply = %+v", got.Choices)
-	}
-	if p, f := len(s.Primary.Requests()), len(s.Secondary.Requests()); p != 2 || f != 1 {
-		t.Fatalf("primary got %d requests (want 2: one retry), fallback %d (want 1)", p, f)
-	}
+	s.fallBack(t, status, 2)
 
 	s.Secondary.Fail(status)
 	defer s.Secondary.Fail(0)
@@ -305,6 +318,23 @@ func (s *Suite) FallsBack(t *testing.T, status int) {
 	}
 	if status == http.StatusTooManyRequests && ((!s.P.NoRetryAfter && resp.Header.Get("Retry-After") != "0") || env.Error.Type != "rate_limit_exceeded") {
 		t.Fatalf("429: Retry-After %q, type %q", resp.Header.Get("Retry-After"), env.Error.Type)
+	}
+}
+
+// fallBack makes the primary answer status (until the caller restores
+// it) and checks that the fallback serves a chat after the primary was
+// asked asked times.
+func (s *Suite) fallBack(t *testing.T, status, asked int) {
+	t.Helper()
+	s.Primary.Requests()
+	s.Secondary.Requests()
+	s.Primary.Fail(status)
+	got := s.chat(t, false, s.params(openai.UserMessage("Say hello.")))
+	if got.Choices[0].Message.Content != Greeting {
+		t.Fatalf("fallback reply = %+v", got.Choices)
+	}
+	if p, f := len(s.Primary.Requests()), len(s.Secondary.Requests()); p != asked || f != 1 {
+		t.Fatalf("primary got %d requests (want %d), fallback %d (want 1)", p, asked, f)
 	}
 }
 

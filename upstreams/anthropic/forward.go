@@ -98,7 +98,7 @@ func (u *usage) openai() *translate.Usage {
 // finishReasons maps stop_reason to finish_reason.
 var finishReasons = map[string]string{
 	"end_turn": translate.FinishStop, "stop_sequence": translate.FinishStop, "pause_turn": translate.FinishStop,
-	"max_tokens": translate.FinishLength, "tool_use": translate.FinishToolCalls, "refusal": translate.FinishContentFilter,
+	"max_tokens": translate.FinishLength, "model_context_window_exceeded": translate.FinishLength, "tool_use": translate.FinishToolCalls, "refusal": translate.FinishContentFilter,
 }
 
 // completion is the reply as a chat.completion; the input of the forced

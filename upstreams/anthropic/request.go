@@ -19,7 +19,16 @@ type messagesRequest struct {
 	Temperature   *float64    `json:"temperature,omitempty"`
 	TopP          *float64    `json:"top_p,omitempty"`
 	Stream        bool        `json:"stream,omitempty"`
+	Metadata      *metadata   `json:"metadata,omitempty"`
 }
+
+// metadata carries the end user's opaque identifier.
+type metadata struct {
+	UserID string `json:"user_id"`
+}
+
+// maxUserID is the longest metadata.user_id Anthropic takes.
+const maxUserID = 256
 
 type message struct {
 	Role    string  `json:"role"`
@@ -61,12 +70,24 @@ type toolChoice struct {
 // translateRequest builds the Messages request; forced names the tool
 // whose input is the structured reply ("" when there is none).
 func (p *Provider) translateRequest(in *translate.ChatRequest, model string) (*messagesRequest, string, error) {
+	if err := in.Refuse("anthropic", 1); err != nil {
+		return nil, "", err
+	}
+	if err := in.BlankStop("anthropic"); err != nil {
+		return nil, "", err
+	}
 	out := &messagesRequest{
 		Model: model, MaxTokens: in.MaxOutputTokens(), StopSequences: in.Stop,
 		Temperature: in.Temperature, TopP: in.TopP, Stream: in.Stream,
 	}
 	if out.MaxTokens == 0 {
 		out.MaxTokens = p.MaxTokens
+	}
+	if user := in.EndUser(); user != "" {
+		if len(user) > maxUserID {
+			return nil, "", translate.Unsupported("anthropic", in.EndUserParam(), "The end user's identifier must be at most %d bytes for Anthropic.", maxUserID)
+		}
+		out.Metadata = &metadata{UserID: user}
 	}
 	for i := range in.Messages {
 		if err := out.addMessage(&in.Messages[i], i); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/modelgate/modelgate/upstreams"
@@ -31,6 +32,13 @@ func TestRequestFields(t *testing.T) {
 		{"bad arguments", `{"messages":[{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{"}}]}]}`, "", "messages[0].tool_calls[0].function.arguments"},
 		{"format with tools", `{"response_format":{"type":"json_object"},` + tools + `}`, "", "response_format"},
 		{"n", `{"n":2}`, "", "n"},
+		{"logprobs", `{"logprobs":true}`, "", "logprobs"},
+		{"top_logprobs", `{"logprobs":true,"top_logprobs":3}`, "", "logprobs"},
+		{"whitespace stop", `{"stop":["END"," \n"]}`, "", "stop"},
+		{"temperature above 1", `{"temperature":1.2}`, "", "temperature"},
+		{"seed", `{"seed":7}`, "", "seed"},
+		{"safety_identifier", `{"user":"u-old","safety_identifier":"u-1"}`, `{"user_id":"u-1"}`, ""},
+		{"user too long", `{"user":"` + strings.Repeat("u", 257) + `"}`, "", "user"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			call := &upstreams.Call{Body: []byte(tc.body)}
@@ -51,6 +59,9 @@ func TestRequestFields(t *testing.T) {
 			}
 			var got string
 			switch {
+			case out.Metadata != nil:
+				b, _ := json.Marshal(out.Metadata)
+				got = string(b)
 			case out.ToolChoice != nil:
 				b, _ := json.Marshal(out.ToolChoice)
 				got = string(b)

@@ -8,6 +8,7 @@ import (
 	"net/url"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/modelgate/modelgate/upstreams"
 	"github.com/modelgate/modelgate/upstreams/translate"
@@ -19,15 +20,33 @@ func (p *Provider) ServeCall(w http.ResponseWriter, c *upstreams.Call) error {
 }
 
 // Forward sends the call to the model's deployment and returns the reply:
-// successes as Azure sent them (streams without content-filter-only
-// chunks), failures as the public envelope with Azure's status.
+// successes as Azure sent them (streams without the chunks that are no
+// chat.completion.chunk), failures as the public envelope with Azure's
+// status.
 func (p *Provider) Forward(c *upstreams.Call) (*http.Response, error) {
 	path := "/chat/completions"
 	if c.Operation == upstreams.OpEmbeddingsCreate {
 		path = "/embeddings"
 	}
-	target := p.URL("/openai/deployments/"+url.PathEscape(p.ProviderModel(c.Model))+path, url.Values{"api-version": {p.APIVersion}})
-	req, err := http.NewRequestWithContext(c.Request.Context(), http.MethodPost, target, bytes.NewReader(c.Body))
+	deployment := p.ProviderModel(c.Model)
+	if deployment == "." || deployment == ".." {
+		return nil, upstreams.InvalidRequest("model", "The model %q names no Azure deployment.", c.Model)
+	}
+	body := c.Body
+	var target string
+	if p.APIVersion == APIVersionV1 {
+		// The v1 API takes the deployment as the body's model.
+		if deployment != c.Model {
+			var err error
+			if body, err = sjson.SetBytes(c.Body, "model", deployment); err != nil {
+				return nil, upstreams.InvalidRequest("", "The request body could not be read.")
+			}
+		}
+		target = p.URL("/openai/v1"+path, nil)
+	} else {
+		target = p.URL("/openai/deployments/"+url.PathEscape(deployment)+path, url.Values{"api-version": {p.APIVersion}})
+	}
+	req, err := http.NewRequestWithContext(c.Request.Context(), http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		return nil, upstreams.ServerError("The request could not be forwarded.")
 	}
@@ -64,10 +83,11 @@ func azureError(resp *http.Response) *http.Response {
 	return translate.ProviderError("azure", resp.StatusCode, resp.Header, code, body.Error.Message)
 }
 
-// filter relays Azure's stream event by event, leaving out the chunks that
-// carry only content-filter results (no choices and no usage: Azure sends
-// one with prompt_filter_results before the first token) and which are no
-// chat.completion.chunk.
+// filter relays Azure's stream event by event, leaving out the events
+// that are no chat.completion.chunk (their object is ""): the one with
+// prompt_filter_results before the first token, and the annotations of
+// the asynchronous content filter (empty id, no delta, only
+// content_filter_results), which the SDKs' stream accumulators refuse.
 type filter struct {
 	events *translate.EventReader
 	done   bool
@@ -86,7 +106,7 @@ func (f *filter) Next(w *translate.ChunkWriter) error {
 		w.Raw(ev.Raw)
 		return nil
 	}
-	if choices := gjson.GetBytes(ev.Data, "choices"); choices.IsArray() && !choices.Get("0").Exists() && gjson.GetBytes(ev.Data, "usage").Type == gjson.Null {
+	if gjson.GetBytes(ev.Data, "object").Str != "chat.completion.chunk" {
 		return nil
 	}
 	w.Raw(ev.Raw)

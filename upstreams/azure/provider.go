@@ -1,9 +1,10 @@
 // Package azure is the upstream kind for Azure OpenAI: the OpenAI wire
-// format addressed by deployment (one per model) and `api-version`, with
-// the resource's `api-key` or a Microsoft Entra ID bearer token. Chat
-// completions and embeddings are served; replies are OpenAI-shaped already,
-// so only errors and Azure's content-filter-only stream chunks (which break
-// the chunk schema) are translated.
+// format addressed by deployment (one per model), through Azure's v1 API
+// or a dated `api-version`, with the resource's `api-key` or a Microsoft
+// Entra ID bearer token. Chat completions and embeddings are served;
+// replies are OpenAI-shaped already, so only errors and Azure's
+// content-filter-only stream chunks (which break the chunk schema) are
+// translated.
 package azure
 
 import (
@@ -20,9 +21,16 @@ func init() {
 	caddy.RegisterModule(Provider{})
 }
 
-// DefaultAPIVersion is the api-version sent when none is configured: the
-// latest generally available data-plane version.
-const DefaultAPIVersion = "2024-10-21"
+// APIVersionV1 selects Azure's v1 API (generally available since August
+// 2025, the current GA data plane): requests go to /openai/v1/... with
+// the deployment as the body's model and no api-version, and take every
+// current field (reasoning_effort, store, metadata, service_tier, ...).
+// A dated api_version (e.g. 2024-10-21, the last dated GA) sends
+// /openai/deployments/{deployment}/...?api-version= instead.
+const APIVersionV1 = "v1"
+
+// DefaultAPIVersion is the API version used when none is configured.
+const DefaultAPIVersion = APIVersionV1
 
 // Provider is an Azure OpenAI resource.
 //
@@ -34,8 +42,9 @@ const DefaultAPIVersion = "2024-10-21"
 type Provider struct {
 	translate.Client
 
-	// APIVersion is the `api-version` query parameter of every request.
-	// Default: 2024-10-21.
+	// APIVersion is v1 (Azure's v1 API, see APIVersionV1) or a dated
+	// `api-version` sent as the query parameter of every request with the
+	// deployment in the path. Default: v1.
 	//
 	// Caddyfile: `api_version <version>`
 	APIVersion string `json:"api_version,omitempty"`

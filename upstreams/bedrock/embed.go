@@ -1,7 +1,9 @@
 package bedrock
 
 import (
+	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/modelgate/modelgate/upstreams"
@@ -10,8 +12,8 @@ import (
 
 // embed translates embeddings.create to InvokeModel: Amazon Titan text
 // embedding models take one input per request ({"inputText"}; dimensions
-// -> "dimensions"), Cohere embedding models all inputs at once
-// ({"texts","input_type":"search_document"}). Other models are a 400.
+// -> "dimensions"), Cohere embedding models up to 96 inputs at once (see
+// embedCohere). Other models are a 400.
 func (p *Provider) embed(c *upstreams.Call) (*http.Response, error) {
 	in, err := translate.DecodeEmbeddings("bedrock", c)
 	if err != nil {
@@ -52,19 +54,66 @@ func (p *Provider) embedTitan(c *upstreams.Call, in *translate.EmbeddingsRequest
 	return translate.JSONResponse(http.StatusOK, translate.NewEmbeddings(in, vectors, tokens)), nil
 }
 
+// Cohere's limits on Bedrock: at most maxCohereTexts texts per call,
+// and the output_dimension values Embed v4 takes (Embed v3 models have
+// one dimension and take none).
+const maxCohereTexts = 96
+
+var cohereDimensions = map[int]bool{256: true, 512: true, 1024: true, 1536: true}
+
+// embedCohere sends the inputs in calls of at most maxCohereTexts texts
+// ({"texts","input_type":"search_document","embedding_types":["float"]},
+// dimensions -> "output_dimension" for Embed v4) and merges the vectors
+// in input order; usage sums the calls' X-Amzn-Bedrock-Input-Token-Count.
 func (p *Provider) embedCohere(c *upstreams.Call, in *translate.EmbeddingsRequest, model string) (*http.Response, error) {
-	resp, err := p.post(c, model, "/invoke", map[string]any{"texts": in.Input, "input_type": "search_document"})
-	if err != nil || resp.StatusCode >= 300 {
-		return resp, err
+	body := map[string]any{"input_type": "search_document", "embedding_types": []string{"float"}}
+	if in.Dimensions > 0 {
+		if !strings.Contains(model, "cohere.embed-v4") || !cohereDimensions[in.Dimensions] {
+			return nil, translate.Unsupported("bedrock", "dimensions", "dimensions must be 256, 512, 1024 or 1536 for Cohere Embed v4; other Cohere models take none.")
+		}
+		body["output_dimension"] = in.Dimensions
 	}
+	vectors := make([][]float64, 0, len(in.Input))
+	tokens := 0
+	for start := 0; start < len(in.Input); start += maxCohereTexts {
+		texts := in.Input[start:min(start+maxCohereTexts, len(in.Input))]
+		body["texts"] = texts
+		resp, err := p.post(c, model, "/invoke", body)
+		if err != nil || resp.StatusCode >= 300 {
+			return resp, err
+		}
+		got, err := cohereVectors(resp)
+		if err != nil {
+			return nil, err
+		}
+		if len(got) != len(texts) {
+			return nil, translate.BadReply("bedrock")
+		}
+		vectors = append(vectors, got...)
+		n, _ := strconv.Atoi(resp.Header.Get("X-Amzn-Bedrock-Input-Token-Count"))
+		tokens += n
+	}
+	return translate.JSONResponse(http.StatusOK, translate.NewEmbeddings(in, vectors, tokens)), nil
+}
+
+// cohereVectors reads a Cohere reply's vectors: "embeddings" is the
+// vectors ("embeddings_floats") or, by type, {"float": vectors}.
+func cohereVectors(resp *http.Response) ([][]float64, error) {
 	var reply struct {
-		Embeddings [][]float64 `json:"embeddings"`
+		Embeddings json.RawMessage `json:"embeddings"`
 	}
 	if err := translate.DecodeReply("bedrock", resp.Body, &reply); err != nil {
 		return nil, err
 	}
-	if len(reply.Embeddings) != len(in.Input) {
+	var vectors [][]float64
+	if json.Unmarshal(reply.Embeddings, &vectors) == nil {
+		return vectors, nil
+	}
+	var byType struct {
+		Float [][]float64 `json:"float"`
+	}
+	if json.Unmarshal(reply.Embeddings, &byType) != nil {
 		return nil, translate.BadReply("bedrock")
 	}
-	return translate.JSONResponse(http.StatusOK, translate.NewEmbeddings(in, reply.Embeddings, 0)), nil
+	return byType.Float, nil
 }

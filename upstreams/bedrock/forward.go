@@ -6,10 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
+	"github.com/aws/smithy-go/encoding/httpbinding"
 	"go.uber.org/zap"
 
 	"github.com/modelgate/modelgate/upstreams"
@@ -52,6 +52,9 @@ func (p *Provider) Forward(c *upstreams.Call) (*http.Response, error) {
 	if err := translate.DecodeReply("bedrock", resp.Body, &reply); err != nil {
 		return nil, err
 	}
+	if err := malformed(reply.StopReason); err != nil {
+		return nil, err
+	}
 	return translate.JSONResponse(http.StatusOK, reply.completion(id, c.Model, forced)), nil
 }
 
@@ -62,12 +65,18 @@ func (p *Provider) post(c *upstreams.Call, modelID, action string, body any) (*h
 	if err != nil {
 		return nil, upstreams.ServerError("The request could not be translated.")
 	}
-	target := p.URL("/model/"+url.PathEscape(modelID)+action, nil)
+	if modelID == "." || modelID == ".." {
+		return nil, upstreams.InvalidRequest("model", "The model %q cannot be named in a Bedrock request path.", modelID)
+	}
 	ctx := c.Request.Context()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.URL("", nil), bytes.NewReader(b))
 	if err != nil {
 		return nil, upstreams.ServerError("The request could not be forwarded.")
 	}
+	// The model ID is one path segment, percent-encoded once as the AWS
+	// SDK encodes it (an ARN's ':' and '/' included).
+	req.URL.Path += "/model/" + modelID + action
+	req.URL.RawPath = p.Base.EscapedPath() + "/model/" + httpbinding.EscapePath(modelID, true) + action
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	if p.Key != "" {
@@ -76,7 +85,7 @@ func (p *Provider) post(c *upstreams.Call, modelID, action string, body any) (*h
 		creds, err := p.aws.Credentials.Retrieve(ctx)
 		if err != nil {
 			p.Logger().Error("no AWS credentials", zap.Error(err))
-			return nil, &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: "upstream_authentication",
+			return nil, &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: upstreams.CodeAuthentication,
 				Message: "The gateway has no AWS credentials for Bedrock."}
 		}
 		sum := sha256.Sum256(b)
@@ -136,8 +145,24 @@ func (u *usage) openai() *translate.Usage {
 // finishReasons maps stopReason to finish_reason.
 var finishReasons = map[string]string{
 	"end_turn": translate.FinishStop, "stop_sequence": translate.FinishStop,
-	"max_tokens": translate.FinishLength, "tool_use": translate.FinishToolCalls,
+	"max_tokens": translate.FinishLength, "model_context_window_exceeded": translate.FinishLength, "tool_use": translate.FinishToolCalls,
 	"guardrail_intervened": translate.FinishContentFilter, "content_filtered": translate.FinishContentFilter,
+}
+
+// malformedReasons are the stop reasons of a reply the model failed to
+// form: a tool call whose input is not valid, or output that is not.
+var malformedReasons = map[string]bool{"malformed_tool_use": true, "malformed_model_output": true}
+
+// malformed is the 502 upstream_malformed_output for a reply that
+// stopped for one of malformedReasons (nil for any other stop reason):
+// what came is no answer, and the same request may well succeed again,
+// so the gateway retries it and falls back as on any 5xx.
+func malformed(stopReason string) *upstreams.Error {
+	if !malformedReasons[stopReason] {
+		return nil
+	}
+	return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: "upstream_malformed_output",
+		Message: "bedrock: the model's reply was malformed (" + stopReason + "); the request may succeed if sent again."}
 }
 
 func (r *converseReply) completion(id, model, forced string) *translate.Completion {

@@ -10,10 +10,11 @@ import (
 
 // converseRequest is the body of Converse and ConverseStream.
 type converseRequest struct {
-	Messages        []message        `json:"messages"`
-	System          []block          `json:"system,omitempty"`
-	InferenceConfig *inferenceConfig `json:"inferenceConfig,omitempty"`
-	ToolConfig      *toolConfig      `json:"toolConfig,omitempty"`
+	Messages        []message         `json:"messages"`
+	System          []block           `json:"system,omitempty"`
+	InferenceConfig *inferenceConfig  `json:"inferenceConfig,omitempty"`
+	ToolConfig      *toolConfig       `json:"toolConfig,omitempty"`
+	RequestMetadata map[string]string `json:"requestMetadata,omitempty"`
 }
 
 type message struct {
@@ -86,7 +87,19 @@ var imageFormats = map[string]string{"image/png": "png", "image/jpeg": "jpeg", "
 // translateRequest builds the Converse request and names the forced
 // tool standing for structured output ("" when there is none).
 func (p *Provider) translateRequest(in *translate.ChatRequest) (*converseRequest, string, error) {
+	if err := in.Refuse("bedrock", 1); err != nil {
+		return nil, "", err
+	}
+	if in.ParallelToolCalls != nil && !*in.ParallelToolCalls && len(in.Tools) > 0 {
+		return nil, "", translate.Unsupported("bedrock", "parallel_tool_calls", "parallel_tool_calls false cannot be honoured: Converse cannot limit the model to one tool call.")
+	}
 	out := &converseRequest{}
+	if user := in.EndUser(); user != "" {
+		if !validMetadata(user) {
+			return nil, "", translate.Unsupported("bedrock", in.EndUserParam(), "The end user's identifier is sent as Bedrock request metadata, which takes at most 256 letters, digits, spaces and :_@$#=/+,.- characters.")
+		}
+		out.RequestMetadata = map[string]string{"user": user}
+	}
 	usesTools := false
 	for i := range in.Messages {
 		used, err := out.addMessage(&in.Messages[i], i)
@@ -110,13 +123,14 @@ func (p *Provider) translateRequest(in *translate.ChatRequest) (*converseRequest
 		out.ToolConfig = &toolConfig{Tools: []toolSpecEntry{spec(forced, "Answer with the structured reply.", schema)},
 			ToolChoice: map[string]any{"tool": map[string]string{"name": forced}}}
 		return out, forced, nil
-	case len(in.Tools) == 0:
-		return out, "", nil
-	case in.ToolChoice != nil && in.ToolChoice.Mode == "none":
+	case len(in.Tools) == 0 || (in.ToolChoice != nil && in.ToolChoice.Mode == "none"):
+		// Converse has no "none": the tools are not offered, and the
+		// history's tool calls and results, which Converse takes only
+		// along with a toolConfig, are given to the model as text.
 		if usesTools {
-			return nil, "", translate.Unsupported("bedrock", "tool_choice", "tool_choice none cannot be sent to Bedrock once the conversation has tool calls.")
+			out.toolHistoryAsText()
 		}
-		return out, "", nil // Converse has no "none": the tools are not offered
+		return out, "", nil
 	}
 	out.ToolConfig = &toolConfig{}
 	for i := range in.Tools {
@@ -188,6 +202,44 @@ func (r *converseRequest) addMessage(m *translate.Message, i int) (bool, error) 
 }
 
 func textBlock(s string) block { return block{Text: &s} }
+
+// toolHistoryAsText rewrites the toolUse and toolResult blocks of the
+// messages as text blocks that say the same: "[tool call ID] name(input)"
+// and "[tool result ID] content".
+func (r *converseRequest) toolHistoryAsText() {
+	for i := range r.Messages {
+		for j := range r.Messages[i].Content {
+			b := &r.Messages[i].Content[j]
+			switch {
+			case b.ToolUse != nil:
+				*b = textBlock(fmt.Sprintf("[tool call %s] %s(%s)", b.ToolUse.ToolUseID, b.ToolUse.Name, b.ToolUse.Input))
+			case b.ToolResult != nil:
+				content := b.ToolResult.Content[0]
+				text := string(content.JSON)
+				if content.Text != nil {
+					text = *content.Text
+				}
+				*b = textBlock(fmt.Sprintf("[tool result %s] %s", b.ToolResult.ToolUseID, text))
+			}
+		}
+	}
+}
+
+// validMetadata reports whether s fits a requestMetadata value: at most
+// 256 of [a-zA-Z0-9\s:_@$#=/+,.-].
+func validMetadata(s string) bool {
+	if len(s) > 256 {
+		return false
+	}
+	for _, c := range s {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', strings.ContainsRune(" \t\n\r:_@$#=/+,.-", c):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // contentBlock translates a text or image part; Converse takes images as
 // bytes only, so an image must be a data: URL of a format it knows.

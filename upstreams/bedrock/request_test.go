@@ -24,9 +24,14 @@ func TestRequestFields(t *testing.T) {
 		{"named", `{"tool_choice":{"type":"function","function":{"name":"g"}},` + tools + `}`, `{"tool":{"name":"g"}}`, ""},
 		{"none", `{"tool_choice":"none",` + tools + `}`, `null`, ""},
 		{"limits", `{"max_tokens":7,"stop":["END"],"temperature":0.5,"top_p":0.9}`, `{"maxTokens":7,"temperature":0.5,"topP":0.9,"stopSequences":["END"]}`, ""},
-		{"parallel results", `{"messages":[` + calls + `,{"role":"tool","tool_call_id":"a","content":"{\"x\":1}"},{"role":"tool","tool_call_id":"b","content":"text"}]}`,
+		{"parallel results", `{` + tools + `,"messages":[` + calls + `,{"role":"tool","tool_call_id":"a","content":"{\"x\":1}"},{"role":"tool","tool_call_id":"b","content":"text"}]}`,
 			`[{"toolResult":{"toolUseId":"a","content":[{"json":{"x":1}}]}},{"toolResult":{"toolUseId":"b","content":[{"text":"text"}]}}]`, ""},
-		{"none after tool calls", `{"tool_choice":"none",` + tools + `,"messages":[` + calls + `]}`, "", "tool_choice"},
+		{"none after tool calls", `{"tool_choice":"none",` + tools + `,"messages":[` + calls + `,{"role":"tool","tool_call_id":"a","content":"{\"x\":1}"},{"role":"tool","tool_call_id":"b","content":"text"}]}`,
+			`[{"text":"[tool result a] {\"x\":1}"},{"text":"[tool result b] text"}]`, ""},
+		{"no parallel", `{"parallel_tool_calls":false,` + tools + `}`, "", "parallel_tool_calls"},
+		{"logprobs", `{"logprobs":true}`, "", "logprobs"},
+		{"user", `{"user":"user-1@example.com"}`, `{"user":"user-1@example.com"}`, ""},
+		{"user outside the metadata pattern", `{"user":"a|b"}`, "", "user"},
 		{"image URL", `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://example.com/a.png"}}]}]}`, "", "messages[0].content[0].image_url.url"},
 		{"n", `{"n":2}`, "", "n"},
 	} {
@@ -48,6 +53,8 @@ func TestRequestFields(t *testing.T) {
 			}
 			var v any = out.InferenceConfig
 			switch {
+			case out.RequestMetadata != nil:
+				v = out.RequestMetadata
 			case len(out.Messages) > 2:
 				v = out.Messages[2].Content
 			case out.ToolConfig != nil:

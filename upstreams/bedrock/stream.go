@@ -103,6 +103,11 @@ func (s *stream) Next(w *translate.ChunkWriter) error {
 			w.ToolCallArguments(0, call, ev.Delta.ToolUse.Input)
 		}
 	case "messageStop":
+		if err := malformed(ev.StopReason); err != nil {
+			w.Error(&upstreams.Envelope{Error: err.Object()})
+			s.done = true
+			return nil
+		}
 		w.Finish(0, translate.FinishForced(finishReasons, ev.StopReason, s.forced, len(s.tools) > 0))
 		s.stopped = true
 	case "metadata":

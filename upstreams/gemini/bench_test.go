@@ -33,7 +33,7 @@ func BenchmarkRequest(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		out, err := translateRequest(in)
+		out, err := translateRequest(in, in.Model)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -44,7 +44,11 @@ func BenchmarkRequest(b *testing.B) {
 		if err := json.Unmarshal([]byte(benchReply), &reply); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := json.Marshal(reply.completion(in.Model, 1)); err != nil {
+		completion, err := reply.completion(in.Model, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := json.Marshal(completion); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -64,6 +68,6 @@ func BenchmarkStreamEvent(b *testing.B) {
 	stream := []byte(s.String())
 	streambench.Run(b, 100, func() io.ReadCloser {
 		body := io.NopCloser(bytes.NewReader(stream))
-		return translate.StreamResponse(newStream(body, true), &translate.ChunkWriter{Model: "gemini-2.5-flash"}, body).Body
+		return translate.StreamResponse(newStream(body, true, 1), &translate.ChunkWriter{Model: "gemini-2.5-flash"}, body).Body
 	})
 }

@@ -27,7 +27,7 @@ func (p *Provider) Forward(c *upstreams.Call) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := translateRequest(in)
+	out, err := translateRequest(in, p.ProviderModel(c.Model))
 	if err != nil {
 		return nil, err
 	}
@@ -41,13 +41,17 @@ func (p *Provider) Forward(c *upstreams.Call) (*http.Response, error) {
 	}
 	if in.Stream {
 		w := &translate.ChunkWriter{Model: c.Model, Created: time.Now().Unix(), IncludeUsage: in.IncludeUsage()}
-		return translate.StreamResponse(newStream(resp.Body, in.IncludeUsage()), w, resp.Body), nil
+		return translate.StreamResponse(newStream(resp.Body, in.IncludeUsage(), in.Choices()), w, resp.Body), nil
 	}
 	var reply generateResponse
 	if err := translate.DecodeReply("gemini", resp.Body, &reply); err != nil {
 		return nil, err
 	}
-	return translate.JSONResponse(http.StatusOK, reply.completion(c.Model, in.Choices())), nil
+	completion, err := reply.completion(c.Model, in.Choices())
+	if err != nil {
+		return nil, err
+	}
+	return translate.JSONResponse(http.StatusOK, completion), nil
 }
 
 // post sends body to models/{model}{method}; a failed reply comes back
@@ -77,7 +81,10 @@ func (p *Provider) post(c *upstreams.Call, method string, query url.Values, body
 // providerError maps {"error":{"code","message","status","details"}};
 // the status (RESOURCE_EXHAUSTED, UNAVAILABLE, ...) is the envelope's
 // code, and a google.rpc.RetryInfo detail's retryDelay becomes
-// Retry-After when the reply has none.
+// Retry-After (whole seconds, rounded up) when the reply has none. An
+// invalid API key (Gemini answers 400 with a google.rpc.ErrorInfo of
+// reason API_KEY_INVALID) is the gateway's credentials refused, as a 401
+// or 403 is.
 func providerError(resp *http.Response) *http.Response {
 	var body struct {
 		Error struct {
@@ -86,16 +93,24 @@ func providerError(resp *http.Response) *http.Response {
 			Details []struct {
 				Type       string `json:"@type"`
 				RetryDelay string `json:"retryDelay"`
+				Reason     string `json:"reason"`
 			} `json:"details"`
 		} `json:"error"`
 	}
 	_ = json.Unmarshal(translate.ReadError(resp), &body)
 	h := resp.Header
 	for _, d := range body.Error.Details {
-		delay, err := time.ParseDuration(d.RetryDelay)
-		if d.Type == "type.googleapis.com/google.rpc.RetryInfo" && err == nil && h.Get("Retry-After") == "" {
-			h = h.Clone()
-			h.Set("Retry-After", strconv.Itoa(int(delay.Round(time.Second)/time.Second)))
+		switch d.Type {
+		case "type.googleapis.com/google.rpc.ErrorInfo":
+			if d.Reason == "API_KEY_INVALID" {
+				return translate.ProviderError("gemini", http.StatusUnauthorized, h, "", "")
+			}
+		case "type.googleapis.com/google.rpc.RetryInfo":
+			delay, err := time.ParseDuration(d.RetryDelay)
+			if err == nil && h.Get("Retry-After") == "" {
+				h = h.Clone()
+				h.Set("Retry-After", strconv.FormatInt(int64((delay+time.Second-1)/time.Second), 10))
+			}
 		}
 	}
 	return translate.ProviderError("gemini", resp.StatusCode, h, body.Error.Status, body.Error.Message)
@@ -110,14 +125,24 @@ type generateResponse struct {
 		CachedContentTokenCount int `json:"cachedContentTokenCount"`
 		ThoughtsTokenCount      int `json:"thoughtsTokenCount"`
 	} `json:"usageMetadata"`
+	PromptFeedback *struct {
+		BlockReason string `json:"blockReason"`
+	} `json:"promptFeedback"`
 	ModelVersion string `json:"modelVersion"`
 	ResponseID   string `json:"responseId"`
 }
 
+// blocked reports whether Gemini refused the prompt itself: feedback
+// with a block reason and no candidate.
+func (r *generateResponse) blocked() bool {
+	return len(r.Candidates) == 0 && r.PromptFeedback != nil && r.PromptFeedback.BlockReason != ""
+}
+
 type candidate struct {
-	Content      content `json:"content"`
-	FinishReason string  `json:"finishReason"`
-	Index        int     `json:"index"`
+	Content        content         `json:"content"`
+	FinishReason   string          `json:"finishReason"`
+	Index          int             `json:"index"`
+	LogprobsResult *logprobsResult `json:"logprobsResult"`
 }
 
 func (r *generateResponse) usage() *translate.Usage {
@@ -146,7 +171,8 @@ func callID(responseID string, fc *functionCall, n int) string {
 
 // completion is the reply as a chat.completion with n choices; a choice
 // Gemini did not return (a blocked prompt) is an empty content_filter one.
-func (r *generateResponse) completion(model string, n int) *translate.Completion {
+// A malformed function call is an error (see malformedCall).
+func (r *generateResponse) completion(model string, n int) (*translate.Completion, error) {
 	if r.ResponseID == "" {
 		r.ResponseID = strconv.FormatInt(time.Now().UnixNano(), 36)
 	}
@@ -170,7 +196,7 @@ func (r *generateResponse) completion(model string, n int) *translate.Completion
 					if len(args) == 0 {
 						args = json.RawMessage(`{}`)
 					}
-					choice.Message.ToolCalls = append(choice.Message.ToolCalls, translate.ToolCall{ID: callID(r.ResponseID, p.FunctionCall, calls), Type: "function",
+					choice.Message.ToolCalls = append(choice.Message.ToolCalls, translate.ToolCall{ID: withSignature(callID(r.ResponseID, p.FunctionCall, calls), p.ThoughtSignature), Type: "function",
 						Function: translate.FunctionCall{Name: p.FunctionCall.Name, Arguments: string(args)}})
 					calls++
 				case !p.Thought && p.Text != "":
@@ -181,9 +207,13 @@ func (r *generateResponse) completion(model string, n int) *translate.Completion
 				s := string(text)
 				choice.Message.Content = &s
 			}
+			if c.FinishReason == finishMalformedCall {
+				return nil, malformedCall()
+			}
 			choice.FinishReason = translate.FinishReason(finishReasons, c.FinishReason, len(choice.Message.ToolCalls) > 0)
+			choice.Logprobs = c.LogprobsResult.openAI()
 		}
 		out.Choices = append(out.Choices, choice)
 	}
-	return out
+	return out, nil
 }

@@ -31,6 +31,7 @@ type part struct {
 	FileData         *fileData         `json:"fileData,omitempty"`
 	FunctionCall     *functionCall     `json:"functionCall,omitempty"`
 	FunctionResponse *functionResponse `json:"functionResponse,omitempty"`
+	ThoughtSignature string            `json:"thoughtSignature,omitempty"`
 }
 
 type inlineData struct {
@@ -81,12 +82,22 @@ type generationConfig struct {
 	Seed               *int64          `json:"seed,omitempty"`
 	ResponseMimeType   string          `json:"responseMimeType,omitempty"`
 	ResponseJSONSchema json.RawMessage `json:"responseJsonSchema,omitempty"`
+	PresencePenalty    *float64        `json:"presencePenalty,omitempty"`
+	FrequencyPenalty   *float64        `json:"frequencyPenalty,omitempty"`
+	ResponseLogprobs   bool            `json:"responseLogprobs,omitempty"`
+	Logprobs           *int            `json:"logprobs,omitempty"`
+	ThinkingConfig     *thinkingConfig `json:"thinkingConfig,omitempty"`
 }
 
 var toolModes = map[string]string{"auto": "AUTO", "none": "NONE", "required": "ANY", "function": "ANY"}
 
-// translateRequest builds the generateContent request.
-func translateRequest(in *translate.ChatRequest) (*generateRequest, error) {
+// translateRequest builds the generateContent request for model (the
+// provider's name of it).
+func translateRequest(in *translate.ChatRequest, model string) (*generateRequest, error) {
+	opts, err := readOptions(in, model)
+	if err != nil {
+		return nil, err
+	}
 	out := &generateRequest{}
 	names := map[string]string{} // tool call ID -> function name, for tool results
 	for i := range in.Messages {
@@ -111,6 +122,8 @@ func translateRequest(in *translate.ChatRequest) (*generateRequest, error) {
 	gc := generationConfig{
 		StopSequences: in.Stop, MaxOutputTokens: in.MaxOutputTokens(),
 		Temperature: in.Temperature, TopP: in.TopP, Seed: in.Seed,
+		PresencePenalty: opts.presence, FrequencyPenalty: opts.frequency,
+		ResponseLogprobs: opts.logprobs, Logprobs: opts.topLogprobs, ThinkingConfig: thinking(opts.effort, model),
 	}
 	if n := in.Choices(); n > 1 {
 		gc.CandidateCount = n
@@ -122,7 +135,8 @@ func translateRequest(in *translate.ChatRequest) (*generateRequest, error) {
 		}
 	}
 	if gc.StopSequences != nil || gc.CandidateCount != 0 || gc.MaxOutputTokens != 0 || gc.Temperature != nil ||
-		gc.TopP != nil || gc.Seed != nil || gc.ResponseMimeType != "" {
+		gc.TopP != nil || gc.Seed != nil || gc.ResponseMimeType != "" || gc.PresencePenalty != nil ||
+		gc.FrequencyPenalty != nil || gc.ResponseLogprobs || gc.ThinkingConfig != nil {
 		out.GenerationConfig = &gc
 	}
 	return out, nil
@@ -153,7 +167,7 @@ func (r *generateRequest) addMessage(m *translate.Message, i int, names map[stri
 		}
 		calls, err := translate.Calls("gemini", m, param, func(c *translate.ToolCall, args json.RawMessage) part {
 			names[c.ID] = c.Function.Name
-			return part{FunctionCall: &functionCall{Name: c.Function.Name, Args: args}}
+			return part{FunctionCall: &functionCall{Name: c.Function.Name, Args: args}, ThoughtSignature: signatureOf(c.ID)}
 		})
 		if err != nil {
 			return err

@@ -36,7 +36,7 @@ func TestRequestFields(t *testing.T) {
 			in, err := translate.DecodeChat("gemini", &upstreams.Call{Body: []byte(tc.body)}, MaxCandidates)
 			var out *generateRequest
 			if err == nil {
-				out, err = translateRequest(in)
+				out, err = translateRequest(in, "gemini-2.5-flash")
 			}
 			var ue *upstreams.Error
 			if tc.param != "" {

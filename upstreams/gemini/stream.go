@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/modelgate/modelgate/upstreams"
 	"github.com/modelgate/modelgate/upstreams/translate"
 )
 
@@ -17,6 +18,7 @@ import (
 type stream struct {
 	events       *translate.EventReader
 	includeUsage bool
+	choices      int
 	started      map[int]bool
 	finished     map[int]bool
 	calls        translate.ToolIndex
@@ -25,8 +27,8 @@ type stream struct {
 	done         bool
 }
 
-func newStream(body io.Reader, includeUsage bool) *stream {
-	return &stream{events: translate.NewEventReader(body), includeUsage: includeUsage,
+func newStream(body io.Reader, includeUsage bool, choices int) *stream {
+	return &stream{events: translate.NewEventReader(body), includeUsage: includeUsage, choices: choices,
 		started: map[int]bool{}, finished: map[int]bool{}, calls: translate.ToolIndex{}}
 }
 
@@ -63,11 +65,21 @@ func (s *stream) Next(w *translate.ChunkWriter) error {
 	if ev.UsageMetadata != nil {
 		s.last.UsageMetadata = ev.UsageMetadata
 	}
+	if ev.blocked() {
+		s.block(w)
+		return nil
+	}
 	for _, c := range ev.Candidates {
+		if c.FinishReason == finishMalformedCall {
+			w.Error(&upstreams.Envelope{Error: malformedCall().Object()})
+			s.done = true
+			return nil
+		}
 		if !s.started[c.Index] {
 			s.started[c.Index] = true
 			w.Role(c.Index)
 		}
+		lp := c.LogprobsResult // of the event's text: sent with its first text part
 		for _, p := range c.Content.Parts {
 			switch {
 			case p.FunctionCall != nil:
@@ -76,10 +88,14 @@ func (s *stream) Next(w *translate.ChunkWriter) error {
 				if args == "" {
 					args = "{}"
 				}
-				w.ToolCallStart(c.Index, call, callID(ev.ResponseID, p.FunctionCall, s.callCount), p.FunctionCall.Name)
+				w.ToolCallStart(c.Index, call, withSignature(callID(ev.ResponseID, p.FunctionCall, s.callCount), p.ThoughtSignature), p.FunctionCall.Name)
 				w.ToolCallArguments(c.Index, call, args)
 				s.callCount++
-			case !p.Thought:
+			case p.Thought || p.Text == "":
+			case lp != nil:
+				w.TextLogprobs(c.Index, p.Text, lp.openAI())
+				lp = nil
+			default:
 				w.Text(c.Index, p.Text)
 			}
 		}
@@ -90,4 +106,20 @@ func (s *stream) Next(w *translate.ChunkWriter) error {
 		}
 	}
 	return nil
+}
+
+// block ends every choice with content_filter: Gemini refused the prompt
+// (an event with only promptFeedback.blockReason), which is a complete
+// answer, not a cut stream.
+func (s *stream) block(w *translate.ChunkWriter) {
+	for i := range s.choices {
+		if !s.started[i] {
+			s.started[i] = true
+			w.Role(i)
+		}
+		if !s.finished[i] {
+			s.finished[i] = true
+			w.Finish(i, translate.FinishContentFilter)
+		}
+	}
 }

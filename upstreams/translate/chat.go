@@ -41,6 +41,11 @@ type ChatRequest struct {
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+	User             string `json:"user"`
+	SafetyIdentifier string `json:"safety_identifier"`
+	// Untranslated is allocated only when the request sets one of its
+	// fields.
+	*Untranslated
 }
 
 // MaxOutputTokens is max_completion_tokens, else the older max_tokens,
@@ -222,7 +227,7 @@ type Choice struct {
 	Index        int          `json:"index"`
 	Message      ReplyMessage `json:"message"`
 	FinishReason string       `json:"finish_reason"`
-	Logprobs     *struct{}    `json:"logprobs"`
+	Logprobs     *Logprobs    `json:"logprobs"`
 }
 
 // ReplyMessage is the assistant's message of a choice.

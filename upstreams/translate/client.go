@@ -167,11 +167,14 @@ func (c *Client) Models() []string {
 	return names
 }
 
-// URL is the base URL with path appended and the given query.
-func (c *Client) URL(path string, query url.Values) string {
+// URL is the base URL with escapedPath appended and the given query.
+// escapedPath is in its sent form (a model name in it through
+// url.PathEscape), so it is encoded once: a name with "/" or non-ASCII
+// letters is sent as %2F and %C3%BC, never %252F.
+func (c *Client) URL(escapedPath string, query url.Values) string {
 	u := *c.Base
-	u.Path = c.Base.Path + path
-	u.RawPath = ""
+	u.RawPath = c.Base.EscapedPath() + escapedPath
+	u.Path, _ = url.PathUnescape(u.RawPath) // the escaped form is ours: its errors cannot occur
 	u.RawQuery = query.Encode()
 	return u.String()
 }

@@ -50,7 +50,7 @@ func ProviderError(provider string, status int, h http.Header, code, message str
 	typ := upstreams.TypeInvalidRequest
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		status, typ, code = http.StatusBadGateway, upstreams.TypeServer, "upstream_authentication"
+		status, typ, code = http.StatusBadGateway, upstreams.TypeServer, upstreams.CodeAuthentication
 		message = "The upstream provider refused the gateway's credentials."
 	case status == http.StatusTooManyRequests:
 		typ = upstreams.TypeRateLimit

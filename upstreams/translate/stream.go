@@ -24,9 +24,10 @@ type Chunk struct {
 
 // ChunkChoice is one choice's delta in a chunk.
 type ChunkChoice struct {
-	Index        int     `json:"index"`
-	Delta        Delta   `json:"delta"`
-	FinishReason *string `json:"finish_reason"`
+	Index        int       `json:"index"`
+	Delta        Delta     `json:"delta"`
+	FinishReason *string   `json:"finish_reason"`
+	Logprobs     *Logprobs `json:"logprobs,omitempty"`
 }
 
 // Delta is what a chunk adds to a choice's message.
@@ -78,6 +79,13 @@ func (w *ChunkWriter) Text(index int, text string) {
 	}
 }
 
+// TextLogprobs adds text to choice index with the log probabilities of
+// its tokens.
+func (w *ChunkWriter) TextLogprobs(index int, text string, lp *Logprobs) {
+	w.choice[0] = ChunkChoice{Index: index, Delta: Delta{Content: &text}, Logprobs: lp}
+	w.send()
+}
+
 // ToolCallStart opens tool call call of choice index.
 func (w *ChunkWriter) ToolCallStart(index, call int, id, name string) {
 	w.delta(index, Delta{ToolCalls: []ToolCallDelta{{Index: call, ID: id, Type: "function", Function: FunctionCallDelta{Name: name}}}}, "")
@@ -117,6 +125,11 @@ func (w *ChunkWriter) delta(index int, d Delta, finish string) {
 	if finish != "" {
 		w.choice[0].FinishReason = &finish
 	}
+	w.send()
+}
+
+// send writes the chunk of w.choice.
+func (w *ChunkWriter) send() {
 	w.chunk = Chunk{ID: w.ID, Object: "chat.completion.chunk", Created: w.Created, Model: w.Model, Choices: w.choice[:]}
 	if w.IncludeUsage {
 		w.event(&nullUsageChunk{Chunk: &w.chunk})
