@@ -8,7 +8,7 @@ import (
 	"github.com/modelgate/modelgate/upstreams"
 )
 
-//go:generate go run ../internal/publicapi/gen -spec ${MODELGATE_OPENAPI_SPEC} -out publicpaths_gen.go
+//go:generate go run ../internal/publicapi/gen -out publicpaths_gen.go
 
 // publicOperation is an operation of the public API (publicOperations,
 // generated from its OpenAPI description).

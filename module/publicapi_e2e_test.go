@@ -2,33 +2,21 @@ package modelgate_test
 
 import (
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/modelgate/modelgate/internal/publicapi"
 	"github.com/modelgate/modelgate/internal/testgateway"
-	modelgate "github.com/modelgate/modelgate/module"
 )
 
 // TestUnservedPublicOperationsAnswer501 walks every operation of the
-// public API's OpenAPI description (MODELGATE_OPENAPI_SPEC, else the
-// table generated from it) against the quick start: none answers 404
+// public API's OpenAPI description against the quick start: none answers 404
 // "Invalid URL"; each the gateway does not serve answers 501 in the
 // envelope, type not_implemented, with x-should-retry: false, naming the
 // operation. A path outside the public API stays 404. Before, every
 // unserved path was 404 "Invalid URL", as if the base URL were wrong.
 func TestUnservedPublicOperationsAnswer501(t *testing.T) {
-	ops := modelgate.PublicOperations()
-	if path := os.Getenv("MODELGATE_OPENAPI_SPEC"); path != "" {
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ops, err = publicapi.Operations(raw); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ops := publicapi.Operations()
 	base := testgateway.Quickstart(t, "")
 	h := map[string]string{"Authorization": "Bearer " + testgateway.QuickstartDevKey, "Content-Type": "application/json", "OpenAI-Beta": "assistants=v2"}
 	unserved := 0

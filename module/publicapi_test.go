@@ -1,7 +1,6 @@
 package modelgate
 
 import (
-	"os"
 	"slices"
 	"testing"
 
@@ -17,30 +16,12 @@ func PublicOperations() []publicapi.Operation {
 	return out
 }
 
-// specOperations reads the operations of the OpenAPI description that
-// MODELGATE_OPENAPI_SPEC names (spec/openai-openapi.yaml); the test is
-// skipped without it.
-func specOperations(t *testing.T) []publicapi.Operation {
-	t.Helper()
-	path := os.Getenv("MODELGATE_OPENAPI_SPEC")
-	if path == "" {
-		t.Skip("no OpenAPI description: set MODELGATE_OPENAPI_SPEC to spec/openai-openapi.yaml")
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ops, err := publicapi.Operations(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ops
-}
-
 // TestPublicOperationsAreTheSpecs: publicpaths_gen.go is what the OpenAPI
-// description gives (run `go generate ./module/` when it changes).
+// description gives (run `go generate ./module/` when it changes;
+// schemas/openapi's TestContractMatchesTheDescription holds the embedded
+// description to spec/openai-openapi.yaml).
 func TestPublicOperationsAreTheSpecs(t *testing.T) {
-	if want := specOperations(t); !slices.Equal(PublicOperations(), want) {
+	if want := publicapi.Operations(); !slices.Equal(PublicOperations(), want) {
 		t.Fatalf("publicpaths_gen.go holds %d operations, the description %d: run go generate ./module/", len(publicOperations), len(want))
 	}
 }
