@@ -22,7 +22,12 @@ var createdAtSeconds = regexp.MustCompile(`"created_at":(\d+)`)
 // interface; exactly the checks that enforce it must fail.
 var conversationFaults = []fault{
 	{name: "conforming proxy", areas: conversationAreas},
-	{name: "created_at in milliseconds", areas: conversationAreas, want: []string{"conversations.lifecycle"},
+	// Every check reading a created conversation: the contract's unixtime
+	// format holds each reply, besides conversations.lifecycle's own check.
+	{name: "created_at in milliseconds", areas: conversationAreas, want: []string{
+		"generated.conversations.create.valid", "generated.conversations.update.valid", "generated.conversations.update.invalid",
+		"generated.conversations.items.list.valid", "generated.conversations.items.list.invalid",
+		"conversations.lifecycle", "conversations.items", "conversations.responses", "conversations.isolation"},
 		mutate: func(_ *faultState, r *http.Request, _ []byte, _ int, reply []byte) []byte {
 			if r.Method == http.MethodPost && r.URL.Path == "/v1/conversations" {
 				return createdAtSeconds.ReplaceAll(reply, []byte(`"created_at":${1}000`))

@@ -89,6 +89,9 @@ func clampTopP(r *http.Request, body []byte) []byte {
 	return body
 }
 
+// paramNullAreas are the areas the "param null on 400" fault runs.
+var paramNullAreas = []string{conformance.AreaErrors, conformance.AreaLimits, conformance.AreaChat, conformance.AreaFiles, conformance.AreaThreads, conformance.AreaBatches, conformance.AreaVectorStores}
+
 var promiseFaults = []fault{
 	{name: "top_p range not enforced", areas: chatArea, cases: 40, want: []string{"generated.chat.completions.create.invalid"}, rewrite: clampTopP},
 	{name: "unicode metadata refused", areas: []string{conformance.AreaThreads, conformance.AreaFiles, conformance.AreaVectorStores}, cases: 40, want: []string{"generated.threads.create.valid", "generated.threads.create.invalid", "threads.round-trip"},
@@ -147,8 +150,8 @@ var promiseFaults = []fault{
 			}
 			return 0, "", false
 		}},
-	{name: "param null on 400", areas: []string{conformance.AreaErrors, conformance.AreaLimits, conformance.AreaChat, conformance.AreaFiles, conformance.AreaThreads, conformance.AreaBatches, conformance.AreaVectorStores},
-		want: append(slices.DeleteFunc(checksWithPrefix(allAreas, "limits.metadata.", "limits.chat.", "limits.vector_stores.", "limits.batches.completion-window", "limits.batches.endpoint", "generated."),
+	{name: "param null on 400", areas: paramNullAreas,
+		want: append(slices.DeleteFunc(checksWithPrefix(paramNullAreas, "limits.metadata.", "limits.chat.", "limits.vector_stores.", "limits.batches.completion-window", "limits.batches.endpoint", "generated."),
 			func(id string) bool { return id == "limits.chat.store-images" || strings.HasSuffix(id, ".valid") }),
 			"errors.missing-required", "files.upload-rules", "threads.message-roles", "vector_stores.files.create-rules"),
 		mutate: func(_ *faultState, _ *http.Request, _ []byte, status int, reply []byte) []byte {

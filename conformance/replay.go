@@ -79,9 +79,9 @@ func Replay(ctx context.Context, cfg Config, recs []Record) ([]ReplayResult, err
 		if rec.Stream() {
 			// A stream names what it created in its first event (a
 			// Responses stream's response.created).
-			mapIDs([]byte(rec.Response.Events[0]), firstEventData(ex.body), ids)
+			mapIDs([]byte(rec.Response.Events[0]), firstEventData(ex.body), ids, false)
 		} else {
-			mapIDs(rec.Response.Body, ex.body, ids)
+			mapIDs(rec.Response.Body, ex.body, ids, rec.Request.Method == http.MethodPost)
 		}
 		out = append(out, res)
 	}
@@ -244,16 +244,17 @@ func underOneSidedArray(path string, a, b map[string]string) bool {
 func idField(key string) bool { return key == "id" || strings.HasSuffix(key, "_id") }
 
 // mapIDs pairs the ids of a recorded reply with those of its replay, field
-// by field.
-func mapIDs(recorded, replayed []byte, ids map[string]string) {
+// by field; posted says the request was a POST, whose list reply (the
+// items a conversation's items.create added) holds what it created.
+func mapIDs(recorded, replayed []byte, ids map[string]string, posted bool) {
 	var a, b any
 	if json.Unmarshal(recorded, &a) != nil || json.Unmarshal(replayed, &b) != nil {
 		return
 	}
-	// A list pairs nothing: it creates no object, and what it shows
+	// A list read pairs nothing: it creates no object, and what it shows
 	// besides the replayed flow's objects (those of other checks that ran
 	// meanwhile) differs between the recording and the replay.
-	if m, ok := a.(map[string]any); ok {
+	if m, ok := a.(map[string]any); ok && !posted {
 		if _, isList := m["data"].([]any); isList {
 			return
 		}

@@ -106,8 +106,10 @@ func TestResponseChecking(t *testing.T) {
 			t.Fatalf("stream findings %s", findings)
 		}
 		events, _ := records[0]["response"].(map[string]any)["events"].([]any)
-		if len(events) != 6 {
-			t.Fatalf("recorded %d events, want 6", len(events))
+		// The six sent, and the error event that ends a stream closed
+		// without its [DONE] (upstream_stream_cut).
+		if len(events) != 7 || !strings.Contains(fmt.Sprint(events[6]), "upstream_stream_cut") {
+			t.Fatalf("recorded %d events, want the 6 sent and the cut: %v", len(events), events)
 		}
 	})
 }

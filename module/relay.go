@@ -45,6 +45,8 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 	var lastReply *failedReply
 	for i, t := range route.candidates() {
 		req.upstream = t.name
+		tk, ok := t.upstream.(upstreams.OpenAITokenizer)
+		req.openaiTokens = ok && tk.CountsOpenAITokens()
 		f, ok := t.upstream.(upstreams.Forwarder)
 		if !ok {
 			return t.upstream.ServeCall(w, call)

@@ -64,6 +64,9 @@ type request struct {
 	route *resolvedRoute
 	// upstream names the upstream that answered (or was last tried).
 	upstream string
+	// openaiTokens: that upstream counts prompt tokens as the gateway does
+	// (upstreams.OpenAITokenizer), so usage checks compare the counts.
+	openaiTokens bool
 	// findings are the request's departures from the spec (deprecated
 	// features, discouraged combinations); the reply's are the exchange's.
 	findings []string

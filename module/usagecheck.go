@@ -119,12 +119,15 @@ func promptTolerance(counted int64) int64 {
 }
 
 // gatewayPromptCount is the gateway's count of the request's prompt, when
-// it counts all of it: text only (an image, audio or file the provider
+// it is comparable with the provider's: a provider counting with the
+// public API's tokenizers (an openai upstream; Anthropic, Gemini and
+// Bedrock count with their own, and an Azure deployment's name hides the
+// model a count needs), text only (an image, audio or file the provider
 // counts and the gateway does not), and for a response no earlier
 // conversation (previous_response_id, conversation) the provider adds.
 func gatewayPromptCount(req *request) (int64, bool) {
 	doc := req.call.Doc
-	if doc == nil || doc["previous_response_id"] != nil || doc["conversation"] != nil || req.http.Method != http.MethodPost {
+	if doc == nil || !req.openaiTokens || doc["previous_response_id"] != nil || doc["conversation"] != nil || req.http.Method != http.MethodPost {
 		return 0, false
 	}
 	for _, field := range []string{"messages", "input"} {

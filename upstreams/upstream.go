@@ -90,6 +90,14 @@ type Forwarder interface {
 	Forward(c *Call) (*http.Response, error)
 }
 
+// OpenAITokenizer is an upstream whose provider counts prompt tokens
+// with the public API's tokenizers for the model a request names, so the
+// gateway's own count of a request is comparable with the usage it
+// reports (translating providers count with tokenizers of their own).
+type OpenAITokenizer interface {
+	CountsOpenAITokens() bool
+}
+
 // ModelLister is an upstream that can name the models it serves, for the
 // gateway's GET /v1/models.
 type ModelLister interface {

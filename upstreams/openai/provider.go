@@ -72,6 +72,10 @@ func (p *Provider) Provision(ctx caddy.Context) error {
 }
 
 // Validate checks required settings.
+// CountsOpenAITokens satisfies upstreams.OpenAITokenizer: an
+// OpenAI-compatible provider counts with the public API's tokenizers.
+func (p *Provider) CountsOpenAITokens() bool { return true }
+
 func (p *Provider) Validate() error {
 	if p.BaseURL == "" {
 		return fmt.Errorf("openai upstream: base_url is required")
