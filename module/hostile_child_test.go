@@ -90,7 +90,7 @@ func hostileAttacks(vs string) []hostileAttack {
 // and 100,000 values a request; unbounded, the first attack took tens of
 // GiB), and the CPU time one attack may take (unbounded, it never ended).
 const (
-	maxAttackPeakRSS = 1 << 30
+	maxAttackPeakRSS = 1<<30 + raceExtraRSS
 	maxAttackCPU     = 60 * time.Second
 )
 
