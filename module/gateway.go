@@ -360,9 +360,11 @@ func (g *Gateway) Cleanup() error {
 		g.limitStore = nil
 	}
 	if g.recorder != nil {
+		// The pointer stays: a request still finishing after its reply
+		// (as a config is unloaded) reads it, and a closed recorder drops
+		// what it is given (recorder.record).
 		_, err := recorders.Delete(g.Record.Path)
 		errs = append(errs, err)
-		g.recorder = nil
 	}
 	return errors.Join(errs...)
 }
