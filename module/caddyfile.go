@@ -68,6 +68,11 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        max_body <size>
 //	        queue <n>
 //	    }
+//	    management <path> {
+//	        admin_key <key>
+//	        store <upstream>
+//	        refresh <duration>
+//	    }
 //	    cost_header
 //	    price <provider> <model> [<alias or pattern>...] {
 //	        input <usd per 1M tokens>
@@ -167,6 +172,12 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			g.Dashboard = c
+		case "management":
+			c, err := unmarshalManagement(d)
+			if err != nil {
+				return err
+			}
+			g.Management = c
 		case "health":
 			c, err := unmarshalHealth(d)
 			if err != nil {

@@ -103,6 +103,13 @@ type Gateway struct {
 	// Caddyfile: `dashboard <path> { admin_key <key> }`
 	Dashboard *DashboardConfig `json:"dashboard,omitempty"`
 
+	// Management serves the management API: keys issued, changed,
+	// rotated and revoked at runtime, and what keys spent (see
+	// ManagementConfig, docs/keys.md). Default: off.
+	//
+	// Caddyfile: `management <path> { admin_key <key>; store <upstream>; refresh <duration> }`
+	Management *ManagementConfig `json:"management,omitempty"`
+
 	// Health names the liveness and readiness probes' paths (see
 	// HealthConfig). Default: /livez and /readyz.
 	//
@@ -128,6 +135,7 @@ type Gateway struct {
 	modelRules     []ModelRule
 	recorder       *recorder
 	dashboard      *dashboard
+	manage         *management
 	routes         map[string]*operationRoutes
 	modelUpstreams []modelSource
 	stores         []storeChecker
@@ -315,6 +323,9 @@ func (g *Gateway) provisionUpstreams(ctx caddy.Context, app *App) error {
 		}}
 	}
 	g.modelUpstreams = modelListers(g.routes[upstreams.OpChatCompletionsCreate])
+	if err := g.provisionManagement(app, load); err != nil {
+		return err
+	}
 	for name, u := range loaded {
 		if du, ok := u.(upstreams.DispatcherUser); ok {
 			du.UseDispatcher(g)
@@ -331,8 +342,8 @@ func (g *Gateway) provisionUpstreams(ctx caddy.Context, app *App) error {
 
 // Validate checks the configuration after provisioning.
 func (g *Gateway) Validate() error {
-	if g.keys == nil || len(g.keys.keys) == 0 {
-		return fmt.Errorf("modelgate: no API keys configured; add `key` or `keys_file`")
+	if g.keys == nil || (len(g.keys.keys) == 0 && g.manage == nil) {
+		return fmt.Errorf("modelgate: no API keys configured; add `key`, `keys_file` or `management`")
 	}
 	if g.MaxBodySize < 0 {
 		return fmt.Errorf("modelgate: max_body_size must be positive")
@@ -356,6 +367,7 @@ func (g *Gateway) Cleanup() error {
 		}
 	}
 	if g.limitStore != nil {
+		g.manage.cleanup()
 		errs = append(errs, g.limitStore.Close())
 		g.limitStore = nil
 	}

@@ -426,3 +426,16 @@ var (
 	_ upstreams.OperationServer = (*Local)(nil)
 	_ upstreams.Worker          = (*Local)(nil)
 )
+
+// GatewayStore is the store the gateway keeps its issued keys and spend
+// in: this upstream's, once it is open.
+func (l *Local) GatewayStore() (store.GatewayStore, error) {
+	if !l.opened() {
+		return nil, errNotOpened
+	}
+	gs, ok := l.store.(store.GatewayStore)
+	if !ok {
+		return nil, fmt.Errorf("the store %T keeps no gateway keys", l.store)
+	}
+	return gs, nil
+}

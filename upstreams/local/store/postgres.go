@@ -75,6 +75,10 @@ func OpenPostgres(ctx context.Context, dsn string) (*Postgres, error) {
 		s.Close()
 		return nil, fmt.Errorf("%s: %w", location, err)
 	}
+	if err := migrateGateway(ctx, s.db, postgresGatewayMigrations, migrationLock); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("%s: %w", location, err)
+	}
 	if err := s.openVectorStores(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("%s: %w", location, err)

@@ -43,6 +43,10 @@ func OpenSQLite(dir string) (*SQLite, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := migrateGateway(context.Background(), s.db, sqliteGatewayMigrations, ""); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := s.removeOrphanBlobs(); err != nil {
 		db.Close()
 		return nil, err

@@ -1,0 +1,417 @@
+package modelgate
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+	"unicode"
+
+	"go.uber.org/zap"
+
+	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/local/store"
+)
+
+// keyFields are what a management request sets on a key: the KeyConfig
+// a Caddyfile key has (its secret and digest excepted: the gateway makes
+// the secret), its metadata and expiry.
+type keyFields struct {
+	KeyConfig
+	Metadata  map[string]string `json:"metadata,omitempty"`
+	ExpiresAt *int64            `json:"expires_at,omitempty"`
+}
+
+// keyObject is a key as the management API shows it. Secret is set once:
+// in the reply that created or rotated the key.
+type keyObject struct {
+	Object string `json:"object"`
+	ID     string `json:"id"`
+	// Source is "api" for issued keys, "config" for the Caddyfile's and
+	// the keys file's (which the API does not change).
+	Source string `json:"source"`
+	KeyConfig
+	Metadata  map[string]string `json:"metadata"`
+	CreatedAt int64             `json:"created_at,omitempty"`
+	ExpiresAt *int64            `json:"expires_at"`
+	RevokedAt *int64            `json:"revoked_at"`
+	Status    string            `json:"status"`
+	Secret    string            `json:"secret,omitempty"`
+}
+
+// Bounds of what a management request may set.
+const (
+	maxKeyRequest     = 64 << 10
+	maxKeyNameLength  = 64
+	maxKeyOperations  = 64
+	maxMetadataPairs  = 16
+	maxMetadataKey    = 64
+	maxMetadataValue  = 512
+	configKeyIDPrefix = "cfg_"
+	issuedKeyIDPrefix = "key_"
+	secretPrefix      = "sk-mg-"
+)
+
+// configKeyID is the ID a configured key is listed under: from its digest.
+func configKeyID(p *principal) string { return configKeyIDPrefix + hex.EncodeToString(p.digest[:8]) }
+
+func (m *management) listKeys(ctx context.Context, gs store.GatewayStore) (any, *upstreams.Error) {
+	data := []keyObject{}
+	for i := range m.gateway.keys.keys {
+		p := &m.gateway.keys.keys[i]
+		data = append(data, keyObject{Object: "gateway.key", ID: configKeyID(p), Source: "config", KeyConfig: p.config, Status: "active"})
+	}
+	for version := int64(0); ; {
+		keys, err := gs.KeysSince(ctx, version, keyPage)
+		if err != nil {
+			m.logger.Error("listing keys", zap.Error(err))
+			return nil, errManagementStore()
+		}
+		for i := range keys {
+			data = append(data, issuedObject(&keys[i]))
+		}
+		if len(keys) < keyPage {
+			break
+		}
+		version = keys[len(keys)-1].Version
+	}
+	return map[string]any{"object": "list", "data": data}, nil
+}
+
+func (m *management) getKey(ctx context.Context, gs store.GatewayStore, id string) (any, *upstreams.Error) {
+	for i := range m.gateway.keys.keys {
+		if p := &m.gateway.keys.keys[i]; configKeyID(p) == id {
+			return keyObject{Object: "gateway.key", ID: id, Source: "config", KeyConfig: p.config, Status: "active"}, nil
+		}
+	}
+	k, err := gs.GetKey(ctx, id)
+	if err != nil {
+		return nil, m.storeError("reading a key", id, err)
+	}
+	return issuedObject(k), nil
+}
+
+func (m *management) createKey(ctx context.Context, gs store.GatewayStore, r *http.Request) (any, *upstreams.Error) {
+	body, apiErr := readManagementBody(r)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	var f keyFields
+	if apiErr := decodeKeyFields(body, &f); apiErr != nil {
+		return nil, apiErr
+	}
+	id := store.NewID(issuedKeyIDPrefix)
+	if f.Name == "" {
+		f.Name = id
+	}
+	if f.Owner == "" {
+		f.Owner = f.Name
+	}
+	secret, digest := newSecret()
+	k := &store.APIKey{ID: id, Digest: digest, CreatedAt: time.Now().Unix()}
+	if apiErr := m.setFields(k, &f, true); apiErr != nil {
+		return nil, apiErr
+	}
+	if err := gs.CreateKey(ctx, k); err != nil {
+		return nil, m.storeError("issuing a key", id, err)
+	}
+	m.logger.Info("key issued", zap.String("key_id", id), zap.String("key_name", k.Name), zap.String("owner", k.Owner))
+	m.applied(ctx, gs)
+	obj := issuedObject(k)
+	obj.Secret = secret
+	return obj, nil
+}
+
+func (m *management) updateKey(ctx context.Context, gs store.GatewayStore, r *http.Request, id string) (any, *upstreams.Error) {
+	if apiErr := m.changeable(id); apiErr != nil {
+		return nil, apiErr
+	}
+	body, apiErr := readManagementBody(r)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	var given map[string]json.RawMessage
+	if err := json.Unmarshal(body, &given); err != nil || given == nil {
+		return nil, upstreams.InvalidRequest("", "The body must be a JSON object of the fields to change.")
+	}
+	k, err := gs.UpdateKey(ctx, id, func(k *store.APIKey) error {
+		if k.RevokedAt != nil {
+			return errRevoked(id)
+		}
+		// The fields given replace the key's; the rest stay.
+		fields := issuedObject(k).fields()
+		current, err := json.Marshal(fields)
+		if err != nil {
+			return err
+		}
+		var merged map[string]json.RawMessage
+		if err := json.Unmarshal(current, &merged); err != nil {
+			return err
+		}
+		for name, v := range given {
+			merged[name] = v
+		}
+		raw, err := json.Marshal(merged)
+		if err != nil {
+			return err
+		}
+		var f keyFields
+		if apiErr := decodeKeyFields(raw, &f); apiErr != nil {
+			return apiErr
+		}
+		_, expiryGiven := given["expires_at"]
+		if apiErr := m.setFields(k, &f, expiryGiven); apiErr != nil {
+			return apiErr
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, m.storeError("updating a key", id, err)
+	}
+	m.logger.Info("key updated", zap.String("key_id", id), zap.String("key_name", k.Name), zap.String("owner", k.Owner))
+	m.applied(ctx, gs)
+	return issuedObject(k), nil
+}
+
+func (m *management) rotateKey(ctx context.Context, gs store.GatewayStore, id string) (any, *upstreams.Error) {
+	if apiErr := m.changeable(id); apiErr != nil {
+		return nil, apiErr
+	}
+	secret, digest := newSecret()
+	k, err := gs.UpdateKey(ctx, id, func(k *store.APIKey) error {
+		if k.RevokedAt != nil {
+			return errRevoked(id)
+		}
+		k.Digest = digest
+		return nil
+	})
+	if err != nil {
+		return nil, m.storeError("rotating a key", id, err)
+	}
+	m.logger.Info("key rotated", zap.String("key_id", id), zap.String("key_name", k.Name), zap.String("owner", k.Owner))
+	m.applied(ctx, gs)
+	obj := issuedObject(k)
+	obj.Secret = secret
+	return obj, nil
+}
+
+func (m *management) revokeKey(ctx context.Context, gs store.GatewayStore, id string) (any, *upstreams.Error) {
+	if apiErr := m.changeable(id); apiErr != nil {
+		return nil, apiErr
+	}
+	k, err := gs.UpdateKey(ctx, id, func(k *store.APIKey) error {
+		if k.RevokedAt == nil {
+			now := time.Now().Unix()
+			k.RevokedAt = &now
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, m.storeError("revoking a key", id, err)
+	}
+	m.logger.Info("key revoked", zap.String("key_id", id), zap.String("key_name", k.Name), zap.String("owner", k.Owner))
+	m.applied(ctx, gs)
+	return issuedObject(k), nil
+}
+
+// applied reads the change just written, so that this instance applies
+// it at once (the others do at their next refresh).
+func (m *management) applied(ctx context.Context, gs store.GatewayStore) {
+	if err := m.refreshKeys(ctx, gs); err != nil {
+		m.logger.Warn("reading the keys after a change; they are read again at the next refresh", zap.Error(err))
+	}
+}
+
+// changeable refuses to change a configured key: the config owns it.
+func (m *management) changeable(id string) *upstreams.Error {
+	if !strings.HasPrefix(id, configKeyIDPrefix) {
+		return nil
+	}
+	return &upstreams.Error{Status: http.StatusConflict, Type: upstreams.TypeInvalidRequest, Param: "id", Code: "key_in_config",
+		Message: fmt.Sprintf("Key %s is configured in the Caddyfile (or its keys file): change it there and reload; the management API changes only the keys it issued.", id)}
+}
+
+func errRevoked(id string) *upstreams.Error {
+	return &upstreams.Error{Status: http.StatusConflict, Type: upstreams.TypeInvalidRequest, Param: "id", Code: "key_revoked",
+		Message: fmt.Sprintf("Key %s is revoked: a revoked key cannot be changed or rotated; issue a new one.", id)}
+}
+
+// storeError is the answer to a store call that failed: the refusal of
+// the request's own checks, 404, a name taken, or a 503.
+func (m *management) storeError(doing, id string, err error) *upstreams.Error {
+	var apiErr *upstreams.Error
+	switch {
+	case errors.As(err, &apiErr):
+		return apiErr
+	case errors.Is(err, store.ErrNotFound):
+		return upstreams.NotFound("No key with ID %q.", id)
+	case errors.Is(err, store.ErrNameTaken):
+		return upstreams.InvalidRequest("name", "Another key of this owner has that name; give each key its own name.")
+	}
+	m.logger.Error(doing, zap.String("key_id", id), zap.Error(err))
+	return errManagementStore()
+}
+
+// setFields checks the fields and sets them on the key; an expiry is
+// checked when the request gives one.
+func (m *management) setFields(k *store.APIKey, f *keyFields, expiryGiven bool) *upstreams.Error {
+	if apiErr := m.validate(f, expiryGiven); apiErr != nil {
+		return apiErr
+	}
+	kc := f.KeyConfig
+	kc.SHA256 = k.Digest
+	if _, err := newPrincipal(kc); err != nil {
+		return upstreams.InvalidRequest("", "The key's configuration is refused: %v.", err)
+	}
+	kc.SHA256, kc.Name, kc.Owner = "", "", ""
+	config, err := json.Marshal(kc)
+	if err != nil {
+		return upstreams.ServerError("The key's configuration could not be encoded.")
+	}
+	k.Name, k.Owner, k.Config, k.ExpiresAt, k.Metadata = f.Name, f.Owner, config, f.ExpiresAt, nil
+	if f.Metadata != nil {
+		k.Metadata, _ = json.Marshal(f.Metadata)
+	}
+	return nil
+}
+
+// validate checks what newPrincipal does not: sizes, the configured keys'
+// names, metadata and expiry.
+func (m *management) validate(f *keyFields, expiryGiven bool) *upstreams.Error {
+	switch {
+	case f.Key != "":
+		return upstreams.InvalidRequest("key", "The gateway makes the key's secret: do not send one.")
+	case f.SHA256 != "":
+		return upstreams.InvalidRequest("sha256", "The gateway makes the key's secret: do not send a digest.")
+	}
+	for param, v := range map[string]string{"name": f.Name, "owner": f.Owner} {
+		if v == "" || len(v) > maxKeyNameLength || strings.IndexFunc(v, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+			return upstreams.InvalidRequest(param, "%s must be 1 to %d printable characters.", param, maxKeyNameLength)
+		}
+	}
+	for i := range m.gateway.keys.keys {
+		if m.gateway.keys.keys[i].Principal == (upstreams.Principal{KeyName: f.Name, Owner: f.Owner}) {
+			return upstreams.InvalidRequest("name", "A configured key of owner %q is named %q; give each key its own name.", f.Owner, f.Name)
+		}
+	}
+	if len(f.Operations) > maxKeyOperations {
+		return upstreams.InvalidRequest("operations", "At most %d operation patterns.", maxKeyOperations)
+	}
+	for i, pattern := range f.Operations {
+		if _, err := path.Match(pattern, ""); err != nil || pattern == "" {
+			return upstreams.InvalidRequest(fmt.Sprintf("operations[%d]", i), "%q is not an operation ID or glob pattern.", pattern)
+		}
+	}
+	for param, v := range map[string]int64{"limits.requests_per_minute": f.Limits.RequestsPerMinute,
+		"limits.tokens_per_minute": f.Limits.TokensPerMinute, "limits.max_concurrent": f.Limits.MaxConcurrent} {
+		if v < 0 {
+			return upstreams.InvalidRequest(param, "%s must not be negative (0 or absent: no limit).", param)
+		}
+	}
+	if len(f.Metadata) > maxMetadataPairs {
+		return upstreams.InvalidRequest("metadata", "metadata holds at most %d pairs.", maxMetadataPairs)
+	}
+	for k, v := range f.Metadata {
+		if len(k) > maxMetadataKey || len(v) > maxMetadataValue {
+			return upstreams.InvalidRequest("metadata", "metadata keys are at most %d characters and values %d.", maxMetadataKey, maxMetadataValue)
+		}
+	}
+	if expiryGiven && f.ExpiresAt != nil && *f.ExpiresAt <= time.Now().Unix() {
+		return upstreams.InvalidRequest("expires_at", "expires_at (Unix seconds) must be in the future; to stop a key now, revoke it.")
+	}
+	return nil
+}
+
+// readManagementBody reads a JSON body of at most maxKeyRequest bytes.
+func readManagementBody(r *http.Request) ([]byte, *upstreams.Error) {
+	if mediaType(r) != "application/json" {
+		return nil, upstreams.InvalidRequest("", "Invalid Content-Type header (%q): send application/json.", r.Header.Get("Content-Type"))
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxKeyRequest))
+	if err != nil {
+		return nil, upstreams.InvalidRequest("", "The body could not be read, or is larger than %d bytes.", maxKeyRequest)
+	}
+	return body, nil
+}
+
+// decodeKeyFields decodes a key's fields strictly: an unknown field or a
+// value of the wrong type is a 400 naming it.
+func decodeKeyFields(body []byte, f *keyFields) *upstreams.Error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(f)
+	if err == nil && dec.More() {
+		err = errors.New("trailing data")
+	}
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		// The fields of the embedded KeyConfig are named with its name.
+		field := strings.TrimPrefix(typeErr.Field, "KeyConfig.")
+		return upstreams.InvalidRequest(field, "%s must be a JSON %s.", field, jsonKind(typeErr.Type.Kind().String()))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return upstreams.InvalidRequest(field, "Unknown field %q.", field)
+	}
+	return upstreams.InvalidRequest("", "The body must be a JSON object: %v.", err)
+}
+
+// jsonKind names a Go kind as JSON names it.
+func jsonKind(kind string) string {
+	switch {
+	case strings.HasPrefix(kind, "int"), strings.HasPrefix(kind, "uint"), strings.HasPrefix(kind, "float"):
+		return "number"
+	case kind == "slice":
+		return "array"
+	case kind == "map", kind == "struct", kind == "ptr":
+		return "object"
+	}
+	return kind
+}
+
+// newSecret makes a key: 256 random bits, and its hex SHA-256 digest,
+// which is all the store keeps (a slow hash adds nothing to a secret that
+// cannot be guessed).
+func newSecret() (secret, digest string) {
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		panic("modelgate: no randomness: " + err.Error()) // crypto/rand never fails on Linux
+	}
+	secret = secretPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
+	sum := sha256.Sum256([]byte(secret))
+	return secret, hex.EncodeToString(sum[:])
+}
+
+// issuedObject shows an issued key.
+func issuedObject(k *store.APIKey) keyObject {
+	o := keyObject{Object: "gateway.key", ID: k.ID, Source: "api", CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt, Status: "active"}
+	_ = json.Unmarshal(k.Config, &o.KeyConfig)
+	o.Name, o.Owner = k.Name, k.Owner
+	if k.Metadata != nil {
+		_ = json.Unmarshal(k.Metadata, &o.Metadata)
+	}
+	switch {
+	case k.RevokedAt != nil:
+		o.Status = "revoked"
+	case k.ExpiresAt != nil && time.Now().Unix() >= *k.ExpiresAt:
+		o.Status = "expired"
+	}
+	return o
+}
+
+// fields are the key's settable fields, as a request would set them.
+func (o keyObject) fields() keyFields {
+	return keyFields{KeyConfig: o.KeyConfig, Metadata: o.Metadata, ExpiresAt: o.ExpiresAt}
+}
