@@ -104,3 +104,42 @@ func TestKeysAPIRefusesBadInput(t *testing.T) {
 		t.Errorf("unknown route: %d %v", status, reply)
 	}
 }
+
+// TestIssuedKeyOnTheDashboard: an issued key is listed with the
+// configured ones, and the month's spend table shows its cost by owner,
+// model and upstream; an update with null clears its expiry.
+func TestIssuedKeyOnTheDashboard(t *testing.T) {
+	base := testgateway.Start(t, fmt.Sprintf(`
+	modelgate {
+		key %s
+		upstream local local {
+			data_dir %s
+		}
+		dashboard /dashboard
+		%s
+	}`, clientKey, t.TempDir(), managementSite(usageProvider(t))))
+	status, key := manage(t, base, managementAdminKey, "POST", "/keys", fmt.Sprintf(`{"name":"dash","owner":"team-d","expires_at":%d}`, time.Now().Unix()+3600))
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %v", status, key)
+	}
+	for range 2 {
+		if s, _, _ := chatWith(t, base, key["secret"].(string)); s != http.StatusOK {
+			t.Fatalf("chat: %d", s)
+		}
+	}
+	page := string(getPage(t, base+"/dashboard"))
+	_, spendTable, _ := strings.Cut(page, `<table id="spend">`)
+	spendTable, _, _ = strings.Cut(spendTable, `</table>`)
+	// 2 * 450 microdollars.
+	want := `<tr data-key="dash"><td>dash</td><td>team-d</td><td>gpt-4o-mini</td><td>priced</td><td class="n">2</td><td class="n spend">0.0009</td></tr>`
+	if !strings.Contains(spendTable, want) {
+		t.Errorf("the spend table does not show the key's spend:\n%s", spendTable)
+	}
+	if spend, _ := dashboardSpend(t, base, "dash"); spend != "0.0009" {
+		t.Errorf("the keys table shows spend %s for the issued key, want 0.0009", spend)
+	}
+	status, updated := manage(t, base, managementAdminKey, "PATCH", "/keys/"+key["id"].(string), `{"expires_at":null}`)
+	if status != http.StatusOK || updated["expires_at"] != nil || updated["owner"] != "team-d" {
+		t.Errorf("clearing the expiry: %d %v", status, updated)
+	}
+}

@@ -294,7 +294,8 @@ func (m *management) validate(f *keyFields, expiryGiven bool) *upstreams.Error {
 	case f.SHA256 != "":
 		return upstreams.InvalidRequest("sha256", "The gateway makes the key's secret: do not send a digest.")
 	}
-	for param, v := range map[string]string{"name": f.Name, "owner": f.Owner} {
+	for _, field := range [2][2]string{{"name", f.Name}, {"owner", f.Owner}} {
+		param, v := field[0], field[1]
 		if v == "" || len(v) > maxKeyNameLength || strings.IndexFunc(v, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
 			return upstreams.InvalidRequest(param, "%s must be 1 to %d printable characters.", param, maxKeyNameLength)
 		}
