@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddyserver/caddy/v2"
+
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -141,5 +143,44 @@ func TestIssuedKeyOnTheDashboard(t *testing.T) {
 	status, updated := manage(t, base, managementAdminKey, "PATCH", "/keys/"+key["id"].(string), `{"expires_at":null}`)
 	if status != http.StatusOK || updated["expires_at"] != nil || updated["owner"] != "team-d" {
 		t.Errorf("clearing the expiry: %d %v", status, updated)
+	}
+}
+
+// TestIssuedKeysAcrossReload: with a refresh too slow to matter, a reload
+// of the config finds the issued keys at once (they are read as the config
+// provisions), keeps their limit state, and loses none of the spend the
+// old config held (written as it stops).
+func TestIssuedKeysAcrossReload(t *testing.T) {
+	port := testgateway.FreePort(t)
+	cfg := testgateway.GlobalOptions + fmt.Sprintf(`http://127.0.0.1:%d {
+	modelgate {
+		upstream local local {
+			data_dir %s
+		}
+		%s
+	}
+}`, port, t.TempDir(), strings.Replace(managementSite(usageProvider(t)), "refresh 200ms", "refresh 1h", 1))
+	testgateway.Load(t, cfg)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	status, key := manage(t, base, managementAdminKey, "POST", "/keys", `{"name":"kept","limits":{"requests_per_minute":2}}`)
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %v", status, key)
+	}
+	secret := key["secret"].(string)
+	if s, _, _ := chatWith(t, base, secret); s != http.StatusOK {
+		t.Fatalf("before the reload: %d", s)
+	}
+	if err := caddy.Load(testgateway.Adapt(t, cfg), true); err != nil {
+		t.Fatal(err)
+	}
+	if s, _, _ := chatWith(t, base, secret); s != http.StatusOK {
+		t.Fatalf("after the reload: %d", s)
+	}
+	if s, _, _ := chatWith(t, base, secret); s != http.StatusTooManyRequests {
+		t.Fatalf("third request of an rpm 2 key across the reload: %d", s)
+	}
+	_, report := manage(t, base, managementAdminKey, "GET", "/spend?group_by=key", "")
+	if total := report["total"].(map[string]any); total["cost_usd"] != "0.0009" || total["requests"] != float64(2) {
+		t.Errorf("spend after the reload: %v, want the two requests' 0.0009 USD", total)
 	}
 }
