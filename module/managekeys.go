@@ -144,84 +144,90 @@ func (m *management) updateKey(ctx context.Context, gs store.GatewayStore, r *ht
 	if err := json.Unmarshal(body, &given); err != nil || given == nil {
 		return nil, upstreams.InvalidRequest("", "The body must be a JSON object of the fields to change.")
 	}
-	k, err := gs.UpdateKey(ctx, id, func(k *store.APIKey) error {
+	k, apiErr := m.change(ctx, gs, id, "updated", func(k *store.APIKey) error {
 		if k.RevokedAt != nil {
 			return errRevoked(id)
 		}
-		// The fields given replace the key's; the rest stay.
-		fields := issuedObject(k).fields()
-		current, err := json.Marshal(fields)
-		if err != nil {
-			return err
-		}
-		var merged map[string]json.RawMessage
-		if err := json.Unmarshal(current, &merged); err != nil {
-			return err
-		}
-		for name, v := range given {
-			merged[name] = v
-		}
-		raw, err := json.Marshal(merged)
-		if err != nil {
-			return err
-		}
-		var f keyFields
-		if apiErr := decodeKeyFields(raw, &f); apiErr != nil {
-			return apiErr
-		}
-		_, expiryGiven := given["expires_at"]
-		if apiErr := m.setFields(k, &f, expiryGiven); apiErr != nil {
-			return apiErr
-		}
-		return nil
+		return m.merge(k, given)
 	})
-	if err != nil {
-		return nil, m.storeError("updating a key", id, err)
+	if apiErr != nil {
+		return nil, apiErr
 	}
-	m.logger.Info("key updated", zap.String("key_id", id), zap.String("key_name", k.Name), zap.String("owner", k.Owner))
-	m.applied(ctx, gs)
 	return issuedObject(k), nil
 }
 
-func (m *management) rotateKey(ctx context.Context, gs store.GatewayStore, id string) (any, *upstreams.Error) {
-	if apiErr := m.changeable(id); apiErr != nil {
-		return nil, apiErr
+// merge sets the fields given on the key; the others stay.
+func (m *management) merge(k *store.APIKey, given map[string]json.RawMessage) error {
+	current, err := json.Marshal(issuedObject(k).fields())
+	if err != nil {
+		return err
 	}
+	var merged map[string]json.RawMessage
+	if err := json.Unmarshal(current, &merged); err != nil {
+		return err
+	}
+	for name, v := range given {
+		merged[name] = v
+	}
+	raw, err := json.Marshal(merged)
+	if err != nil {
+		return err
+	}
+	var f keyFields
+	if apiErr := decodeKeyFields(raw, &f); apiErr != nil {
+		return apiErr
+	}
+	_, expiryGiven := given["expires_at"]
+	if apiErr := m.setFields(k, &f, expiryGiven); apiErr != nil {
+		return apiErr
+	}
+	return nil
+}
+
+func (m *management) rotateKey(ctx context.Context, gs store.GatewayStore, id string) (any, *upstreams.Error) {
 	secret, digest := newSecret()
-	k, err := gs.UpdateKey(ctx, id, func(k *store.APIKey) error {
+	k, apiErr := m.change(ctx, gs, id, "rotated", func(k *store.APIKey) error {
 		if k.RevokedAt != nil {
 			return errRevoked(id)
 		}
 		k.Digest = digest
 		return nil
 	})
-	if err != nil {
-		return nil, m.storeError("rotating a key", id, err)
+	if apiErr != nil {
+		return nil, apiErr
 	}
-	m.logger.Info("key rotated", zap.String("key_id", id), zap.String("key_name", k.Name), zap.String("owner", k.Owner))
-	m.applied(ctx, gs)
 	obj := issuedObject(k)
 	obj.Secret = secret
 	return obj, nil
 }
 
 func (m *management) revokeKey(ctx context.Context, gs store.GatewayStore, id string) (any, *upstreams.Error) {
-	if apiErr := m.changeable(id); apiErr != nil {
-		return nil, apiErr
-	}
-	k, err := gs.UpdateKey(ctx, id, func(k *store.APIKey) error {
+	k, apiErr := m.change(ctx, gs, id, "revoked", func(k *store.APIKey) error {
 		if k.RevokedAt == nil {
 			now := time.Now().Unix()
 			k.RevokedAt = &now
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, m.storeError("revoking a key", id, err)
+	if apiErr != nil {
+		return nil, apiErr
 	}
-	m.logger.Info("key revoked", zap.String("key_id", id), zap.String("key_name", k.Name), zap.String("owner", k.Owner))
-	m.applied(ctx, gs)
 	return issuedObject(k), nil
+}
+
+// change changes an issued key in the store (never a configured one),
+// logs it ("key <done>") and applies it on this instance.
+func (m *management) change(ctx context.Context, gs store.GatewayStore, id, done string, change func(*store.APIKey) error) (*store.APIKey, *upstreams.Error) {
+	if apiErr := m.changeable(id); apiErr != nil {
+		return nil, apiErr
+	}
+	k, err := gs.UpdateKey(ctx, id, change)
+	if err != nil {
+		return nil, m.storeError("a key could not be "+done, id, err)
+	}
+	m.logger.Info("key "+done, zap.String("key_id", id), zap.String("key_name", k.Name), zap.String("owner", k.Owner))
+	m.applied(ctx, gs)
+	return k, nil
 }
 
 // applied reads the change just written, so that this instance applies
