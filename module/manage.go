@@ -85,8 +85,8 @@ func (g *Gateway) provisionManagement(app *App, load func(string) (upstreams.Ups
 	if c == nil {
 		return nil
 	}
-	if !strings.HasPrefix(c.Path, "/") || c.Path == apiPrefix || strings.HasPrefix(c.Path, apiPrefix+"/") {
-		return fmt.Errorf("modelgate: management path %q must start with / and not be under %s", c.Path, apiPrefix)
+	if !strings.HasPrefix(c.Path, "/") || strings.TrimSuffix(c.Path, "/") == "" || c.Path == apiPrefix || strings.HasPrefix(c.Path, apiPrefix+"/") {
+		return fmt.Errorf("modelgate: management path %q must start with /, not be / and not be under %s", c.Path, apiPrefix)
 	}
 	if len(c.AdminKeys) == 0 {
 		return fmt.Errorf("modelgate: management needs at least one admin_key")
