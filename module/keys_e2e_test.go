@@ -270,7 +270,14 @@ func testKeysOnTwoInstances(t *testing.T, store string, checkStored func(secrets
 	for _, k := range list["data"].([]any) {
 		if k := k.(map[string]any); k["source"] == "config" {
 			configID = k["id"].(string)
+			// Listed with the name and owner it has by default.
+			if k["name"] != sha256Hex(clientKey)[:8] || k["owner"] != k["name"] {
+				t.Errorf("the configured key is listed as %v", k)
+			}
 		}
+	}
+	if status, got := manage(t, b, managementAdminKey, "GET", "/keys/"+configID, ""); status != http.StatusOK || got["source"] != "config" {
+		t.Errorf("get the configured key: %d %v", status, got)
 	}
 	for _, req := range [][2]string{{"DELETE", ""}, {"POST", "/rotate"}, {"PATCH", ""}} {
 		status, reply := manage(t, a, managementAdminKey, req[0], "/keys/"+configID+req[1], `{"name":"y"}`)

@@ -65,11 +65,18 @@ const (
 // configKeyID is the ID a configured key is listed under: from its digest.
 func configKeyID(p *principal) string { return configKeyIDPrefix + hex.EncodeToString(p.digest[:8]) }
 
+// configObject shows a configured key, with the name and owner it has
+// (defaults included).
+func configObject(p *principal) keyObject {
+	o := keyObject{Object: "gateway.key", ID: configKeyID(p), Source: "config", KeyConfig: p.config, Status: "active"}
+	o.Name, o.Owner = p.KeyName, p.Owner
+	return o
+}
+
 func (m *management) listKeys(ctx context.Context, gs store.GatewayStore) (any, *upstreams.Error) {
 	data := []keyObject{}
 	for i := range m.gateway.keys.keys {
-		p := &m.gateway.keys.keys[i]
-		data = append(data, keyObject{Object: "gateway.key", ID: configKeyID(p), Source: "config", KeyConfig: p.config, Status: "active"})
+		data = append(data, configObject(&m.gateway.keys.keys[i]))
 	}
 	for version := int64(0); ; {
 		keys, err := gs.KeysSince(ctx, version, keyPage)
@@ -91,7 +98,7 @@ func (m *management) listKeys(ctx context.Context, gs store.GatewayStore) (any, 
 func (m *management) getKey(ctx context.Context, gs store.GatewayStore, id string) (any, *upstreams.Error) {
 	for i := range m.gateway.keys.keys {
 		if p := &m.gateway.keys.keys[i]; configKeyID(p) == id {
-			return keyObject{Object: "gateway.key", ID: id, Source: "config", KeyConfig: p.config, Status: "active"}, nil
+			return configObject(p), nil
 		}
 	}
 	k, err := gs.GetKey(ctx, id)
