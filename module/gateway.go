@@ -229,6 +229,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if err := g.provisionPrices(); err != nil {
 		return fmt.Errorf("modelgate: %w", err)
 	}
+	g.manage.readKeys()
 	return nil
 }
 

@@ -78,8 +78,7 @@ type management struct {
 }
 
 // provisionManagement sets up the management API on the store of the
-// upstream it names (load finds or loads it) and reads the issued keys
-// once, so that they work as soon as the config is in force.
+// upstream it names (load finds or loads it).
 func (g *Gateway) provisionManagement(app *App, load func(string) (upstreams.Upstream, error)) error {
 	c := g.Management
 	if c == nil {
@@ -115,16 +114,27 @@ func (g *Gateway) provisionManagement(app *App, load func(string) (upstreams.Ups
 	if m.refresh == 0 {
 		m.refresh = defaultRefresh
 	}
-	if gs, err := source.GatewayStore(); err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := m.refreshKeys(ctx, gs); err != nil {
-			m.logger.Warn("reading the issued keys; they are read again at the next refresh", zap.Error(err))
-		}
-	}
 	app.parts = append(app.parts, appPart{name: "the management API's refresh", start: m.start, stop: m.stopRefresh})
 	g.manage = m
 	return nil
+}
+
+// readKeys reads the issued keys once the gateway is provisioned, so
+// that they work as soon as the config is in force; a store that cannot
+// be read now is read at the refresh.
+func (m *management) readKeys() {
+	if m == nil {
+		return
+	}
+	gs, err := m.source.GatewayStore()
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := m.refreshKeys(ctx, gs); err != nil {
+		m.logger.Warn("reading the issued keys; they are read again at the next refresh", zap.Error(err))
+	}
 }
 
 // start puts the issued keys' limits in force and starts the refresh.
