@@ -29,7 +29,7 @@ func init() {
 // and passes any other request to the next handler.
 type Gateway struct {
 	// Keys clients may present as `Authorization: Bearer KEY`. At least one
-	// key (here or in KeysFile) is required.
+	// key (here or in KeysFile) is required, unless Management issues them.
 	Keys []KeyConfig `json:"keys,omitempty"`
 
 	// KeysFile names a JSON file `{"keys":[{"sha256":"<hex>","name":...,
