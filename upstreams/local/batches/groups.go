@@ -25,9 +25,13 @@ import (
 // be sent after a cancel is stored, before the next start is refused.
 func (r *Runner) startGroup() int { return 8 * r.concurrency }
 
-// maxFinishGroup bounds how many outcomes one call stores, and so how
-// many outcomes are held in memory waiting for it.
+// maxFinishGroup bounds how many outcomes one call stores.
 const maxFinishGroup = 512
+
+// maxPendingBytes bounds the outcomes held in memory waiting to be
+// stored, in bytes: a worker with an outcome past it waits for a write
+// (one outcome larger than it alone is let through).
+const maxPendingBytes = 16 << 20
 
 // groupWriter writes the groups of one pass.
 type groupWriter struct {
@@ -41,6 +45,10 @@ type groupWriter struct {
 	// (their lines stay pending, their attempts counted).
 	fail   func(error)
 	failed bool
+	// pending is the bytes of the outcomes put and not yet written.
+	mu      sync.Mutex
+	written *sync.Cond
+	pending int
 }
 
 // startRequest asks for a group of lines to be started.
@@ -61,6 +69,7 @@ type startReply struct {
 func (r *Runner) newGroupWriter(ctx context.Context, lease store.Lease, fail func(error)) *groupWriter {
 	w := &groupWriter{r: r, lease: lease, in: make(chan store.BatchOutcome, maxFinishGroup), starts: make(chan startRequest),
 		synced: make(chan chan struct{}), done: make(chan struct{}), fail: fail}
+	w.written = sync.NewCond(&w.mu)
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	context.AfterFunc(ctx, func() { time.AfterFunc(r.lease, cancel) })
 	go func() {
@@ -71,8 +80,29 @@ func (r *Runner) newGroupWriter(ctx context.Context, lease store.Lease, fail fun
 	return w
 }
 
-// put queues an outcome to be stored.
-func (w *groupWriter) put(o store.BatchOutcome) { w.in <- o }
+// put queues an outcome to be stored, once the outcomes waiting leave
+// room for it (see maxPendingBytes).
+func (w *groupWriter) put(o store.BatchOutcome) {
+	w.mu.Lock()
+	for w.pending > 0 && w.pending+len(o.Result) > maxPendingBytes {
+		w.written.Wait()
+	}
+	w.pending += len(o.Result)
+	w.mu.Unlock()
+	w.in <- o
+}
+
+// release gives back the room of a group's outcomes once written.
+func (w *groupWriter) release(group []store.BatchOutcome) {
+	n := 0
+	for _, o := range group {
+		n += len(o.Result)
+	}
+	w.mu.Lock()
+	w.pending -= n
+	w.mu.Unlock()
+	w.written.Broadcast()
+}
 
 // start counts an attempt at each of lines, with the outcomes queued.
 func (w *groupWriter) start(lines []int) (map[int]int, error) {
@@ -109,6 +139,7 @@ func (w *groupWriter) loop(ctx, wctx context.Context) {
 	group := make([]store.BatchOutcome, 0, maxFinishGroup)
 	due := time.NewTimer(finishDelay)
 	due.Stop()
+	size := 0
 	for open := true; open; {
 		var start *startRequest
 		var synced chan struct{}
@@ -121,7 +152,8 @@ func (w *groupWriter) loop(ctx, wctx context.Context) {
 			if len(group) == 0 {
 				due.Reset(finishDelay)
 			}
-			if group = append(group, o); len(group) < maxFinishGroup {
+			group, size = append(group, o), size+len(o.Result)
+			if len(group) < maxFinishGroup && size < maxPendingBytes/2 {
 				continue
 			}
 		case s := <-w.starts:
@@ -144,7 +176,8 @@ func (w *groupWriter) loop(ctx, wctx context.Context) {
 		}
 		due.Stop()
 		w.write(ctx, wctx, group, start)
-		group = group[:0]
+		w.release(group)
+		group, size = group[:0], 0
 		if synced != nil {
 			close(synced)
 		}
