@@ -97,14 +97,21 @@ type Local struct {
 	// PostgreSQL database this connection string names instead, so that
 	// several instances share one store; data_dir is then not used. A URL
 	// (postgres://user:password@host:5432/db?sslmode=disable) or key=value
-	// pairs, which may also set the pool (pool_max_conns: each upload in
-	// progress holds a connection; default max(4, CPUs)) and the schema
-	// (search_path). Placeholders are expanded, so the password can come
-	// from the environment. Tables are created or migrated at start.
-	// Default: empty (SQLite in data_dir).
+	// pairs, which may also set the pool (pool_max_conns; default
+	// 3 x max_batches + 2 x max_ingestions + 8, see store.PoolSize) and
+	// the schema (search_path). Placeholders are expanded, so the password
+	// can come from the environment. Tables are created or migrated at
+	// start. Default: empty (SQLite in data_dir).
 	//
 	// Caddyfile: `postgres <dsn>`, e.g. `postgres {env.MODELGATE_POSTGRES_DSN}`
 	Postgres string `json:"postgres,omitempty"`
+
+	// PoolWait bounds how long a call to the PostgreSQL store waits for a
+	// free connection of its pool; one that waits longer answers 503
+	// store_busy (Retry-After: 1). Default: 5s.
+	//
+	// Caddyfile: `pool_wait <duration>`
+	PoolWait caddy.Duration `json:"pool_wait,omitempty"`
 
 	// EmbeddingModel, when set, has files attached to vector stores
 	// embedded with this model through the gateway's embeddings.create
@@ -185,6 +192,12 @@ func (l *Local) Provision(ctx caddy.Context) error {
 	if l.FileSweepInterval == 0 {
 		l.FileSweepInterval = caddy.Duration(defaultFileSweep)
 	}
+	if l.PoolWait == 0 {
+		l.PoolWait = caddy.Duration(defaultPoolWait)
+	}
+	if l.PoolWait < 0 {
+		return fmt.Errorf("local upstream: pool_wait must be positive, got %v", time.Duration(l.PoolWait))
+	}
 	if l.FileSweepInterval < 0 {
 		return fmt.Errorf("local upstream: file_sweep_interval must be positive, got %v", time.Duration(l.FileSweepInterval))
 	}
@@ -212,7 +225,7 @@ func (l *Local) Provision(ctx caddy.Context) error {
 		sum := sha256.Sum256([]byte(dsn))
 		key := "postgres:" + hex.EncodeToString(sum[:])
 		open := func() (store.Store, string, error) {
-			s, err := store.OpenPostgres(ctx, dsn)
+			s, err := store.OpenPostgres(ctx, dsn, store.PoolOptions{MaxConns: store.PoolSize(l.MaxBatches, l.MaxIngestions), Wait: time.Duration(l.PoolWait)})
 			if err != nil {
 				return nil, "", fmt.Errorf("local upstream: opening the PostgreSQL store: %w", err)
 			}

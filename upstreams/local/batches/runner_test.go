@@ -486,7 +486,11 @@ func TestBatchResultFilesAreWrittenOnce(t *testing.T) {
 	if err := f.store.AddBatchRequests(ctx, b.Leased(), []store.BatchRequest{{Line: 1, CustomID: "a", Body: json.RawMessage(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.store.FinishBatchRequest(ctx, b.Leased(), store.BatchOutcome{Line: 1, Result: []byte(`{"custom_id":"a"}`)}); err != nil {
+	store.Move(b, store.StatusInProgress, store.Now())
+	if err := f.store.UpdateBatch(ctx, b, store.StatusValidating); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.WriteBatchGroup(ctx, b.Leased(), []store.BatchOutcome{{Line: 1, Result: []byte(`{"custom_id":"a"}`)}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	first, err := r.writeResults(ctx, b, "output", false)
