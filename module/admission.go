@@ -155,11 +155,11 @@ func (g *Gateway) keyOf(req *request) (*principal, *upstreams.Error) {
 // asked, the store's failure mode admits the request unchecked or
 // answers 503.
 func (g *Gateway) admitRate(ex *exchange, req *request) *upstreams.Error {
-	call, p, doc := req.call, req.key, req.call.Doc
+	call, p := req.call, req.key
 	limits := p.limits
 	var estimate int64
 	if limits.TokensPerMinute > 0 {
-		estimate, req.prompt = estimateTokens(call.Operation, call.Model, doc, limits.TokensPerMinute)
+		estimate, req.prompt = estimateTokens(call.Operation, call.Model, call.Doc, limits.TokensPerMinute)
 		req.promptCounted = true
 	}
 	ticket, refusal, err := p.limiter.Admit(call.Request.Context(), estimate)
@@ -186,13 +186,24 @@ func (g *Gateway) admitRate(ex *exchange, req *request) *upstreams.Error {
 		req.http = req.http.WithContext(context.WithValue(req.http.Context(), parentRequest{}, req))
 		call.Request = req.http
 	}
-	if limits.TokensPerMinute > 0 && call.Operation == upstreams.OpChatCompletionsCreate && doc["stream"] == true && !clientWantsUsage(doc) {
-		if body, err := withUsageOption(call.Body, doc); err == nil {
-			call.Body, call.Doc = body, withUsageAsked(doc)
-			req.hideUsage = true
-		}
+	if limits.TokensPerMinute > 0 {
+		askStreamUsage(req)
 	}
 	return nil
+}
+
+// askStreamUsage has a chat stream whose usage must be settled (tokens,
+// cost) ask its upstream for the usage chunk, hidden again from a client
+// that did not ask for it.
+func askStreamUsage(req *request) {
+	call, doc := req.call, req.call.Doc
+	if req.hideUsage || call.Operation != upstreams.OpChatCompletionsCreate || doc["stream"] != true || clientWantsUsage(doc) {
+		return
+	}
+	if body, err := withUsageOption(call.Body, doc); err == nil {
+		call.Body, call.Doc = body, withUsageAsked(doc)
+		req.hideUsage = true
+	}
 }
 
 // earlyRateCheckBytes is the body size from which a request is checked

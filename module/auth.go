@@ -13,6 +13,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/modelgate/modelgate/module/budget"
 	"github.com/modelgate/modelgate/module/ratelimit"
 	"github.com/modelgate/modelgate/upstreams"
 )
@@ -56,6 +57,12 @@ type KeyConfig struct {
 	//
 	// Caddyfile: `operations <pattern...>` inside the key block.
 	Operations []string `json:"operations,omitempty"`
+
+	// Budgets hold the key to USD per calendar day, week or month (at
+	// most one per period), besides its owner's budgets. Default: none.
+	//
+	// Caddyfile: `budget <usd> day|week|month` inside the key block.
+	Budgets []budget.Limit `json:"budgets,omitempty"`
 }
 
 // keysFile is the format of the file named by Gateway.KeysFile: only hashed
@@ -73,6 +80,10 @@ type principal struct {
 	// limiter admits the key's requests against state kept across
 	// reloads (and instances, with Redis); nil when the key has no limits.
 	limiter ratelimit.Limiter
+	// budgetLimits are the key's own budgets; budget holds the key to
+	// them and its owner's, nil when neither has any.
+	budgetLimits []budget.Limit
+	budget       *budget.Account
 }
 
 // limiterID names a key's admission state: its digest, never the key.
@@ -175,6 +186,10 @@ func newPrincipal(k KeyConfig) (principal, error) {
 	}
 	p.operations = k.Operations
 	p.limits = k.Limits
+	if err := budget.Check(k.Budgets); err != nil {
+		return p, err
+	}
+	p.budgetLimits = k.Budgets
 	if k.Limits.RequestsPerMinute < 0 || k.Limits.TokensPerMinute < 0 || k.Limits.MaxConcurrent < 0 {
 		return p, fmt.Errorf("limits must not be negative")
 	}

@@ -39,6 +39,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        rpm <requests-per-minute>
 //	        tpm <tokens-per-minute>
 //	        max_concurrent <n>
+//	        budget <usd> day|week|month
 //	    }
 //	    key_sha256 <hex> { ... same block ... }
 //	    keys_file <path>
@@ -69,6 +70,14 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        queue <n>
 //	    }
 //	    cost_header
+//	    owner <name> {
+//	        budget <usd> day|week|month
+//	    }
+//	    budgets {
+//	        time_zone <IANA zone>
+//	        unpriced refuse|allow
+//	        default_max_output <tokens>
+//	    }
 //	    price <provider> <model> [<alias or pattern>...] {
 //	        input <usd per 1M tokens>
 //	        cached_input <usd>
@@ -76,6 +85,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        output <usd>
 //	        reasoning <usd>
 //	        batch_discount <percent>
+//	        max_output <tokens>
 //	    }
 //	    route <operation-pattern...> [model <model-pattern...>] to <upstream...> [fallback <upstream...>] {
 //	        weights <n...>
@@ -131,6 +141,14 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			g.CostHeader = true
+		case "owner":
+			if err := g.unmarshalOwner(d); err != nil {
+				return err
+			}
+		case "budgets":
+			if err := g.unmarshalBudgetSettings(d); err != nil {
+				return err
+			}
 		case "price":
 			row, err := parsePrice(d)
 			if err != nil {
@@ -213,6 +231,12 @@ func (g *Gateway) unmarshalKey(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&k.Owner) {
 				return d.ArgErr()
 			}
+		case "budget":
+			l, err := parseBudget(d)
+			if err != nil {
+				return err
+			}
+			k.Budgets = append(k.Budgets, l)
 		case "operations":
 			k.Operations = d.RemainingArgs()
 			if len(k.Operations) == 0 {

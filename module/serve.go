@@ -76,6 +76,9 @@ func (g *Gateway) serve(ex *exchange, req *request) {
 	}
 	g.price(req, ex)
 	sendCost(req, ex)
+	if req.reservation != nil {
+		g.settleBudget(req, ex)
+	}
 	if req.ticket != nil {
 		if finding := g.settle(req.http.Context(), req.ticket, req.usageToSettle(ex)); finding != "" {
 			req.findings = append(req.findings, finding)
@@ -96,6 +99,10 @@ func (g *Gateway) answer(ex *exchange, req *request) {
 		return
 	}
 	if apiErr := g.route(req); apiErr != nil {
+		upstreams.WriteError(ex, apiErr)
+		return
+	}
+	if apiErr := g.reserveBudget(ex, req); apiErr != nil {
 		upstreams.WriteError(ex, apiErr)
 		return
 	}

@@ -186,6 +186,16 @@ func NewAccount(store Store, loc *time.Location, h Holder, key, owner []Limit) (
 	return a, nil
 }
 
+// MaxLimit is the largest of the account's budgets, in picodollars: a
+// request that may cost more is refused whatever else it holds.
+func (a *Account) MaxLimit() int64 {
+	var m int64
+	for _, c := range a.counters {
+		m = max(m, c.limit)
+	}
+	return m
+}
+
 // current is the counter's window at now, kept until it ends.
 func (c *counter) current(loc *time.Location, now time.Time) *window {
 	if w := c.window.Load(); w != nil && now.Before(w.end) && !now.Before(w.start) {
