@@ -230,16 +230,18 @@ func (g *Gateway) settleBudget(req *request, ex *exchange) {
 	}
 }
 
-// parseBudget reads `budget <usd> day|week|month`.
-func parseBudget(d *caddyfile.Dispenser) (budget.Limit, error) {
+// parseBudget reads `budget <usd> day|week|month` into the budgets of
+// the block it is in.
+func parseBudget(d *caddyfile.Dispenser, to *[]budget.Limit) error {
 	var l budget.Limit
 	if !d.AllArgs(&l.USD, &l.Period) {
-		return l, d.ArgErr()
+		return d.ArgErr()
 	}
-	if err := budget.Check([]budget.Limit{l}); err != nil {
-		return l, d.Err(err.Error())
+	if err := budget.Check(append(slices.Clone(*to), l)); err != nil {
+		return d.Err(err.Error())
 	}
-	return l, nil
+	*to = append(*to, l)
+	return nil
 }
 
 // unmarshalOwner reads `owner <name> { budget <usd> <period> }`.
@@ -252,11 +254,9 @@ func (g *Gateway) unmarshalOwner(d *caddyfile.Dispenser) error {
 		if d.Val() != "budget" {
 			return d.Errf("unrecognized owner option %q", d.Val())
 		}
-		l, err := parseBudget(d)
-		if err != nil {
+		if err := parseBudget(d, &o.Budgets); err != nil {
 			return err
 		}
-		o.Budgets = append(o.Budgets, l)
 	}
 	g.Owners = append(g.Owners, o)
 	return nil

@@ -232,11 +232,9 @@ func (g *Gateway) unmarshalKey(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 		case "budget":
-			l, err := parseBudget(d)
-			if err != nil {
+			if err := parseBudget(d, &k.Budgets); err != nil {
 				return err
 			}
-			k.Budgets = append(k.Budgets, l)
 		case "operations":
 			k.Operations = d.RemainingArgs()
 			if len(k.Operations) == 0 {
