@@ -137,6 +137,10 @@ func (g *Gateway) reserveBudget(ex *exchange, req *request) *upstreams.Error {
 	return nil
 }
 
+// localKind is the kind of the local upstream, which does no priced work
+// itself: what it dispatches does, and reserves.
+const localKind = "local"
+
 // codeInsufficientQuota is the public API's type and code of a quota used up.
 const codeInsufficientQuota = "insufficient_quota"
 
@@ -163,7 +167,7 @@ func (g *Gateway) maxCost(req *request, limit int64) (cost int64, unpriced, rese
 	prompt := int64(-1)
 	for _, t := range slices.Concat(req.route.primaries, req.route.fallbacks) {
 		kind := g.prices.kinds[t.name]
-		if kind == builtinLocal {
+		if kind == localKind {
 			continue
 		}
 		row := g.prices.table.Lookup(kind, call.Model)
