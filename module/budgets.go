@@ -2,6 +2,7 @@ package modelgate
 
 import (
 	"fmt"
+	"iter"
 	"net/http"
 	"slices"
 	"time"
@@ -28,11 +29,14 @@ type OwnerConfig struct {
 	Budgets []budget.Limit `json:"budgets,omitempty"`
 }
 
-// budgetRules are the budgets' settings, resolved.
+// budgetRules are the budgets' settings, resolved, the owners' budgets
+// and the store keeping spend.
 type budgetRules struct {
 	loc              *time.Location
 	allowUnpriced    bool
 	defaultMaxOutput int64
+	owners           map[string][]budget.Limit
+	store            budget.Store
 }
 
 // provisionBudgets gives each key with a budget, or whose owner has one,
@@ -43,7 +47,6 @@ func (g *Gateway) provisionBudgets() error {
 	if err != nil {
 		return err
 	}
-	g.budgets = budgetRules{loc: loc, allowUnpriced: allow, defaultMaxOutput: maxOutput}
 	owners := make(map[string][]budget.Limit, len(g.Owners))
 	for _, o := range g.Owners {
 		if o.Owner == "" {
@@ -61,13 +64,23 @@ func (g *Gateway) provisionBudgets() error {
 	if r, ok := ratelimit.RedisOf(g.limitStore); ok {
 		store = budget.NewRedis(r)
 	}
+	g.budgets = budgetRules{loc: loc, allowUnpriced: allow, defaultMaxOutput: maxOutput, owners: owners, store: store}
 	for i := range g.keys.keys {
-		p := &g.keys.keys[i]
-		holder := budget.Holder{KeyID: p.limiterID(), KeyName: p.KeyName, Owner: p.Owner}
-		if p.budget, err = budget.NewAccount(store, loc, holder, p.budgetLimits, owners[p.Owner]); err != nil {
-			return fmt.Errorf("key %s: %w", p.KeyName, err)
+		if err := g.holdToBudgets(&g.keys.keys[i]); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// holdToBudgets gives a key its account: its own budgets and its owner's.
+func (g *Gateway) holdToBudgets(p *principal) error {
+	holder := budget.Holder{KeyID: p.limiterID(), KeyName: p.KeyName, Owner: p.Owner}
+	account, err := budget.NewAccount(g.budgets.store, g.budgets.loc, holder, p.budgetLimits, g.budgets.owners[p.Owner])
+	if err != nil {
+		return fmt.Errorf("key %s: %w", p.KeyName, err)
+	}
+	p.budget = account
 	return nil
 }
 
@@ -165,7 +178,7 @@ func (g *Gateway) maxCost(req *request, limit int64) (cost int64, unpriced, rese
 	}
 	batch := upstreams.IsBatchWork(req.http.Context())
 	prompt := int64(-1)
-	for _, t := range slices.Concat(req.route.primaries, req.route.fallbacks) {
+	for t := range routeUpstreams(req.route) {
 		kind := g.prices.kinds[t.name]
 		if kind == localKind {
 			continue
@@ -186,6 +199,19 @@ func (g *Gateway) maxCost(req *request, limit int64) (cost int64, unpriced, rese
 		reserve = true
 	}
 	return cost, false, reserve
+}
+
+// routeUpstreams are a route's upstreams, primaries then fallbacks.
+func routeUpstreams(r *resolvedRoute) iter.Seq[target] {
+	return func(yield func(target) bool) {
+		for _, ts := range [2][]target{r.primaries, r.fallbacks} {
+			for _, t := range ts {
+				if !yield(t) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // maxOutput is the most output tokens a request may be answered with.

@@ -136,3 +136,24 @@ func TestBudgetSharedByTwoGatewaysOnRedis(t *testing.T) {
 		t.Fatalf("after the reload: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestBudgetStoreUnreachable: with the rate limit store's Redis down, a
+// key under a budget is served unreserved by a gateway whose failure_mode
+// is open and refused 503 budget_store_unavailable by one whose mode is
+// closed.
+func TestBudgetStoreUnreachable(t *testing.T) {
+	const key = "sk-budget-unreachable-01"
+	dead := fmt.Sprintf("127.0.0.1:%d", testgateway.FreePort(t))
+	_, gw := twoGateways(t, "modelgate:", fmt.Sprintf(`key %s {
+			budget 1 day
+		}
+		route chat.completions.create to reference
+		%s`, key, budgetPrice), [2]string{dead, dead}, [2]string{"open", "closed"})
+	if resp, body := post(t, gw[0], key, budgetChat); resp.StatusCode != 200 || resp.Header.Get("X-Modelgate-Budget-Remaining-Usd") != "" {
+		t.Fatalf("open: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	resp, body := post(t, gw[1], key, budgetChat)
+	if resp.StatusCode != 503 || gjson.Get(body, "error.code").String() != "budget_store_unavailable" || resp.Header.Get("Retry-After") != "1" {
+		t.Fatalf("closed: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+}

@@ -142,6 +142,7 @@ type Account struct {
 type counter struct {
 	scope, name string // "key" or "owner"; the key's name or the owner
 	limit       int64
+	limitUSD    string // limit, for the headers
 	period      Period
 	base        string // its state's name, without the period's
 	window      atomic.Pointer[window]
@@ -152,6 +153,7 @@ type window struct {
 	key        string // the state's name, period included
 	start, end time.Time
 	expireAt   time.Time // when the state may go: a week after end
+	reset      string    // end, for the headers
 }
 
 // stateKeep is how long a period's spend is kept after it ends, for a
@@ -176,11 +178,11 @@ func NewAccount(store Store, loc *time.Location, h Holder, key, owner []Limit) (
 	group := "budget:{" + hex.EncodeToString(sum[:8]) + "}:"
 	a := &Account{store: store, loc: loc}
 	for _, l := range keyLimits {
-		a.counters = append(a.counters, &counter{scope: "key", name: h.KeyName, limit: l.pico, period: l.period,
+		a.counters = append(a.counters, &counter{scope: "key", name: h.KeyName, limit: l.pico, limitUSD: pricing.USD(l.pico), period: l.period,
 			base: group + "key:" + h.KeyID + ":" + string(l.period) + ":"})
 	}
 	for _, l := range ownerLimits {
-		a.counters = append(a.counters, &counter{scope: "owner", name: h.Owner, limit: l.pico, period: l.period,
+		a.counters = append(a.counters, &counter{scope: "owner", name: h.Owner, limit: l.pico, limitUSD: pricing.USD(l.pico), period: l.period,
 			base: group + "owner:" + string(l.period) + ":"})
 	}
 	return a, nil
@@ -202,7 +204,7 @@ func (c *counter) current(loc *time.Location, now time.Time) *window {
 		return w
 	}
 	name, start, end := c.period.Window(loc, now)
-	w := &window{key: c.base + name, start: start, end: end, expireAt: end.Add(stateKeep)}
+	w := &window{key: c.base + name, start: start, end: end, expireAt: end.Add(stateKeep), reset: end.In(loc).Format(time.RFC3339)}
 	c.window.Store(w)
 	return w
 }
@@ -211,8 +213,9 @@ func (c *counter) current(loc *time.Location, now time.Time) *window {
 type Store interface {
 	// reserve adds cost to every counter unless that takes one past its
 	// limit: then it adds nothing and says which (its index; -1 when all
-	// took it). spent is what each had before.
-	reserve(ctx context.Context, keys []string, limits []int64, expire []time.Time, cost int64) (spent []int64, refused int, err error)
+	// took it). It sets spent to what each had before (up to the one
+	// that refused).
+	reserve(ctx context.Context, keys []string, limits []int64, expire []time.Time, cost int64, spent []int64) (refused int, err error)
 	// settle adds delta (negative: a refund) to every counter, never
 	// taking one below zero.
 	settle(ctx context.Context, keys []string, expire []time.Time, delta int64) error
@@ -224,39 +227,47 @@ type Store interface {
 func (a *Account) Reserve(ctx context.Context, cost int64, now time.Time) (*Reservation, *Refusal, error) {
 	cost = min(max(cost, 0), maxPico)
 	n := len(a.counters)
-	r := &Reservation{store: a.store, cost: cost, keys: make([]string, n), expire: make([]time.Time, n)}
-	limits := make([]int64, n)
-	ends := make([]time.Time, n)
+	// One allocation: the reservation holds what the store is asked.
+	r := &Reservation{store: a.store, cost: cost, n: n}
+	var wins [maxCounters]*window
 	for i, c := range a.counters {
-		w := c.current(a.loc, now)
-		r.keys[i], r.expire[i], limits[i], ends[i] = w.key, w.expireAt, c.limit, w.end
+		wins[i] = c.current(a.loc, now)
+		r.keys[i], r.expire[i], r.limits[i] = wins[i].key, wins[i].expireAt, c.limit
 	}
-	spent, refused, err := a.store.reserve(ctx, r.keys, limits, r.expire, cost)
+	refused, err := a.store.reserve(ctx, r.keys[:n], r.limits[:n], r.expire[:n], cost, r.spent[:n])
 	if err != nil {
 		return nil, nil, fmt.Errorf("budget store: reserving: %w", err)
 	}
 	state := func(i int, spent int64) State {
-		c := a.counters[i]
-		return State{Scope: c.scope, Name: c.name, Period: c.period, Limit: c.limit, Remaining: max(c.limit-spent, 0), Reset: ends[i].In(a.loc)}
+		c, w := a.counters[i], wins[i]
+		return State{Scope: c.scope, Name: c.name, Period: c.period, Limit: c.limit, Remaining: max(c.limit-spent, 0), Reset: w.end.In(a.loc),
+			limitUSD: c.limitUSD, reset: w.reset}
 	}
 	if refused >= 0 {
-		return nil, &Refusal{State: state(refused, spent[refused]), Cost: cost}, nil
+		return nil, &Refusal{State: state(refused, r.spent[refused]), Cost: cost}, nil
 	}
 	// The headers describe the budget with the least left.
-	for i := range a.counters {
-		if s := state(i, spent[i]+cost); i == 0 || s.Remaining < r.State.Remaining {
+	for i := range n {
+		if s := state(i, r.spent[i]+cost); i == 0 || s.Remaining < r.State.Remaining {
 			r.State = s
 		}
 	}
 	return r, nil, nil
 }
 
+// maxCounters bounds an account's budgets: one per period (parse refuses
+// two) for the key and for its owner.
+const maxCounters = 6
+
 // Reservation is an admitted request's reservation.
 type Reservation struct {
 	State
 	store   Store
-	keys    []string
-	expire  []time.Time
+	n       int
+	keys    [maxCounters]string
+	expire  [maxCounters]time.Time
+	limits  [maxCounters]int64
+	spent   [maxCounters]int64
 	cost    int64
 	settled atomic.Bool
 }
@@ -272,7 +283,7 @@ func (r *Reservation) Settle(ctx context.Context, actual int64) error {
 	if r.settled.Swap(true) || actual == r.cost {
 		return nil
 	}
-	if err := r.store.settle(ctx, r.keys, r.expire, actual-r.cost); err != nil {
+	if err := r.store.settle(ctx, r.keys[:r.n], r.expire[:r.n], actual-r.cost); err != nil {
 		return fmt.Errorf("budget store: settling: %w", err)
 	}
 	return nil
@@ -308,4 +319,6 @@ type State struct {
 	Limit       int64
 	Remaining   int64
 	Reset       time.Time
+	// limitUSD and reset are Limit and Reset as the headers write them.
+	limitUSD, reset string
 }

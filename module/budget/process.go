@@ -21,22 +21,22 @@ type spend struct {
 // Process is the in-process store, for gateways without Redis.
 var Process Store = &processStore{counters: map[string]*spend{}}
 
-func (s *processStore) reserve(_ context.Context, keys []string, limits []int64, expire []time.Time, cost int64) ([]int64, int, error) {
-	spent := make([]int64, len(keys))
+func (s *processStore) reserve(_ context.Context, keys []string, limits []int64, expire []time.Time, cost int64, spent []int64) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, k := range keys {
+		spent[i] = 0
 		if c := s.counters[k]; c != nil {
 			spent[i] = c.pico
 		}
 		if spent[i]+cost > limits[i] {
-			return spent, i, nil
+			return i, nil
 		}
 	}
 	for i, k := range keys {
 		s.counterLocked(k, expire[i]).pico += cost
 	}
-	return spent, -1, nil
+	return -1, nil
 }
 
 func (s *processStore) settle(_ context.Context, keys []string, expire []time.Time, delta int64) error {

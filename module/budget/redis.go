@@ -44,7 +44,7 @@ func (s redisStore) names(keys []string) []string {
 	return out
 }
 
-func (s redisStore) reserve(ctx context.Context, keys []string, limits []int64, expire []time.Time, cost int64) ([]int64, int, error) {
+func (s redisStore) reserve(ctx context.Context, keys []string, limits []int64, expire []time.Time, cost int64, spent []int64) (int, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	args := make([]any, 0, 1+2*len(keys))
@@ -57,20 +57,22 @@ func (s redisStore) reserve(ctx context.Context, keys []string, limits []int64, 
 	}
 	res, err := reserveScript.Run(ctx, s.Client, s.names(keys), args...).Slice()
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
-	if len(res) != 1+len(keys) && (len(res) < 2 || res[0] == int64(0)) {
-		return nil, 0, fmt.Errorf("the reserve script answered %v", res)
+	if len(res) == 0 {
+		return 0, fmt.Errorf("the reserve script answered nothing")
 	}
 	refused, _ := res[0].(int64)
-	spent := make([]int64, len(keys))
+	if len(res) > 1+len(keys) || (refused == 0 && len(res) != 1+len(keys)) || (refused > 0 && len(res) != 1+int(refused)) {
+		return 0, fmt.Errorf("the reserve script answered %v", res)
+	}
 	for i, v := range res[1:] {
 		str, _ := v.(string)
 		if spent[i], err = strconv.ParseInt(str, 10, 64); err != nil {
-			return nil, 0, fmt.Errorf("the reserve script answered %v: %w", res, err)
+			return 0, fmt.Errorf("the reserve script answered %v: %w", res, err)
 		}
 	}
-	return spent, int(refused) - 1, nil
+	return int(refused) - 1, nil
 }
 
 func (s redisStore) settle(ctx context.Context, keys []string, expire []time.Time, delta int64) error {
