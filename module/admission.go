@@ -164,16 +164,8 @@ func (g *Gateway) admitRate(ex *exchange, req *request) *upstreams.Error {
 	}
 	ticket, refusal, err := p.limiter.Admit(call.Request.Context(), estimate)
 	if err != nil {
-		failsOpen := g.RateLimitStore.FailsOpen()
-		g.storeFailed("admit", err, zap.String("key_name", p.KeyName), zap.Bool("admitted_unchecked", failsOpen))
-		if !failsOpen {
-			ex.Header().Set("Retry-After", "1")
-			return &upstreams.Error{
-				Status:  http.StatusServiceUnavailable,
-				Type:    upstreams.TypeServer,
-				Code:    "rate_limit_store_unavailable",
-				Message: "Rate limits cannot be checked right now. Please try again shortly.",
-			}
+		if apiErr := g.storeUnavailable(ex, "admit", err, p.KeyName, "rate_limit_store_unavailable", "Rate limits"); apiErr != nil {
+			return apiErr
 		}
 		ticket = ratelimit.Unlimited()
 	}
@@ -306,6 +298,25 @@ func (g *Gateway) settle(ctx context.Context, t *ratelimit.Ticket, u *usage) (fi
 		g.storeFailed("release", err)
 	}
 	return finding
+}
+
+// storeUnavailable reports that the store could not be asked at step for
+// a key's request and applies the store's failure mode: nil when the
+// request is admitted unchecked (open), else the 503 to answer (closed),
+// code naming what could not be checked.
+func (g *Gateway) storeUnavailable(ex *exchange, step string, err error, keyName, code, what string) *upstreams.Error {
+	failsOpen := g.RateLimitStore.FailsOpen()
+	g.storeFailed(step, err, zap.String("key_name", keyName), zap.Bool("admitted_unchecked", failsOpen))
+	if failsOpen {
+		return nil
+	}
+	ex.Header().Set("Retry-After", "1")
+	return &upstreams.Error{
+		Status:  http.StatusServiceUnavailable,
+		Type:    upstreams.TypeServer,
+		Code:    code,
+		Message: what + " cannot be checked right now. Please try again shortly.",
+	}
 }
 
 // storeWarnings keeps an unreachable store from flooding the log: a

@@ -114,18 +114,7 @@ func (g *Gateway) reserveBudget(ex *exchange, req *request) *upstreams.Error {
 	ctx := req.http.Context()
 	res, refusal, err := acct.Reserve(ctx, cost, time.Now())
 	if err != nil {
-		failsOpen := g.RateLimitStore.FailsOpen()
-		g.storeFailed("budget_reserve", err, zap.String("key_name", req.key.KeyName), zap.Bool("admitted_unchecked", failsOpen))
-		if failsOpen {
-			return nil
-		}
-		ex.Header().Set("Retry-After", "1")
-		return &upstreams.Error{
-			Status:  http.StatusServiceUnavailable,
-			Type:    upstreams.TypeServer,
-			Code:    "budget_store_unavailable",
-			Message: "Budgets cannot be checked right now. Please try again shortly.",
-		}
+		return g.storeUnavailable(ex, "budget_reserve", err, req.key.KeyName, "budget_store_unavailable", "Budgets")
 	}
 	if refusal != nil {
 		if req.ticket != nil {

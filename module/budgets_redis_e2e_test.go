@@ -43,6 +43,32 @@ func picoOf(t *testing.T, usd string) int64 {
 	return w*1_000_000_000_000 + f
 }
 
+type reply struct {
+	resp *http.Response
+	body string
+}
+
+// postAll sends n chat requests with the key at once, taking turns over
+// the bases, and returns the replies that came.
+func postAll(t *testing.T, bases []string, key, body string, n int) []reply {
+	var (
+		mu      sync.Mutex
+		replies []reply
+		wg      sync.WaitGroup
+	)
+	for i := range n {
+		wg.Go(func() {
+			if resp, got := post(t, bases[i%len(bases)], key, body); resp != nil {
+				mu.Lock()
+				replies = append(replies, reply{resp, got})
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return replies
+}
+
 // TestBudgetSharedByTwoGatewaysOnRedis: two gateways on one Redis hold a
 // key to its daily budget of $0.001 together: of 200 concurrent requests
 // split across both, exactly as many as the budget pays for are served
@@ -66,35 +92,24 @@ func TestBudgetSharedByTwoGatewaysOnRedis(t *testing.T) {
 		%s`, key, budgetPrice), [2]string{addr, addr}, [2]string{"closed", "closed"})
 
 	var (
-		mu       sync.Mutex
 		status   = map[int]int{}
 		costs    = map[int64]int{}
 		refusals []http.Header
-		wg       sync.WaitGroup
 	)
-	for i := range 200 {
-		wg.Go(func() {
-			resp, body := post(t, gw[i%2], key, budgetChat)
-			if resp == nil {
-				return
+	for _, r := range postAll(t, gw[:], key, budgetChat, 200) {
+		status[r.resp.StatusCode]++
+		switch r.resp.StatusCode {
+		case 200:
+			costs[picoOf(t, r.resp.Trailer.Get("X-Modelgate-Cost-Usd"))]++
+		case 429:
+			if gjson.Get(r.body, "error.type").String() != "insufficient_quota" || gjson.Get(r.body, "error.code").String() != "insufficient_quota" {
+				t.Errorf("refusal %s", r.body)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			status[resp.StatusCode]++
-			switch resp.StatusCode {
-			case 200:
-				costs[picoOf(t, resp.Trailer.Get("X-Modelgate-Cost-Usd"))]++
-			case 429:
-				if gjson.Get(body, "error.type").String() != "insufficient_quota" || gjson.Get(body, "error.code").String() != "insufficient_quota" {
-					t.Errorf("refusal %s", body)
-				}
-				refusals = append(refusals, resp.Header)
-			default:
-				t.Errorf("%d %s", resp.StatusCode, body)
-			}
-		})
+			refusals = append(refusals, r.resp.Header)
+		default:
+			t.Errorf("%d %s", r.resp.StatusCode, r.body)
+		}
 	}
-	wg.Wait()
 	if len(costs) != 1 {
 		t.Fatalf("costs %v: every request should cost the same", costs)
 	}
