@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -263,5 +264,34 @@ func TestBudgetOnBatchAndEmbeddings(t *testing.T) {
 	resp, _ = rawRequest(t, "POST", base+"/v1/embeddings", `{"model":"unpriced-embed","input":"x"}`, embedHeaders)
 	if resp.StatusCode != 200 || resp.Trailer.Get("X-Modelgate-Cost-Usd") != "unpriced" {
 		t.Fatalf("unpriced embeddings: %d %s", resp.StatusCode, lastBody)
+	}
+}
+
+// TestBudgetRefusalGivesBackTokens: a request its budget refuses gives
+// back the tokens its key's tokens per minute took on admission (the next
+// one finds them there), and one that may cost more than the whole
+// budget is told to ask for less output.
+func TestBudgetRefusalGivesBackTokens(t *testing.T) {
+	base := testgateway.Start(t, fmt.Sprintf(`
+	modelgate {
+		key %s {
+			tpm 1000
+			budget 0.000001 day
+		}
+		route chat.completions.create to reference
+		%s
+	}`, clientKey, budgetPrice))
+	var left []int
+	for range 2 {
+		resp, body := post(t, base, clientKey, budgetChat)
+		if resp.StatusCode != 429 || gjson.Get(body, "error.code").String() != "insufficient_quota" ||
+			!strings.Contains(gjson.Get(body, "error.message").String(), "has a budget of $0.000001 per day, and this request may cost up to $0.0000") {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		n, _ := strconv.Atoi(resp.Header.Get("X-Ratelimit-Remaining-Tokens"))
+		left = append(left, n)
+	}
+	if left[0] >= 1000 || left[0] < 900 || left[1] < left[0] {
+		t.Fatalf("tokens left after each refusal %v: the first refusal's estimate was not given back", left)
 	}
 }
