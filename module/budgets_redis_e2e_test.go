@@ -90,6 +90,12 @@ func TestBudgetSharedByTwoGatewaysOnRedis(t *testing.T) {
 		route chat.completions.create to reference
 		cost_header
 		%s`, key, budgetPrice), [2]string{addr, addr}, [2]string{"closed", "closed"})
+	// 200 requests at once wait for the client's pooled connections: on a
+	// loaded machine (or under -race) more than the helper's 2s.
+	cfg = strings.ReplaceAll(cfg, "timeout 2s", "timeout 20s")
+	if err := caddy.Load(testgateway.Adapt(t, cfg), true); err != nil {
+		t.Fatal(err)
+	}
 
 	var (
 		status   = map[int]int{}
