@@ -14,6 +14,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/modelgate/modelgate/module/budget"
 	"github.com/modelgate/modelgate/module/ratelimit"
 	"github.com/modelgate/modelgate/upstreams"
 )
@@ -57,6 +58,12 @@ type KeyConfig struct {
 	//
 	// Caddyfile: `operations <pattern...>` inside the key block.
 	Operations []string `json:"operations,omitempty"`
+
+	// Budgets hold the key to USD per calendar day, week or month (at
+	// most one per period), besides its owner's budgets. Default: none.
+	//
+	// Caddyfile: `budget <usd> day|week|month` inside the key block.
+	Budgets []budget.Limit `json:"budgets,omitempty"`
 }
 
 // keysFile is the format of the file named by Gateway.KeysFile: only hashed
@@ -83,6 +90,10 @@ type principal struct {
 	// config is the key's configuration, secret and digest left out, as
 	// the management API shows it.
 	config KeyConfig
+	// budgetLimits are the key's own budgets; budget holds the key to
+	// them and its owner's, nil when neither has any.
+	budgetLimits []budget.Limit
+	budget       *budget.Account
 }
 
 // allows reports whether the key may call the operation.
@@ -187,6 +198,10 @@ func newPrincipal(k KeyConfig) (principal, error) {
 	p.limits = k.Limits
 	p.config = k
 	p.config.Key, p.config.SHA256 = "", ""
+	if err := budget.Check(k.Budgets); err != nil {
+		return p, err
+	}
+	p.budgetLimits = k.Budgets
 	if k.Limits.RequestsPerMinute < 0 || k.Limits.TokensPerMinute < 0 || k.Limits.MaxConcurrent < 0 {
 		return p, fmt.Errorf("limits must not be negative")
 	}

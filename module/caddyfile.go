@@ -39,6 +39,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        rpm <requests-per-minute>
 //	        tpm <tokens-per-minute>
 //	        max_concurrent <n>
+//	        budget <usd> day|week|month
 //	    }
 //	    key_sha256 <hex> { ... same block ... }
 //	    keys_file <path>
@@ -74,6 +75,14 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        refresh <duration>
 //	    }
 //	    cost_header
+//	    owner <name> {
+//	        budget <usd> day|week|month
+//	    }
+//	    budgets {
+//	        time_zone <IANA zone>
+//	        unpriced refuse|allow
+//	        default_max_output <tokens>
+//	    }
 //	    price <provider> <model> [<alias or pattern>...] {
 //	        input <usd per 1M tokens>
 //	        cached_input <usd>
@@ -81,6 +90,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        output <usd>
 //	        reasoning <usd>
 //	        batch_discount <percent>
+//	        max_output <tokens>
 //	    }
 //	    route <operation-pattern...> [model <model-pattern...>] to <upstream...> [fallback <upstream...>] {
 //	        weights <n...>
@@ -136,6 +146,14 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			g.CostHeader = true
+		case "owner":
+			if err := g.unmarshalOwner(d); err != nil {
+				return err
+			}
+		case "budgets":
+			if err := g.unmarshalBudgetSettings(d); err != nil {
+				return err
+			}
 		case "price":
 			row, err := parsePrice(d)
 			if err != nil {
@@ -223,6 +241,10 @@ func (g *Gateway) unmarshalKey(d *caddyfile.Dispenser) error {
 		case "owner":
 			if !d.AllArgs(&k.Owner) {
 				return d.ArgErr()
+			}
+		case "budget":
+			if err := parseBudget(d, &k.Budgets); err != nil {
+				return err
 			}
 		case "operations":
 			k.Operations = d.RemainingArgs()

@@ -16,6 +16,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/modelgate/modelgate/module/budget"
 	"github.com/modelgate/modelgate/module/pricing"
 	"github.com/modelgate/modelgate/module/ratelimit"
 	"github.com/modelgate/modelgate/upstreams"
@@ -120,7 +121,7 @@ type Gateway struct {
 	// pricing.Row), by which every exchange's usage is priced. Default:
 	// the shipped table alone.
 	//
-	// Caddyfile: `price <provider> <model> [<alias or pattern>...] { input <usd>; cached_input <usd>; cache_write <usd>; output <usd>; reasoning <usd>; batch_discount <percent> }`
+	// Caddyfile: `price <provider> <model> [<alias or pattern>...] { input <usd>; cached_input <usd>; cache_write <usd>; output <usd>; reasoning <usd>; batch_discount <percent>; max_output <tokens> }`
 	Prices []pricing.Row `json:"prices,omitempty"`
 
 	// CostHeader ends each 2xx reply of work (chat, embeddings, responses,
@@ -129,6 +130,21 @@ type Gateway struct {
 	//
 	// Caddyfile: `cost_header`
 	CostHeader bool `json:"cost_header,omitempty"`
+
+	// Owners configure owners of keys: the budgets all the keys of an
+	// owner are held to together. Default: none.
+	//
+	// Caddyfile: `owner <name> { budget <usd> day|week|month }`
+	Owners []OwnerConfig `json:"owners,omitempty"`
+
+	// BudgetSettings are the budgets' time zone, what happens to work
+	// without a price under a budget, and the output reserved for a
+	// request that sets no maximum (see budget.Settings). Budgets are kept
+	// in the rate_limit_store's Redis when it is one, else in this
+	// process. Default: UTC, refuse, 32768.
+	//
+	// Caddyfile: `budgets { time_zone <zone>; unpriced refuse|allow; default_max_output <n> }`
+	BudgetSettings *budget.Settings `json:"budget_settings,omitempty"`
 
 	keys           *keyring
 	limitStore     ratelimit.Store
@@ -142,6 +158,7 @@ type Gateway struct {
 	logger         *zap.Logger
 	betaHdr        []string
 	prices         *priceBook
+	budgets        budgetRules
 }
 
 // CaddyModule returns the Caddy module information.
@@ -227,6 +244,9 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 		return err
 	}
 	if err := g.provisionPrices(); err != nil {
+		return fmt.Errorf("modelgate: %w", err)
+	}
+	if err := g.provisionBudgets(); err != nil {
 		return fmt.Errorf("modelgate: %w", err)
 	}
 	g.manage.readKeys()

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/modelgate/modelgate/module/budget"
 	"github.com/modelgate/modelgate/upstreams"
 	"github.com/modelgate/modelgate/upstreams/local/store"
 )
@@ -91,6 +92,9 @@ func (m *management) validate(f *keyFields, expiryGiven bool) *upstreams.Error {
 		if v < 0 {
 			return upstreams.InvalidRequest(param, "%s must not be negative (0 or absent: no limit).", param)
 		}
+	}
+	if err := budget.Check(f.Budgets); err != nil {
+		return upstreams.InvalidRequest("budgets", "budgets: %v.", err)
 	}
 	if len(f.Metadata) > maxMetadataPairs {
 		return upstreams.InvalidRequest("metadata", "metadata holds at most %d pairs.", maxMetadataPairs)

@@ -52,6 +52,8 @@ func TestKeysAPIRefusesBadInput(t *testing.T) {
 		{`{"metadata":{"k":"` + strings.Repeat("v", 513) + `"}}`, "metadata"},
 		{fmt.Sprintf(`{"expires_at":%d}`, past), "expires_at"},
 		{`{"expires_at":"tomorrow"}`, "expires_at"},
+		{`{"budgets":[{"usd":"ten","period":"day"}]}`, "budgets"},
+		{`{"budgets":[{"usd":"1","period":"fortnight"}]}`, "budgets"},
 	}
 	for _, c := range cases {
 		status, reply := manage(t, base, managementAdminKey, "POST", "/keys", c.body)

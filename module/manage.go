@@ -213,6 +213,10 @@ func (m *management) refreshKeys(ctx context.Context, gs store.GatewayStore) err
 				m.logger.Error("an issued key cannot be used", zap.String("key_id", keys[i].ID), zap.Error(err))
 				continue
 			}
+			if err := m.gateway.holdToBudgets(p); err != nil {
+				m.logger.Error("an issued key's budgets cannot be kept", zap.String("key_id", p.id), zap.Error(err))
+				continue
+			}
 			if !p.limits.IsZero() && !p.revoked {
 				if p.limiter, err = m.gateway.limitStore.Acquire(p.limiterID(), p.limits); err != nil {
 					m.logger.Error("an issued key's limits cannot be kept", zap.String("key_id", p.id), zap.Error(err))

@@ -83,6 +83,9 @@ func (g *Gateway) serve(ex *exchange, req *request) {
 		g.manage.spend.add(req)
 	}
 	sendCost(req, ex)
+	if req.reservation != nil {
+		g.settleBudget(req, ex)
+	}
 	if req.ticket != nil {
 		if finding := g.settle(req.http.Context(), req.ticket, req.usageToSettle(ex)); finding != "" {
 			req.findings = append(req.findings, finding)
@@ -103,6 +106,10 @@ func (g *Gateway) answer(ex *exchange, req *request) {
 		return
 	}
 	if apiErr := g.route(req); apiErr != nil {
+		upstreams.WriteError(ex, apiErr)
+		return
+	}
+	if apiErr := g.reserveBudget(ex, req); apiErr != nil {
 		upstreams.WriteError(ex, apiErr)
 		return
 	}
