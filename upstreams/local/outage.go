@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/local/store"
 )
 
 // pingTimeout bounds a check of whether the store can be reached.
@@ -37,6 +38,10 @@ func (l *Local) outage(w http.ResponseWriter, c *upstreams.Call, err error) erro
 	var public *upstreams.Error
 	if err == nil || errors.As(err, &public) || c.Request.Context().Err() != nil {
 		return err
+	}
+	if store.DiskFull(err) {
+		l.logger.Warn("disk full", zap.String("operation", c.Operation), zap.Error(err))
+		return errInsufficientStorage
 	}
 	down := l.StoreUp(c.Request.Context())
 	if down == nil {

@@ -31,11 +31,15 @@ const pendingPage = 256
 func (r *Runner) execute(ctx context.Context, b *store.Batch) error {
 	op := batchEndpoints[b.Endpoint]
 	who := upstreams.Principal{KeyName: b.KeyName, Owner: b.Owner}
+	budget, err := r.outputBudget(ctx, b)
+	if err != nil {
+		return err
+	}
 	for {
 		if store.Now() >= b.ExpiresAt {
 			return r.finish(ctx, b, store.StatusExpired, "batch_expired", "This request was not executed before the batch expired.")
 		}
-		sent, err := r.executePass(ctx, b, op, who)
+		sent, err := r.executePass(ctx, b, op, who, budget)
 		if err != nil {
 			return err
 		}
@@ -52,7 +56,7 @@ func (r *Runner) execute(ctx context.Context, b *store.Batch) error {
 //
 // A refused start or finish (the lease lost, the batch cancelled) stops
 // the pass at once: no request starts after the holder knows.
-func (r *Runner) executePass(ctx context.Context, b *store.Batch, op string, who upstreams.Principal) (int, error) {
+func (r *Runner) executePass(ctx context.Context, b *store.Batch, op string, who upstreams.Principal, budget *outputBudget) (int, error) {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	lease := b.Leased()
@@ -77,12 +81,13 @@ func (r *Runner) executePass(ctx context.Context, b *store.Batch, op string, who
 				lock()
 				o, ok, err := r.attempt(ctx, b, op, who, req)
 				if ok {
+					o = budget.keep(req, o)
 					err = r.retry(ctx, "finish", func() error { return r.store.FinishBatchRequest(ctx, lease, o) })
 				}
 				unlock()
 				if err != nil && ctx.Err() == nil {
 					once.Do(func() { storeErr = err })
-					if errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrConflict) {
+					if errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrConflict) || store.DiskFull(err) {
 						stop()
 					}
 				}

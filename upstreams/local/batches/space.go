@@ -1,0 +1,70 @@
+package batches
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/modelgate/modelgate/upstreams/local/store"
+)
+
+// A full disk is waited out, not retried at once: each claim or run of a
+// batch that meets it doubles the pause before the runner claims again
+// (up to maxDiskPause), and a batch that meets it diskFullTries times in a
+// row is failed (insufficient_storage), its results kept in the store.
+
+// diskFullTries is how many times in a row running a batch meets a full
+// disk before the batch is failed.
+const diskFullTries = 4
+
+// maxDiskPause bounds the pause between tries on a full disk.
+const maxDiskPause = time.Minute
+
+// diskPause paces the runner while the disk is full.
+type diskPause struct {
+	mu     sync.Mutex
+	streak int
+	until  time.Time
+}
+
+// hit counts a meeting with a full disk and returns the pause it sets.
+func (p *diskPause) hit(base time.Duration) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	wait := min(base<<min(p.streak, 10), maxDiskPause)
+	p.streak++
+	p.until = time.Now().Add(wait)
+	return wait
+}
+
+// clear ends the pause: a write went through.
+func (p *diskPause) clear() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.streak, p.until = 0, time.Time{}
+}
+
+// paused reports whether claims wait for now.
+func (p *diskPause) paused() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return time.Now().Before(p.until)
+}
+
+// failForSpace fails a batch the disk had no room for. Should even that
+// write find no room, the batch is given back (its lease released) and
+// taken up again after the pause.
+// It fails from whatever open state the batch is in: none of the public
+// API's moves (store.Move) fits a batch stopped by the gateway's disk.
+func (r *Runner) failForSpace(ctx context.Context, b *store.Batch, log *zap.Logger) {
+	from, at := b.Status, store.Now()
+	b.Status, b.FailedAt = store.StatusFailed, &at
+	b.Errors = []store.BatchError{{Code: "insufficient_storage", Message: "The gateway's disk is full: the batch's work could not be stored, so it was stopped. Space must be freed before batches can run."}}
+	if err := r.store.UpdateBatch(ctx, b, from); err != nil {
+		log.Error("failing a batch for a full disk", zap.Error(err))
+		return
+	}
+	log.Error("batch failed: the disk is full")
+}
