@@ -20,23 +20,23 @@ var errInsufficientStorage = &upstreams.Error{Status: http.StatusInsufficientSto
 type reserver interface {
 	KeepReserve(size int64)
 	ReleaseReserve() bool
-	Reserved() bool
+	RoomToWrite() bool
 }
 
 // isDelete reports whether the operation deletes: what frees space.
 func isDelete(op string) bool { return strings.HasSuffix(op, ".delete") }
 
 // serveSpace runs h within the disk's means: a write other than a delete
-// needs the reserve in place (507 without it, since the space it would
-// take is what deletes need); a delete refused for want of space
-// releases the reserve and runs once more.
+// needs the reserve in place and as much again free (507 otherwise: the
+// space it would take is what deletes need); a delete refused for want of
+// space releases the reserve and runs once more.
 func (l *Local) serveSpace(w http.ResponseWriter, c *upstreams.Call, h func(*Local, http.ResponseWriter, *upstreams.Call) error) error {
 	r, ok := l.store.(reserver)
 	if !ok {
 		return h(l, w, c)
 	}
 	if !isDelete(c.Operation) {
-		if c.Request.Method != http.MethodGet && c.Operation != upstreams.OpVectorStoresSearch && !r.Reserved() {
+		if c.Request.Method != http.MethodGet && c.Operation != upstreams.OpVectorStoresSearch && !r.RoomToWrite() {
 			return errInsufficientStorage
 		}
 		return h(l, w, c)

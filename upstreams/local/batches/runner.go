@@ -132,7 +132,8 @@ func (r *Runner) loop(ctx context.Context) {
 			if err != nil || b == nil {
 				<-slots
 				if store.DiskFull(err) {
-					r.logger.Warn("claiming a batch: the disk is full", zap.Duration("pause", r.full.hit(r.pollInterval())), zap.Error(err))
+					pause, _ := r.full.hit(r.pollInterval())
+					r.logger.Warn("claiming a batch: the disk is full", zap.Duration("pause", pause), zap.Error(err))
 				} else if err != nil && ctx.Err() == nil {
 					r.logger.Error("claiming a batch", zap.Error(err))
 				}
@@ -175,7 +176,6 @@ func (r *Runner) run(ctx context.Context, b *store.Batch) {
 	}()
 	go r.heartbeat(ctx, lease, lost, cancelled)
 	defer r.release(ctx, lease)
-	full := 0 // times in a row the disk was full
 	for ctx.Err() == nil {
 		var err error
 		switch b.Status {
@@ -196,16 +196,14 @@ func (r *Runner) run(ctx context.Context, b *store.Batch) {
 		}
 		switch {
 		case err == nil:
-			full = 0
 			r.full.clear()
 		case store.DiskFull(err) && ctx.Err() == nil:
-			full++
-			wait := r.full.hit(r.pollInterval())
-			if full >= diskFullTries {
+			wait, streak := r.full.hit(r.pollInterval())
+			if streak >= diskFullTries {
 				r.failForSpace(ctx, b, log)
 				return
 			}
-			log.Warn("running a batch: the disk is full; waiting", zap.String("status", b.Status), zap.Int("try", full), zap.Duration("wait", wait), zap.Error(err))
+			log.Warn("running a batch: the disk is full; waiting", zap.String("status", b.Status), zap.Int("try", streak), zap.Duration("wait", wait), zap.Error(err))
 			if !upstreams.Sleep(ctx, wait) {
 				return
 			}

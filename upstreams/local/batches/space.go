@@ -12,11 +12,14 @@ import (
 
 // A full disk is waited out, not retried at once: each claim or run of a
 // batch that meets it doubles the pause before the runner claims again
-// (up to maxDiskPause), and a batch that meets it diskFullTries times in a
-// row is failed (insufficient_storage), its results kept in the store.
+// (up to maxDiskPause), and once it has been met diskFullTries times in a
+// row (across runs: a lease lost while the disk is full, since renewing
+// it is a write too, does not start the count again) the batch that
+// meets it is failed (insufficient_storage), its results kept in the
+// store.
 
-// diskFullTries is how many times in a row running a batch meets a full
-// disk before the batch is failed.
+// diskFullTries is how many times in a row the disk is found full before
+// the batch that finds it so is failed.
 const diskFullTries = 4
 
 // maxDiskPause bounds the pause between tries on a full disk.
@@ -29,14 +32,15 @@ type diskPause struct {
 	until  time.Time
 }
 
-// hit counts a meeting with a full disk and returns the pause it sets.
-func (p *diskPause) hit(base time.Duration) time.Duration {
+// hit counts a meeting with a full disk and returns the pause it sets
+// and how many times in a row the disk has been found full.
+func (p *diskPause) hit(base time.Duration) (time.Duration, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	wait := min(base<<min(p.streak, 10), maxDiskPause)
 	p.streak++
 	p.until = time.Now().Add(wait)
-	return wait
+	return wait, p.streak
 }
 
 // clear ends the pause: a write went through.
@@ -66,5 +70,6 @@ func (r *Runner) failForSpace(ctx context.Context, b *store.Batch, log *zap.Logg
 		log.Error("failing a batch for a full disk", zap.Error(err))
 		return
 	}
+	r.full.clear() // the next batch to find the disk full gets its own tries
 	log.Error("batch failed: the disk is full")
 }

@@ -36,11 +36,12 @@ func DiskFull(err error) bool {
 // go through on a full disk: a delete (an SQLite transaction, appended to
 // the write-ahead log) needs a little space before it frees any. A delete
 // refused for want of space releases the reserve and runs again; writes
-// other than deletes need it in place (see SQLite.Reserved), so the space
-// freed goes to the reserve first.
+// other than deletes need it in place and as much again free (see
+// SQLite.RoomToWrite), so the space freed goes to the reserve first, and
+// the gateway's own writes stop before the disk is full.
 type reserve struct {
-	path string
-	size int64
+	dir, path string
+	size      int64
 
 	mu   sync.Mutex
 	held bool
@@ -81,12 +82,18 @@ func (s *SQLite) ReleaseReserve() bool {
 	return true
 }
 
-// Reserved reports whether the reserve is in place, writing it again
-// first if it was released (at most once a second while that fails).
-func (s *SQLite) Reserved() bool {
+// RoomToWrite reports whether a write other than a delete may go ahead:
+// the reserve is in place (written again first if it was released, at
+// most once a second while that fails) and the disk has as much again
+// free (where the free space can be read).
+func (s *SQLite) RoomToWrite() bool {
 	s.space.mu.Lock()
 	defer s.space.mu.Unlock()
-	return s.space.restore()
+	if !s.space.restore() {
+		return false
+	}
+	free, ok := freeBytes(s.space.dir)
+	return !ok || free >= s.space.size
 }
 
 // restore writes the reserve if it is not in place; the caller holds mu.
