@@ -82,7 +82,9 @@ func (r *Runner) executePass(ctx context.Context, b *store.Batch, op string, who
 				o, ok, err := r.attempt(ctx, b, op, who, req)
 				if ok {
 					o = budget.keep(req, o)
-					err = r.retry(ctx, "finish", func() error { return r.store.FinishBatchRequest(ctx, lease, o) })
+					if err = r.hasRoom(); err == nil {
+						err = r.retry(ctx, "finish", func() error { return r.store.FinishBatchRequest(ctx, lease, o) })
+					}
 				}
 				unlock()
 				if err != nil && ctx.Err() == nil {

@@ -36,6 +36,9 @@ type Runner struct {
 	// keeps: a batch's results take at most what is left of it when the
 	// batch starts (see outputBudget). Set before Start.
 	MaxOutput, StorageQuota int64
+	// Room, when set, reports whether the store's disk has room for a
+	// batch's writes; without room they are not tried (see space.go).
+	Room func() bool
 	// full paces the claims and runs while the disk is full (see space.go).
 	full diskPause
 
@@ -177,15 +180,16 @@ func (r *Runner) run(ctx context.Context, b *store.Batch) {
 	go r.heartbeat(ctx, lease, lost, cancelled)
 	defer r.release(ctx, lease)
 	for ctx.Err() == nil {
-		var err error
-		switch b.Status {
-		case store.StatusValidating:
+		err := r.hasRoom()
+		switch {
+		case err != nil:
+		case b.Status == store.StatusValidating:
 			err = r.validate(work, b)
-		case store.StatusInProgress:
+		case b.Status == store.StatusInProgress:
 			err = r.execute(work, b)
-		case store.StatusFinalizing:
+		case b.Status == store.StatusFinalizing:
 			err = r.finish(ctx, b, store.StatusCompleted, "", "")
-		case store.StatusCancelling:
+		case b.Status == store.StatusCancelling:
 			err = r.finish(ctx, b, store.StatusCancelled, "batch_cancelled", "The batch was cancelled before this request was sent.")
 		default:
 			return // a final state

@@ -2,7 +2,9 @@ package batches
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -17,6 +19,20 @@ import (
 // it is a write too, does not start the count again) the batch that
 // meets it is failed (insufficient_storage), its results kept in the
 // store.
+
+// errNoRoom: the store's disk has less room than it keeps for deletes (see
+// Runner.Room); a full disk, stopped short of filling it, so that failing
+// the batch can still be written.
+var errNoRoom = fmt.Errorf("the store's disk is down to its reserve: %w", syscall.ENOSPC)
+
+// hasRoom is errNoRoom when the store's disk has no room for the batch's
+// writes.
+func (r *Runner) hasRoom() error {
+	if r.Room != nil && !r.Room() {
+		return errNoRoom
+	}
+	return nil
+}
 
 // diskFullTries is how many times in a row the disk is found full before
 // the batch that finds it so is failed.
