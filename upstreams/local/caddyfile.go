@@ -5,6 +5,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/dustin/go-humanize"
 )
 
 // UnmarshalCaddyfile reads the upstream's block:
@@ -21,6 +22,11 @@ import (
 //	    pool_wait <duration>
 //	    embedding_model <model>
 //	    search_dialect spec|openai|auto
+//	    storage_quota <size>|off
+//	    max_batch_output <size>|off
+//	    max_queued_batches <n>|off
+//	    max_queued_lines <n>|off
+//	    disk_reserve <size>|off
 //	}
 func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the upstream's name or type
@@ -68,9 +74,51 @@ func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&l.SearchDialect) {
 				return d.ArgErr()
 			}
+		case "storage_quota", "max_batch_output", "disk_reserve", "max_queued_lines":
+			if err := parseLimit(d, map[string]*int64{"storage_quota": &l.StorageQuota, "max_batch_output": &l.MaxBatchOutput,
+				"disk_reserve": &l.DiskReserve, "max_queued_lines": &l.MaxQueuedLines}[d.Val()], d.Val() != "max_queued_lines"); err != nil {
+				return err
+			}
+		case "max_queued_batches":
+			var n int64
+			if err := parseLimit(d, &n, false); err != nil {
+				return err
+			}
+			l.MaxQueuedBatches = int(n)
 		default:
 			return d.Errf("unrecognized local upstream option %q", d.Val())
 		}
 	}
+	return nil
+}
+
+// parseLimit reads the option's one argument into v: `off` (-1), or a
+// positive size (64MiB, 10GB) when size is set, else a positive integer.
+func parseLimit(d *caddyfile.Dispenser, v *int64, size bool) error {
+	option := d.Val()
+	var arg string
+	if !d.AllArgs(&arg) {
+		return d.ArgErr()
+	}
+	if arg == "off" {
+		*v = -1
+		return nil
+	}
+	var n int64
+	var err error
+	if size {
+		var u uint64
+		u, err = humanize.ParseBytes(arg)
+		n = int64(u)
+	} else {
+		n, err = strconv.ParseInt(arg, 10, 64)
+	}
+	if err != nil || n < 1 {
+		if size {
+			return d.Errf("%s must be off or a positive size such as 10GiB, got %q", option, arg)
+		}
+		return d.Errf("%s must be off or a positive integer, got %q", option, arg)
+	}
+	*v = n
 	return nil
 }

@@ -131,6 +131,48 @@ type Local struct {
 	// Caddyfile: `search_dialect spec|openai|auto`
 	SearchDialect string `json:"search_dialect,omitempty"`
 
+	// StorageQuota bounds the bytes of files (uploads and batch outputs)
+	// one owner keeps, in bytes; negative: no quota. An upload that would
+	// pass it is refused with 429 insufficient_quota (param `file`) as it
+	// streams, before it is written past the quota; a batch's outputs are
+	// bounded by what is left of it when the batch starts. Per owner, not
+	// per key: files belong to the owner, every key of which sees them,
+	// so the keys of one owner share one quota. Default: 10 GiB.
+	//
+	// Caddyfile: `storage_quota <size>|off`
+	StorageQuota int64 `json:"storage_quota,omitempty"`
+
+	// MaxBatchOutput bounds the output of one batch (its output and error
+	// files together), in bytes; negative: no bound. A request whose
+	// result would pass it gets an error line (output_too_large) in its
+	// place. Default: 1 GiB.
+	//
+	// Caddyfile: `max_batch_output <size>|off`
+	MaxBatchOutput int64 `json:"max_batch_output,omitempty"`
+
+	// MaxQueuedBatches bounds the batches one key has validating or in
+	// progress; creating one more is refused with 429
+	// insufficient_quota. Negative: no bound. Default: 100.
+	//
+	// Caddyfile: `max_queued_batches <n>|off`
+	MaxQueuedBatches int `json:"max_queued_batches,omitempty"`
+
+	// MaxQueuedLines bounds the lines not yet run of the batches one key
+	// has validating or in progress; a batch whose input file would pass
+	// it is refused at create with 429 insufficient_quota (param
+	// input_file_id). Negative: no bound. Default: 1,000,000.
+	//
+	// Caddyfile: `max_queued_lines <n>|off`
+	MaxQueuedLines int64 `json:"max_queued_lines,omitempty"`
+
+	// DiskReserve is the size of a file kept in data_dir (SQLite only) so
+	// that deletes work on a full disk: a delete refused for want of space
+	// releases it and runs again, and other writes answer 507 until it is
+	// back. Negative: none. Default: 16 MiB.
+	//
+	// Caddyfile: `disk_reserve <size>|off`
+	DiskReserve int64 `json:"disk_reserve,omitempty"`
+
 	store store.Store
 	// dispatcher routes this config's work through its gateway.
 	dispatcher upstreams.Dispatcher
@@ -198,6 +240,7 @@ func (l *Local) Provision(ctx caddy.Context) error {
 	if l.PoolWait < 0 {
 		return fmt.Errorf("local upstream: pool_wait must be positive, got %v", time.Duration(l.PoolWait))
 	}
+	l.provisionLimits()
 	if l.FileSweepInterval < 0 {
 		return fmt.Errorf("local upstream: file_sweep_interval must be positive, got %v", time.Duration(l.FileSweepInterval))
 	}
@@ -281,6 +324,9 @@ func (l *Local) share(key string, open func() (store.Store, string, error)) erro
 	l.storeKey = key
 	p := val.(pooledStore)
 	l.store = p.Store
+	if r, ok := l.store.(reserver); ok {
+		r.KeepReserve(max(l.DiskReserve, 0))
+	}
 	if p.vectors != nil {
 		l.vectors = &vectorstores.Vectors{Model: l.EmbeddingModel, Ingest: vectorstores.NewIngester(p.vectors, p.Store, l.logger.Named("ingest"), l.MaxIngestions, l.MaxAttempts), Cache: p.cache}
 	}
@@ -323,6 +369,10 @@ func (l *Local) StartWork() error {
 // startWork starts the runner, the sweeper and ingestion on the open store.
 func (l *Local) startWork() {
 	r := batches.NewRunner(l.store, l.store, l.dispatcher, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency, l.MaxBatches, l.MaxAttempts)
+	r.MaxOutput, r.StorageQuota = max(l.MaxBatchOutput, 0), max(l.StorageQuota, 0)
+	if space, ok := l.store.(reserver); ok {
+		r.Room = space.RoomToWrite
+	}
 	r.Start()
 	l.batches.Store(r)
 	l.sweeper = startFileSweeper(l.store, time.Duration(l.FileSweepInterval), l.logger.Named("files"))
@@ -419,7 +469,7 @@ func (l *Local) ServeCall(w http.ResponseWriter, c *upstreams.Call) error {
 		w.Header().Set("Retry-After", "1")
 		return errStoreUnavailable
 	}
-	return l.outage(w, c, h(l, w, c))
+	return l.outage(w, c, l.serveSpace(w, c, h))
 }
 
 // notFoundOr turns ErrNotFound into the public 404 for the object kind.

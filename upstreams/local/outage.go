@@ -39,7 +39,8 @@ var errStoreBusy = &upstreams.Error{Status: http.StatusServiceUnavailable, Type:
 
 // outage turns the failure of a call into errStoreUnavailable when the
 // store cannot be reached, and into errStoreBusy when no connection to it
-// came free in time; a public error, or another failure while the store
+// came free in time, into errInsufficientStorage when its disk is full;
+// a public error, or another failure while the store
 // answers, is returned as it is.
 func (l *Local) outage(w http.ResponseWriter, c *upstreams.Call, err error) error {
 	var public *upstreams.Error
@@ -50,6 +51,10 @@ func (l *Local) outage(w http.ResponseWriter, c *upstreams.Call, err error) erro
 		l.logger.Warn("store busy", zap.String("operation", c.Operation), zap.Error(err))
 		w.Header().Set("Retry-After", "1")
 		return errStoreBusy
+	}
+	if store.DiskFull(err) {
+		l.logger.Warn("disk full", zap.String("operation", c.Operation), zap.Error(err))
+		return errInsufficientStorage
 	}
 	down := l.StoreUp(c.Request.Context())
 	if down == nil {

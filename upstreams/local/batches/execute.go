@@ -31,11 +31,15 @@ const pendingPage = 256
 func (r *Runner) execute(ctx context.Context, b *store.Batch) error {
 	op := batchEndpoints[b.Endpoint]
 	who := upstreams.Principal{KeyName: b.KeyName, Owner: b.Owner}
+	budget, err := r.outputBudget(ctx, b)
+	if err != nil {
+		return err
+	}
 	for {
 		if store.Now() >= b.ExpiresAt {
 			return r.finish(ctx, b, store.StatusExpired, "batch_expired", "This request was not executed before the batch expired.")
 		}
-		sent, err := r.executePass(ctx, b, op, who)
+		sent, err := r.executePass(ctx, b, op, who, budget)
 		if err != nil {
 			return err
 		}
@@ -55,7 +59,7 @@ func (r *Runner) execute(ctx context.Context, b *store.Batch) error {
 // arrive. A refused start or finish (the lease lost, the batch cancelled)
 // stops the pass at once: no request starts after the holder knows, and
 // the requests started but not sent have their attempts taken back.
-func (r *Runner) executePass(ctx context.Context, b *store.Batch, op string, who upstreams.Principal) (int, error) {
+func (r *Runner) executePass(ctx context.Context, b *store.Batch, op string, who upstreams.Principal, budget *outputBudget) (int, error) {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	lease := b.Leased()
@@ -66,7 +70,7 @@ func (r *Runner) executePass(ctx context.Context, b *store.Batch, op string, who
 			return
 		}
 		once.Do(func() { storeErr = err })
-		if errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrConflict) {
+		if errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrConflict) || store.DiskFull(err) {
 			stop()
 		}
 	}
@@ -82,7 +86,7 @@ func (r *Runner) executePass(ctx context.Context, b *store.Batch, op string, who
 			defer workers.Done()
 			for req := range jobs {
 				if o, ok := r.run1(ctx, b, op, who, req); ok {
-					out.put(o)
+					out.put(budget.keep(req, o))
 				} else {
 					left.add(req.Line)
 				}
@@ -248,8 +252,7 @@ func (r *Runner) send(ctx context.Context, op string, who upstreams.Principal, r
 			return outcome(req.Line, line, true)
 		}
 		// 501 means no route serves the endpoint: no retry will change that.
-		// A 429 that says not to retry (a budget used up) is the line's answer.
-		retry := (reply.Status == http.StatusTooManyRequests && !upstreams.NoRetry(reply.Header)) ||
+		retry := reply.Status == http.StatusTooManyRequests ||
 			(reply.Status >= 500 && reply.Status != http.StatusNotImplemented && attempt+1 < maxServerRetries)
 		if !retry {
 			break

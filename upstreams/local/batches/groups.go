@@ -206,10 +206,14 @@ func (w *groupWriter) write(ctx, wctx context.Context, group []store.BatchOutcom
 		return
 	}
 	var started map[int]int
-	err := w.r.retry(wctx, "write", func() (err error) {
-		started, err = w.r.store.WriteBatchGroup(wctx, w.lease, group, lines)
-		return err
-	})
+	// Without room on the store's disk nothing is tried (see space.go).
+	err := w.r.hasRoom()
+	if err == nil {
+		err = w.r.retry(wctx, "write", func() (err error) {
+			started, err = w.r.store.WriteBatchGroup(wctx, w.lease, group, lines)
+			return err
+		})
+	}
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		// Cancelled: the outcomes are stored; the pass stops at once.

@@ -81,9 +81,13 @@ func newBatchFixture(t *testing.T) *batchFixture {
 	return &batchFixture{t: t, store: s, owner: "alice"}
 }
 
-// start runs a batch runner on the fixture's store until the test ends.
-func (f *batchFixture) start(d upstreams.Dispatcher, lease time.Duration) *Runner {
+// start runs a batch runner on the fixture's store until the test ends,
+// set up by the options first.
+func (f *batchFixture) start(d upstreams.Dispatcher, lease time.Duration, options ...func(*Runner)) *Runner {
 	r := NewRunner(f.store, f.store, d, zap.NewNop(), lease, 4, 2, 2)
+	for _, o := range options {
+		o(r)
+	}
 	r.Start()
 	f.t.Cleanup(r.Stop)
 	f.runner = r

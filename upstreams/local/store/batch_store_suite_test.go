@@ -31,6 +31,8 @@ func testBatchStore(t *testing.T, loc batchLocation) {
 	t.Run("ConcurrentClaims", func(t *testing.T) { testBatchConcurrentClaims(t, loc(t)) })
 	t.Run("Fencing", func(t *testing.T) { testBatchFencing(t, loc(t)) })
 	t.Run("Groups", func(t *testing.T) { testBatchGroups(t, loc(t)(t)) })
+	t.Run("FairClaims", func(t *testing.T) { testBatchFairClaims(t, loc(t)) })
+	t.Run("StorageAccounting", func(t *testing.T) { testStorageAccounting(t, loc(t)(t)) })
 }
 
 // newStoredBatch creates a validating batch of owner, created at the

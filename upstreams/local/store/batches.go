@@ -144,6 +144,10 @@ type BatchStore interface {
 	// EachBatchResult calls fn for every request in line order with its
 	// stored result (nil when it never finished).
 	EachBatchResult(ctx context.Context, id string, fn func(customID string, result []byte, failed bool) error) error
+	// BatchResultBytes is the size of the results stored for a batch so far.
+	BatchResultBytes(ctx context.Context, id string) (int64, error)
+	// QueuedBatches is what the key has queued (see Queue).
+	QueuedBatches(ctx context.Context, keyName string) (Queue, error)
 }
 
 // OutputLine is a line of a batch's output or error file.

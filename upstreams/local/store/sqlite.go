@@ -19,6 +19,7 @@ type SQLite struct {
 	records
 	vsRecords
 	blobs string
+	space reserve
 }
 
 // OpenSQLite opens (creating if needed) the store in dir and applies
@@ -38,7 +39,7 @@ func OpenSQLite(dir string) (*SQLite, error) {
 		return nil, fmt.Errorf("opening database: %w", err)
 	}
 	d := &sqlDB{DB: db, dialect: sqliteDialect}
-	s := &SQLite{records: records{db: d}, vsRecords: vsRecords{vdb: d, dialect: sqliteVectors}, blobs: blobs}
+	s := &SQLite{records: records{db: d}, vsRecords: vsRecords{vdb: d, dialect: sqliteVectors}, blobs: blobs, space: reserve{dir: dir, path: filepath.Join(dir, reserveName)}}
 	if err := migrate(context.Background(), s.db, sqliteMigrations, ""); err != nil {
 		db.Close()
 		return nil, err
