@@ -89,6 +89,7 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
+	var routesAt []*caddyfile.Dispenser
 	for d.NextBlock(0) {
 		switch d.Val() {
 		case "key", "key_sha256":
@@ -119,9 +120,11 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 		case "route":
-			if err := g.unmarshalRoute(d); err != nil {
+			at, err := g.unmarshalRoute(d)
+			if err != nil {
 				return err
 			}
+			routesAt = append(routesAt, at)
 		case "response_check":
 			if !d.AllArgs(&g.ResponseCheck) {
 				return d.ArgErr()
@@ -177,7 +180,7 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return d.Errf("unrecognized modelgate option %q", d.Val())
 		}
 	}
-	return nil
+	return g.checkRouteUpstreams(routesAt)
 }
 
 func (g *Gateway) unmarshalKey(d *caddyfile.Dispenser) error {

@@ -48,8 +48,7 @@ type Postgres struct {
 func OpenPostgres(ctx context.Context, dsn string) (*Postgres, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		// The parser's message may quote the password: it is not passed on.
-		return nil, errors.New("the postgres DSN is malformed: expected postgres://user:password@host:port/database?options or key=value pairs")
+		return nil, errMalformedDSN
 	}
 	cfg.AfterConnect = registerVector
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
