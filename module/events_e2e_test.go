@@ -43,19 +43,9 @@ func TestEventsReachSubscribedHandlers(t *testing.T) {
 	for _, e := range events {
 		fmt.Fprintf(&on, "\t\ton %s modelgate_test\n", e)
 	}
+	options := testgateway.OptionsWith("\tlog {\n\t\tlevel ERROR\n\t}\n\tevents {\n" + on.String() + "\t}\n")
 	port := testgateway.FreePort(t)
-	testgateway.Load(t, fmt.Sprintf(`{
-	admin off
-	persist_config off
-	auto_https off
-	grace_period 1ns
-	log {
-		level ERROR
-	}
-	events {
-%s	}
-}
-http://127.0.0.1:%d {
+	testgateway.Load(t, options+fmt.Sprintf(`http://127.0.0.1:%d {
 	modelgate {
 		key sk-events {
 			name events-key
@@ -86,7 +76,7 @@ http://127.0.0.1:%d {
 		route chat.completions.create embeddings.create to reference
 	}
 }
-`, on.String(), port, filepath.Join(t.TempDir(), "data"), bad.URL, badReply.URL, cutter.URL))
+`, port, filepath.Join(t.TempDir(), "data"), bad.URL, badReply.URL, cutter.URL))
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	chat := func(key, model string, stream bool) int {
 		body := fmt.Sprintf(`{"model":%q,"stream":%v,"messages":[{"role":"user","content":"Hi"}]}`, model, stream)

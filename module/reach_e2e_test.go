@@ -19,21 +19,8 @@ func loadLogging(t *testing.T, site string) (string, string) {
 	t.Helper()
 	logs := filepath.Join(t.TempDir(), "caddy.log")
 	port := testgateway.FreePort(t)
-	testgateway.Load(t, fmt.Sprintf(`{
-	admin off
-	persist_config off
-	auto_https off
-	grace_period 1ns
-	log {
-		output file %s
-		level WARN
-		format json
-	}
-}
-http://127.0.0.1:%d {
-%s
-}
-`, logs, port, site))
+	options := testgateway.OptionsWith(fmt.Sprintf("\tlog {\n\t\toutput file %s\n\t\tlevel WARN\n\t\tformat json\n\t}\n", logs))
+	testgateway.Load(t, fmt.Sprintf("%shttp://127.0.0.1:%d {\n%s\n}\n", options, port, site))
 	return fmt.Sprintf("http://127.0.0.1:%d", port), logs
 }
 
