@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 )
 
@@ -35,5 +36,22 @@ func TestCaddyfileRouteErrorsNameTheLine(t *testing.T) {
 	later := "\t\troute chat.completions.create to later\n\t\tupstream later {\n\t\t\tbase_url http://127.0.0.1:9/v1\n\t\t}"
 	if _, _, err := adapter.Adapt([]byte(site(later)), nil); err != nil {
 		t.Fatalf("a route to an upstream defined after it: %v", err)
+	}
+}
+
+// TestJSONRouteErrorsAtProvision: a JSON config, which has no lines, gets
+// the same route checks when it is provisioned (caddy validate).
+func TestJSONRouteErrorsAtProvision(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	for _, tc := range []struct{ routes, want string }{
+		{`[{"operations":["files.*"],"upstreams":["nowhere"]}]`, `unknown upstream "nowhere"`},
+		{`[{"operations":["nothing.*"],"upstreams":["reference"]}]`, `matches no operation`},
+		{`[{"operations":["files.create"],"upstreams":["reference"]}]`, `cannot serve files.create`},
+	} {
+		cfg := `{"admin":{"disabled":true},"apps":{"http":{"servers":{"s":{"listen":[":0"],"routes":[{"handle":[
+			{"handler":"modelgate","keys":[{"key":"k"}],"routes":` + tc.routes + `}]}]}}}}}`
+		if err := caddy.Validate(mustConfig(t, []byte(cfg))); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("routes %s: %v; want an error with %q", tc.routes, err, tc.want)
+		}
 	}
 }
