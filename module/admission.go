@@ -170,7 +170,7 @@ func (g *Gateway) admitRate(ex *exchange, req *request) *upstreams.Error {
 		ticket = ratelimit.Unlimited()
 	}
 	if refusal != nil {
-		return rateRefused(ex, call.Operation, refusal)
+		return g.rateRefused(ex, req, refusal)
 	}
 	ticket.SetHeaders(ex.Header())
 	req.ticket = ticket
@@ -225,14 +225,15 @@ func (g *Gateway) checkRateEarly(ex *exchange, req *request) *upstreams.Error {
 	if err != nil || refusal == nil {
 		return nil
 	}
-	return rateRefused(ex, req.op.ID, refusal)
+	return g.rateRefused(ex, req, refusal)
 }
 
 // rateRefused is the 429 of a refusal by a key's limits, its headers set
-// on ex.
-func rateRefused(ex *exchange, op string, refusal *ratelimit.Refusal) *upstreams.Error {
+// on ex; it emits key_refused.
+func (g *Gateway) rateRefused(ex *exchange, req *request, refusal *ratelimit.Refusal) *upstreams.Error {
 	refusal.SetHeaders(ex.Header())
-	gatewayMetrics.refusals.WithLabelValues(op, refusal.Kind).Inc()
+	gatewayMetrics.refusals.WithLabelValues(req.op.ID, refusal.Kind).Inc()
+	g.emitKeyRefused(req, refusal.Kind, http.StatusTooManyRequests)
 	return &upstreams.Error{
 		Status:  http.StatusTooManyRequests,
 		Type:    refusal.Kind,

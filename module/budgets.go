@@ -126,6 +126,7 @@ func (g *Gateway) reserveBudget(ex *exchange, req *request) *upstreams.Error {
 		refusal.SetHeaders(ex.Header())
 		ex.Header().Set("X-Should-Retry", "false")
 		gatewayMetrics.refusals.WithLabelValues(req.op.ID, "budget").Inc()
+		g.emitKeyRefused(req, refusedBudget, http.StatusTooManyRequests)
 		return &upstreams.Error{
 			Status:  http.StatusTooManyRequests,
 			Type:    codeInsufficientQuota,

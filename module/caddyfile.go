@@ -104,6 +104,7 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
+	var routesAt []*caddyfile.Dispenser
 	for d.NextBlock(0) {
 		switch d.Val() {
 		case "key", "key_sha256":
@@ -134,9 +135,11 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 		case "route":
-			if err := g.unmarshalRoute(d); err != nil {
+			at, err := g.unmarshalRoute(d)
+			if err != nil {
 				return err
 			}
+			routesAt = append(routesAt, at)
 		case "response_check":
 			if !d.AllArgs(&g.ResponseCheck) {
 				return d.ArgErr()
@@ -206,7 +209,7 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return d.Errf("unrecognized modelgate option %q", d.Val())
 		}
 	}
-	return nil
+	return g.checkRouteUpstreams(routesAt)
 }
 
 func (g *Gateway) unmarshalKey(d *caddyfile.Dispenser) error {

@@ -159,6 +159,7 @@ type Gateway struct {
 	betaHdr        []string
 	prices         *priceBook
 	budgets        budgetRules
+	events         *upstreams.Events
 }
 
 // CaddyModule returns the Caddy module information.
@@ -175,6 +176,10 @@ const defaultMaxBodySize = 64 << 20
 // Provision sets defaults, loads keys and upstreams and resolves routes.
 func (g *Gateway) Provision(ctx caddy.Context) error {
 	g.logger = ctx.Logger()
+	var err error
+	if g.events, err = upstreams.LoadEvents(ctx); err != nil {
+		return fmt.Errorf("modelgate: %w", err)
+	}
 	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("modelgate: registering metrics: %w", err)
 	}
@@ -196,6 +201,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	app.gateways = append(app.gateways, g)
 	if g.limitStore, err = g.RateLimitStore.Open(caddy.NewReplacer()); err != nil {
 		return fmt.Errorf("modelgate: %w", err)
 	}

@@ -184,9 +184,14 @@ type Local struct {
 	vectors  *vectorstores.Vectors
 	storeKey string
 	logger   *zap.Logger
-	// late is the opening of a store that could not be reached at
-	// provision (see openLater); nil when it opened then.
+	// opening opens the store at start, or on the first call served
+	// before (ensureOpen); set by Provision.
+	opening *storeOpening
+	// late is the opening of a store that could not be reached when it
+	// was first opened (see openLater); nil when it opened then.
 	late *lateOpen
+	// events emits the batch and ingestion events (events.go).
+	events *upstreams.Events
 }
 
 // CaddyModule returns the Caddy module information.
@@ -212,9 +217,14 @@ type pooledStore struct {
 
 func (p pooledStore) Destruct() error { return p.Close() }
 
-// Provision opens (or shares) the store.
+// Provision checks the configuration and says where the store is; it
+// opens nothing (see ensureOpen), so `caddy validate` creates no file.
 func (l *Local) Provision(ctx caddy.Context) error {
 	l.logger = ctx.Logger()
+	var err error
+	if l.events, err = upstreams.LoadEvents(ctx); err != nil {
+		return fmt.Errorf("local upstream: %w", err)
+	}
 	l.batches = new(atomic.Pointer[batches.Runner])
 	if l.BatchConcurrency == 0 {
 		l.BatchConcurrency = 8
@@ -264,24 +274,21 @@ func (l *Local) Provision(ctx caddy.Context) error {
 			return errors.New("local upstream: data_dir and postgres exclude each other: the PostgreSQL store keeps file contents in the database")
 		}
 		dsn := repl.ReplaceAll(l.Postgres, "")
+		if err := store.CheckPostgresDSN(dsn); err != nil {
+			return fmt.Errorf("local upstream: %w", err)
+		}
 		// The key tells databases apart without keeping the password in it.
 		sum := sha256.Sum256([]byte(dsn))
 		key := "postgres:" + hex.EncodeToString(sum[:])
-		open := func() (store.Store, string, error) {
+		l.opening = &storeOpening{key: key, open: func() (store.Store, string, error) {
 			s, err := store.OpenPostgres(ctx, dsn, store.PoolOptions{MaxConns: store.PoolSize(l.MaxBatches, l.MaxIngestions), Wait: time.Duration(l.PoolWait)})
 			if err != nil {
 				return nil, "", fmt.Errorf("local upstream: opening the PostgreSQL store: %w", err)
 			}
 			s.WarnOfClockSkew(ctx, time.Now, l.logger)
 			return s, "postgres://" + s.Location, nil
-		}
-		err := l.share(key, open)
-		if errors.Is(err, store.ErrUnreachable) {
-			l.logger.Warn("starting without the store: store operations answer 503 until it can be reached", zap.Error(err))
-			l.openLater(key, open)
-			return nil
-		}
-		return err
+		}}
+		return nil
 	}
 	dir := repl.ReplaceAll(l.DataDir, "")
 	if dir == "" {
@@ -291,13 +298,14 @@ func (l *Local) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("local upstream: data_dir: %w", err)
 	}
-	return l.share("sqlite:"+abs, func() (store.Store, string, error) {
+	l.opening = &storeOpening{key: "sqlite:" + abs, open: func() (store.Store, string, error) {
 		s, err := store.OpenSQLite(abs)
 		if err != nil {
 			return nil, "", fmt.Errorf("local upstream: opening store in %s: %w", abs, err)
 		}
 		return s, abs, nil
-	})
+	}}
+	return nil
 }
 
 // share takes the store pooled under key, opening it when no config
@@ -329,6 +337,7 @@ func (l *Local) share(key string, open func() (store.Store, string, error)) erro
 	}
 	if p.vectors != nil {
 		l.vectors = &vectorstores.Vectors{Model: l.EmbeddingModel, Ingest: vectorstores.NewIngester(p.vectors, p.Store, l.logger.Named("ingest"), l.MaxIngestions, l.MaxAttempts), Cache: p.cache}
+		l.vectors.Ingest.Ended = l.ingestionEnded
 	}
 	return nil
 }
@@ -336,10 +345,6 @@ func (l *Local) share(key string, open func() (store.Store, string, error)) erro
 // UseDispatcher has this config's batches and embeddings (ingestion's and
 // search's) routed through d, its gateway. It starts nothing.
 func (l *Local) UseDispatcher(d upstreams.Dispatcher) {
-	if l.late != nil {
-		l.late.mu.Lock()
-		defer l.late.mu.Unlock()
-	}
 	l.dispatcher = d
 	if l.opened() && l.vectors != nil {
 		l.vectors.Ingest.Use(d)
@@ -354,10 +359,13 @@ func (l *Local) StartWork() error {
 	if l.dispatcher == nil {
 		return errors.New("local upstream: no gateway to send work through")
 	}
-	if l.late != nil {
-		l.late.mu.Lock()
-		defer l.late.mu.Unlock()
-		l.late.work = true
+	if err := l.ensureOpen(); err != nil {
+		return err
+	}
+	if late := l.lateOpening(); late != nil {
+		late.mu.Lock()
+		defer late.mu.Unlock()
+		late.work = true
 		if !l.opened() {
 			return nil // started once the store is open
 		}
@@ -373,6 +381,7 @@ func (l *Local) startWork() {
 	if space, ok := l.store.(reserver); ok {
 		r.Room = space.RoomToWrite
 	}
+	r.Ended = l.batchEnded
 	r.Start()
 	l.batches.Store(r)
 	l.sweeper = startFileSweeper(l.store, time.Duration(l.FileSweepInterval), l.logger.Named("files"))
@@ -384,10 +393,10 @@ func (l *Local) startWork() {
 // StopWork stops the batch runner, the file sweeper and ingestion and
 // waits for them.
 func (l *Local) StopWork() {
-	if l.late != nil {
-		l.late.mu.Lock()
-		defer l.late.mu.Unlock()
-		l.late.work = false
+	if late := l.lateOpening(); late != nil {
+		late.mu.Lock()
+		defer late.mu.Unlock()
+		late.work = false
 	}
 	l.sweeper.Stop()
 	l.sweeper = nil
@@ -464,6 +473,9 @@ func (l *Local) ServeCall(w http.ResponseWriter, c *upstreams.Call) error {
 	if !ok {
 		return &upstreams.Error{Status: http.StatusNotImplemented, Type: upstreams.TypeNotImplemented,
 			Message: fmt.Sprintf("The local upstream does not implement %s.", c.Operation)}
+	}
+	if err := l.ensureOpen(); err != nil {
+		l.logger.Error("opening the store", zap.Error(err))
 	}
 	if !l.opened() {
 		w.Header().Set("Retry-After", "1")

@@ -16,15 +16,19 @@ import (
 	"github.com/modelgate/modelgate/upstreams/local/store"
 )
 
-// provisionLocal provisions l the way Caddy does and cleans it up when
-// the test ends.
+// provisionLocal provisions l the way Caddy does, opens its store as its
+// start does (without the work, which needs a gateway) and cleans it up
+// when the test ends.
 func provisionLocal(t *testing.T, l *Local) error {
 	t.Helper()
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
 	t.Cleanup(cancel)
 	err := l.Provision(ctx)
 	t.Cleanup(func() { l.Cleanup() })
-	return err
+	if err != nil {
+		return err
+	}
+	return l.ensureOpen()
 }
 
 // TestLocalPostgresStoresByDatabase provisions several local upstreams:

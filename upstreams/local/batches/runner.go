@@ -42,6 +42,10 @@ type Runner struct {
 	// full paces the claims and runs while the disk is full (see space.go).
 	full diskPause
 
+	// Ended, when set, is told of each batch this runner brought to a
+	// final state (completed, failed, expired, cancelled), once stored.
+	Ended func(*store.Batch)
+
 	wakeup chan struct{}
 	// cancels holds, by batch ID, what stops the work of the batches
 	// running here, for a cancel to take effect at once.
@@ -289,7 +293,22 @@ func (r *Runner) validate(ctx context.Context, b *store.Batch) error {
 		store.Move(b, store.StatusInProgress, at)
 		b.Total, b.Model = in.total, in.model
 	}
-	return r.store.UpdateBatch(ctx, b, store.StatusValidating)
+	return r.update(ctx, b, store.StatusValidating)
+}
+
+// update stores b, moved from the status from, and tells Ended of a final
+// state.
+func (r *Runner) update(ctx context.Context, b *store.Batch, from string) error {
+	if err := r.store.UpdateBatch(ctx, b, from); err != nil {
+		return err
+	}
+	switch b.Status {
+	case store.StatusCompleted, store.StatusFailed, store.StatusExpired, store.StatusCancelled:
+		if r.Ended != nil {
+			r.Ended(b)
+		}
+	}
+	return nil
 }
 
 func (r *Runner) readInput(ctx context.Context, b *store.Batch) (batchInput, error) {
@@ -331,5 +350,5 @@ func (r *Runner) finish(ctx context.Context, b *store.Batch, to, code, message s
 	if !ok {
 		return fmt.Errorf("batch %s cannot go from %s to %s", b.ID, from, to)
 	}
-	return r.store.UpdateBatch(ctx, b, from)
+	return r.update(ctx, b, from)
 }

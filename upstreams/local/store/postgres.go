@@ -50,8 +50,7 @@ type Postgres struct {
 func OpenPostgres(ctx context.Context, dsn string, opts PoolOptions) (*Postgres, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		// The parser's message may quote the password: it is not passed on.
-		return nil, errors.New("the postgres DSN is malformed: expected postgres://user:password@host:port/database?options or key=value pairs")
+		return nil, errMalformedDSN
 	}
 	cfg.AfterConnect = registerVector
 	setPoolSize(cfg, dsn, opts)
