@@ -131,9 +131,12 @@ type Gateway struct {
 	routes         map[string]*operationRoutes
 	modelUpstreams []modelSource
 	stores         []storeChecker
-	logger         *zap.Logger
-	betaHdr        []string
-	prices         *priceBook
+	// ledger keeps the owners of provider objects (see ownership.go);
+	// nil when no provider serves an operation.
+	ledger  upstreams.OwnerLedger
+	logger  *zap.Logger
+	betaHdr []string
+	prices  *priceBook
 }
 
 // CaddyModule returns the Caddy module information.
@@ -315,6 +318,9 @@ func (g *Gateway) provisionUpstreams(ctx caddy.Context, app *App) error {
 		}}
 	}
 	g.modelUpstreams = modelListers(g.routes[upstreams.OpChatCompletionsCreate])
+	if err := g.provisionLedger(loaded, load); err != nil {
+		return err
+	}
 	for name, u := range loaded {
 		if du, ok := u.(upstreams.DispatcherUser); ok {
 			du.UseDispatcher(g)

@@ -43,6 +43,7 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 	replayable := call.Body != nil || call.Request.ContentLength == 0
 	var lastErr error
 	var lastReply *failedReply
+	ownersChecked := false
 	for i, t := range route.candidates() {
 		req.upstream = t.name
 		tk, ok := t.upstream.(upstreams.OpenAITokenizer)
@@ -50,6 +51,12 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 		f, ok := t.upstream.(upstreams.Forwarder)
 		if !ok {
 			return t.upstream.ServeCall(w, call)
+		}
+		if !ownersChecked {
+			if err := g.checkOwners(call); err != nil {
+				return err
+			}
+			ownersChecked = true
 		}
 		if i > 0 {
 			if !replayable {
@@ -80,6 +87,9 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 				wait = upstreams.RetryAfter(resp.Header, upstreams.Backoff(attempt))
 			default:
 				defer resp.Body.Close()
+				if resp, err = g.ownReply(f, call, resp); err != nil {
+					return err
+				}
 				if route.check == checkStrict && resp.StatusCode < 300 && !upstreams.IsEventStream(resp.Header) {
 					return relayChecked(w, req, resp)
 				}

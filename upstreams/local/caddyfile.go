@@ -44,7 +44,7 @@ func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			*map[string]*int{"batch_concurrency": &l.BatchConcurrency, "max_attempts": &l.MaxAttempts,
 				"max_batches": &l.MaxBatches, "max_ingestions": &l.MaxIngestions}[option] = n
-		case "batch_lease", "file_sweep_interval":
+		case "batch_lease", "file_sweep_interval", "provider_object_retention":
 			option := d.Val()
 			var v string
 			if !d.AllArgs(&v) {
@@ -54,7 +54,8 @@ func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err != nil {
 				return d.Errf("%s: %v", option, err)
 			}
-			*map[string]*caddy.Duration{"batch_lease": &l.BatchLease, "file_sweep_interval": &l.FileSweepInterval}[option] = caddy.Duration(dur)
+			*map[string]*caddy.Duration{"batch_lease": &l.BatchLease, "file_sweep_interval": &l.FileSweepInterval,
+				"provider_object_retention": &l.ProviderObjectRetention}[option] = caddy.Duration(dur)
 		case "postgres":
 			if !d.AllArgs(&l.Postgres) {
 				return d.ArgErr()

@@ -93,6 +93,16 @@ type Local struct {
 	// Caddyfile: `file_sweep_interval <duration>`
 	FileSweepInterval caddy.Duration `json:"file_sweep_interval,omitempty"`
 
+	// ProviderObjectRetention is how long the gateway remembers which
+	// owner created an object a provider keeps for it (a response, file,
+	// vector store, batch, conversation or thread served by an openai
+	// upstream): afterwards the row is forgotten by the file sweeper and
+	// the object answers 404 through the gateway to every key. Default:
+	// 720h (30 days, the time a provider keeps a response).
+	//
+	// Caddyfile: `provider_object_retention <duration>`
+	ProviderObjectRetention caddy.Duration `json:"provider_object_retention,omitempty"`
+
 	// Postgres, when set, keeps everything (file contents included) in the
 	// PostgreSQL database this connection string names instead, so that
 	// several instances share one store; data_dir is then not used. A URL
@@ -184,6 +194,12 @@ func (l *Local) Provision(ctx caddy.Context) error {
 	}
 	if l.FileSweepInterval == 0 {
 		l.FileSweepInterval = caddy.Duration(defaultFileSweep)
+	}
+	if l.ProviderObjectRetention == 0 {
+		l.ProviderObjectRetention = caddy.Duration(defaultProviderObjectRetention)
+	}
+	if l.ProviderObjectRetention < 0 {
+		return fmt.Errorf("local upstream: provider_object_retention must be positive, got %v", time.Duration(l.ProviderObjectRetention))
 	}
 	if l.FileSweepInterval < 0 {
 		return fmt.Errorf("local upstream: file_sweep_interval must be positive, got %v", time.Duration(l.FileSweepInterval))
@@ -312,7 +328,7 @@ func (l *Local) startWork() {
 	r := batches.NewRunner(l.store, l.store, l.dispatcher, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency, l.MaxBatches, l.MaxAttempts)
 	r.Start()
 	l.batches.Store(r)
-	l.sweeper = startFileSweeper(l.store, time.Duration(l.FileSweepInterval), l.logger.Named("files"))
+	l.sweeper = startFileSweeper(l.store, time.Duration(l.FileSweepInterval), time.Duration(l.ProviderObjectRetention), l.logger.Named("files"))
 	if l.vectors != nil {
 		l.vectors.Ingest.Start()
 	}

@@ -161,6 +161,8 @@ var sqliteMigrations = []string{
 	sqliteTypes.Replace(responseItemIndex),
 	// 9: conversations and their items
 	sqliteTypes.Replace(conversationTables),
+	// 10: the owners of objects providers keep for the gateway
+	sqliteTypes.Replace(providerObjectTables),
 }
 
 // expiringFilesIndex finds the files past their expires_at.
@@ -228,4 +230,6 @@ var postgresMigrations = []string{
 	postgresTypes.Replace(responseItemIndex),
 	// 7: sqliteMigrations 9
 	postgresTypes.Replace(conversationTables),
+	// 8: sqliteMigrations 10
+	postgresTypes.Replace(providerObjectTables),
 }
