@@ -93,6 +93,14 @@ type Local struct {
 	// Caddyfile: `file_sweep_interval <duration>`
 	FileSweepInterval caddy.Duration `json:"file_sweep_interval,omitempty"`
 
+	// BusyTimeout is how long a write to the SQLite store waits for
+	// another writer before the call is answered 503 store_busy with
+	// Retry-After (configs sharing a data_dir share the first one's).
+	// Default: 10s.
+	//
+	// Caddyfile: `busy_timeout <duration>`
+	BusyTimeout caddy.Duration `json:"busy_timeout,omitempty"`
+
 	// ProviderObjectRetention is how long the gateway remembers which
 	// owner created an object a provider keeps for it (a response, file,
 	// vector store, batch, conversation or thread served by an openai
@@ -195,6 +203,12 @@ func (l *Local) Provision(ctx caddy.Context) error {
 	if l.FileSweepInterval == 0 {
 		l.FileSweepInterval = caddy.Duration(defaultFileSweep)
 	}
+	if l.BusyTimeout == 0 {
+		l.BusyTimeout = caddy.Duration(store.DefaultBusyTimeout)
+	}
+	if l.BusyTimeout < 0 {
+		return fmt.Errorf("local upstream: busy_timeout must be positive, got %v", time.Duration(l.BusyTimeout))
+	}
 	if l.ProviderObjectRetention == 0 {
 		l.ProviderObjectRetention = caddy.Duration(defaultProviderObjectRetention)
 	}
@@ -252,7 +266,7 @@ func (l *Local) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("local upstream: data_dir: %w", err)
 	}
 	return l.share("sqlite:"+abs, func() (store.Store, string, error) {
-		s, err := store.OpenSQLite(abs)
+		s, err := store.OpenSQLiteWaiting(abs, time.Duration(l.BusyTimeout))
 		if err != nil {
 			return nil, "", fmt.Errorf("local upstream: opening store in %s: %w", abs, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/local/store"
 )
 
 // pingTimeout bounds a check of whether the store can be reached.
@@ -30,13 +31,25 @@ func (l *Local) StoreUp(ctx context.Context) error {
 var errStoreUnavailable = &upstreams.Error{Status: http.StatusServiceUnavailable, Type: upstreams.TypeServer, Code: "store_unavailable",
 	Message: "The gateway's store cannot be reached right now. Please try again shortly."}
 
-// outage turns the failure of a call into errStoreUnavailable when the
-// store cannot be reached; a public error, or a failure while the store
+// errStoreBusy is the answer to a call whose write waited busy_timeout
+// for other writers of the store in vain: a 503 with Retry-After, as the
+// store is up and the call may well pass a moment later.
+var errStoreBusy = &upstreams.Error{Status: http.StatusServiceUnavailable, Type: upstreams.TypeServer, Code: "store_busy",
+	Message: "The gateway's store is busy with other writes right now. Please try again shortly."}
+
+// outage turns the failure of a call into errStoreBusy when a write
+// waited for other writers in vain, errStoreUnavailable when the store
+// cannot be reached; a public error, or another failure while the store
 // answers, is returned as it is.
 func (l *Local) outage(w http.ResponseWriter, c *upstreams.Call, err error) error {
 	var public *upstreams.Error
 	if err == nil || errors.As(err, &public) || c.Request.Context().Err() != nil {
 		return err
+	}
+	if store.IsBusy(err) {
+		l.logger.Warn("store busy", zap.String("operation", c.Operation), zap.Error(err))
+		w.Header().Set("Retry-After", "1")
+		return errStoreBusy
 	}
 	down := l.StoreUp(c.Request.Context())
 	if down == nil {
