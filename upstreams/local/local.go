@@ -149,10 +149,13 @@ type Local struct {
 	// read it to wake or cancel it.
 	batches *atomic.Pointer[batches.Runner]
 	// sweeper deletes expired files between StartWork and StopWork.
-	sweeper  *fileSweeper
-	vectors  *vectorstores.Vectors
-	storeKey string
-	logger   *zap.Logger
+	sweeper *fileSweeper
+	// largeTurns holds the turn of the one large response being made
+	// (see largeTurn).
+	largeTurns chan struct{}
+	vectors    *vectorstores.Vectors
+	storeKey   string
+	logger     *zap.Logger
 	// late is the opening of a store that could not be reached at
 	// provision (see openLater); nil when it opened then.
 	late *lateOpen
@@ -203,6 +206,7 @@ func (l *Local) Provision(ctx caddy.Context) error {
 	if l.FileSweepInterval == 0 {
 		l.FileSweepInterval = caddy.Duration(defaultFileSweep)
 	}
+	l.largeTurns = make(chan struct{}, 1)
 	if l.BusyTimeout == 0 {
 		l.BusyTimeout = caddy.Duration(store.DefaultBusyTimeout)
 	}
