@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -190,6 +191,15 @@ func (g *Gateway) ownReply(f upstreams.Forwarder, call *upstreams.Call, resp *ht
 		}
 	}
 	return resp, g.recordBatchFiles(ctx, owner, []ownedObject{obj})
+}
+
+// retryLater is err, the owner ledger's 503 (its store busy or
+// unreachable) sent with Retry-After, as the local store sends it.
+func retryLater(w http.ResponseWriter, err error) error {
+	if e, ok := errors.AsType[*upstreams.Error](err); ok && e.Status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	return err
 }
 
 // ownedObject is what the gateway reads of a provider's object: its ID,

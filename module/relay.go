@@ -54,7 +54,7 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 		}
 		if !ownersChecked {
 			if err := g.checkOwners(call); err != nil {
-				return err
+				return retryLater(w, err)
 			}
 			ownersChecked = true
 		}
@@ -88,7 +88,7 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 			default:
 				defer resp.Body.Close()
 				if resp, err = g.ownReply(f, call, resp); err != nil {
-					return err
+					return retryLater(w, err)
 				}
 				if route.check == checkStrict && resp.StatusCode < 300 && !upstreams.IsEventStream(resp.Header) {
 					return relayChecked(w, req, resp)

@@ -15,9 +15,12 @@ import (
 // TestBusyStoreIs503: a write that waits busy_timeout for another writer
 // of the SQLite store in vain (here a connection of the test holding the
 // write lock) is answered 503 store_busy with Retry-After, which clients
-// retry; once the writer is done the same write passes.
+// retry: a conversation on the local store, and the owner of a response a
+// provider made; once the writer is done the same writes pass.
 func TestBusyStoreIs503(t *testing.T) {
 	dir := t.TempDir()
+	p := &objectsProvider{objects: map[string]map[string]any{}}
+	provider := newFakeProvider(t, p.ServeHTTP)
 	base := testgateway.Start(t, fmt.Sprintf(`
 	modelgate {
 		key %s
@@ -25,14 +28,26 @@ func TestBusyStoreIs503(t *testing.T) {
 			data_dir %s
 			busy_timeout 200ms
 		}
-	}`, clientKey, dir))
-	write := func() (int, string, envelope) {
-		resp, env := rawRequest(t, "POST", base+"/v1/conversations", `{"metadata":{"k":"v"}}`, chatHeaders)
-		return resp.StatusCode, resp.Header.Get("Retry-After"), env
+		upstream provider {
+			base_url %s/v1
+		}
+		route responses.* to provider
+	}`, clientKey, dir, provider.URL))
+	writes := map[string]string{"/v1/conversations": `{"metadata":{"k":"v"}}`, "/v1/responses": `{"model":"gpt-4o","input":"x"}`}
+	expect := func(when string, status int, code string) {
+		t.Helper()
+		for path, body := range writes {
+			resp, env := rawRequest(t, "POST", base+path, body, chatHeaders)
+			got := ""
+			if env.Error.Code != nil {
+				got = *env.Error.Code
+			}
+			if resp.StatusCode != status || got != code || (status == 503 && resp.Header.Get("Retry-After") != "1") {
+				t.Fatalf("%s: %s %d %q Retry-After %q, want %d %q", when, path, resp.StatusCode, got, resp.Header.Get("Retry-After"), status, code)
+			}
+		}
 	}
-	if status, _, _ := write(); status != 200 {
-		t.Fatalf("an idle store: %d %s", status, lastBody)
-	}
+	expect("an idle store", 200, "")
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "modelgate.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -45,15 +60,10 @@ func TestBusyStoreIs503(t *testing.T) {
 	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
 		t.Fatal(err)
 	}
-	status, retry, env := write()
-	if status != 503 || retry != "1" || env.Error.Code == nil || *env.Error.Code != "store_busy" || env.Error.Type != "server_error" {
-		t.Fatalf("a busy store: %d Retry-After %q %s", status, retry, lastBody)
-	}
+	expect("a busy store", 503, "store_busy")
 	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
 		t.Fatal(err)
 	}
 	conn.Close()
-	if status, _, _ := write(); status != 200 {
-		t.Fatalf("after the other writer: %d %s", status, lastBody)
-	}
+	expect("after the other writer", 200, "")
 }

@@ -22,7 +22,7 @@ func (l *Local) RecordOwner(ctx context.Context, kind, id, owner string) error {
 	if !l.opened() {
 		return errStoreUnavailable
 	}
-	return l.store.RecordProviderObject(ctx, kind, id, owner, store.Now())
+	return busyOr(l.store.RecordProviderObject(ctx, kind, id, owner, store.Now()))
 }
 
 // OwnerOf implements upstreams.OwnerLedger.
@@ -34,7 +34,7 @@ func (l *Local) OwnerOf(ctx context.Context, kind, id string) (string, error) {
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil
 	}
-	return owner, err
+	return owner, busyOr(err)
 }
 
 // ForgetOwner implements upstreams.OwnerLedger.
@@ -42,7 +42,7 @@ func (l *Local) ForgetOwner(ctx context.Context, kind, id string) error {
 	if !l.opened() {
 		return errStoreUnavailable
 	}
-	return l.store.ForgetProviderObject(ctx, kind, id)
+	return busyOr(l.store.ForgetProviderObject(ctx, kind, id))
 }
 
 // OwnedAmong implements upstreams.OwnerLedger.
@@ -50,7 +50,17 @@ func (l *Local) OwnedAmong(ctx context.Context, owner, kind string, ids []string
 	if !l.opened() {
 		return nil, errStoreUnavailable
 	}
-	return l.store.OwnedProviderObjects(ctx, owner, kind, ids)
+	owned, err := l.store.OwnedProviderObjects(ctx, owner, kind, ids)
+	return owned, busyOr(err)
+}
+
+// busyOr is err, or errStoreBusy (503, which the gateway answers with
+// Retry-After) for a write that waited for other writers in vain.
+func busyOr(err error) error {
+	if store.IsBusy(err) {
+		return errStoreBusy
+	}
+	return err
 }
 
 // forgetOldProviderObjects removes the rows recorded more than retention
