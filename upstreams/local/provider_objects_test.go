@@ -43,14 +43,7 @@ func TestProviderObjectRetention(t *testing.T) {
 	if err := l.StartWork(); err != nil {
 		t.Fatal(err)
 	}
-	forgotten := false
-	for range 2000 { // the first sweep runs as the work starts
-		if owner, err := l.OwnerOf(ctx, "response", "resp_old"); err == nil && owner == "" {
-			forgotten = true
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	forgotten := sweptSoon(func() bool { owner, err := l.OwnerOf(ctx, "response", "resp_old"); return err == nil && owner == "" })
 	l.StopWork()
 	if !forgotten {
 		t.Fatal("the sweeper never forgot the row past the retention")
