@@ -22,7 +22,7 @@ import (
 // and the garbage collector lets the heap grow to twice what is live.
 const (
 	maxItemsAttackRSS = 1<<30 + raceExtraRSS
-	maxItemsAttackCPU = 60 * time.Second
+	maxItemsAttackCPU = 60 * time.Second * raceSlowdown
 )
 
 // itemsAttack is a stored response of n one-letter input items.

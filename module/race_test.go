@@ -8,3 +8,7 @@ package modelgate_test
 // 1,122 MiB in runs of one build under -race, against a live set far
 // smaller without it.
 const raceExtraRSS = 512 << 20
+
+// raceSlowdown is how many times the CPU a bounded attack may take under
+// the race detector, which slows the gateway several times over.
+const raceSlowdown = 5
