@@ -9,6 +9,6 @@ package modelgate_test
 // smaller without it.
 const raceExtraRSS = 512 << 20
 
-// raceSlowdown is how many times the CPU a bounded attack may take under
-// the race detector, which slows the gateway several times over.
+// raceSlowdown is how much slower the race detector makes the gateway:
+// attacks whose bounds it would break skip under it.
 const raceSlowdown = 5
