@@ -155,11 +155,14 @@ type Gateway struct {
 	routes         map[string]*operationRoutes
 	modelUpstreams []modelSource
 	stores         []storeChecker
-	logger         *zap.Logger
-	betaHdr        []string
-	prices         *priceBook
-	budgets        budgetRules
-	events         *upstreams.Events
+	// ledger keeps the owners of provider objects (see ownership.go);
+	// nil when no provider serves an operation.
+	ledger  upstreams.OwnerLedger
+	logger  *zap.Logger
+	betaHdr []string
+	prices  *priceBook
+	budgets budgetRules
+	events  *upstreams.Events
 }
 
 // CaddyModule returns the Caddy module information.
@@ -351,6 +354,9 @@ func (g *Gateway) provisionUpstreams(ctx caddy.Context, app *App) error {
 	}
 	g.modelUpstreams = modelListers(g.routes[upstreams.OpChatCompletionsCreate])
 	if err := g.provisionManagement(app, load); err != nil {
+		return err
+	}
+	if err := g.provisionLedger(loaded, load); err != nil {
 		return err
 	}
 	for name, u := range loaded {

@@ -43,6 +43,7 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 	replayable := call.Body != nil || call.Request.ContentLength == 0
 	var lastErr error
 	var lastReply *failedReply
+	ownersChecked := false
 	for i, t := range route.candidates() {
 		from := req.upstream
 		req.upstream = t.name
@@ -59,6 +60,12 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 		f, ok := t.upstream.(upstreams.Forwarder)
 		if !ok {
 			return t.upstream.ServeCall(w, call)
+		}
+		if !ownersChecked {
+			if err := g.checkOwners(call); err != nil {
+				return retryLater(w, err)
+			}
+			ownersChecked = true
 		}
 		for attempt := 0; ; attempt++ {
 			resp, err := f.Forward(call)
@@ -82,6 +89,9 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 				wait = upstreams.RetryAfter(resp.Header, upstreams.Backoff(attempt))
 			default:
 				defer resp.Body.Close()
+				if resp, err = g.ownReply(f, call, resp); err != nil {
+					return retryLater(w, err)
+				}
 				if route.check == checkStrict && resp.StatusCode < 300 && !upstreams.IsEventStream(resp.Header) {
 					return g.relayChecked(w, req, resp)
 				}

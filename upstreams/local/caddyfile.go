@@ -51,7 +51,7 @@ func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			*map[string]*int{"batch_concurrency": &l.BatchConcurrency, "max_attempts": &l.MaxAttempts,
 				"max_batches": &l.MaxBatches, "max_ingestions": &l.MaxIngestions}[option] = n
-		case "batch_lease", "file_sweep_interval", "pool_wait":
+		case "batch_lease", "file_sweep_interval", "pool_wait", "provider_object_retention", "busy_timeout":
 			option := d.Val()
 			var v string
 			if !d.AllArgs(&v) {
@@ -61,7 +61,8 @@ func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err != nil {
 				return d.Errf("%s: %v", option, err)
 			}
-			*map[string]*caddy.Duration{"batch_lease": &l.BatchLease, "file_sweep_interval": &l.FileSweepInterval, "pool_wait": &l.PoolWait}[option] = caddy.Duration(dur)
+			*map[string]*caddy.Duration{"batch_lease": &l.BatchLease, "file_sweep_interval": &l.FileSweepInterval, "pool_wait": &l.PoolWait,
+				"provider_object_retention": &l.ProviderObjectRetention, "busy_timeout": &l.BusyTimeout}[option] = caddy.Duration(dur)
 		case "postgres":
 			if !d.AllArgs(&l.Postgres) {
 				return d.ArgErr()

@@ -93,6 +93,24 @@ type Local struct {
 	// Caddyfile: `file_sweep_interval <duration>`
 	FileSweepInterval caddy.Duration `json:"file_sweep_interval,omitempty"`
 
+	// BusyTimeout is how long a write to the SQLite store waits for
+	// another writer before the call is answered 503 store_busy with
+	// Retry-After (configs sharing a data_dir share the first one's).
+	// Default: 10s.
+	//
+	// Caddyfile: `busy_timeout <duration>`
+	BusyTimeout caddy.Duration `json:"busy_timeout,omitempty"`
+
+	// ProviderObjectRetention is how long the gateway remembers which
+	// owner created an object a provider keeps for it (a response, file,
+	// vector store, batch, conversation or thread served by an openai
+	// upstream): afterwards the row is forgotten by the file sweeper and
+	// the object answers 404 through the gateway to every key. Default:
+	// 720h (30 days, the time a provider keeps a response).
+	//
+	// Caddyfile: `provider_object_retention <duration>`
+	ProviderObjectRetention caddy.Duration `json:"provider_object_retention,omitempty"`
+
 	// Postgres, when set, keeps everything (file contents included) in the
 	// PostgreSQL database this connection string names instead, so that
 	// several instances share one store; data_dir is then not used. A URL
@@ -180,10 +198,13 @@ type Local struct {
 	// read it to wake or cancel it.
 	batches *atomic.Pointer[batches.Runner]
 	// sweeper deletes expired files between StartWork and StopWork.
-	sweeper  *fileSweeper
-	vectors  *vectorstores.Vectors
-	storeKey string
-	logger   *zap.Logger
+	sweeper *fileSweeper
+	// largeTurns holds the turn of the one large response being made
+	// (see largeTurn).
+	largeTurns chan struct{}
+	vectors    *vectorstores.Vectors
+	storeKey   string
+	logger     *zap.Logger
 	// opening opens the store at start, or on the first call served
 	// before (ensureOpen); set by Provision.
 	opening *storeOpening
@@ -251,6 +272,19 @@ func (l *Local) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("local upstream: pool_wait must be positive, got %v", time.Duration(l.PoolWait))
 	}
 	l.provisionLimits()
+	l.largeTurns = make(chan struct{}, 1)
+	if l.BusyTimeout == 0 {
+		l.BusyTimeout = caddy.Duration(store.DefaultBusyTimeout)
+	}
+	if l.BusyTimeout < 0 {
+		return fmt.Errorf("local upstream: busy_timeout must be positive, got %v", time.Duration(l.BusyTimeout))
+	}
+	if l.ProviderObjectRetention == 0 {
+		l.ProviderObjectRetention = caddy.Duration(defaultProviderObjectRetention)
+	}
+	if l.ProviderObjectRetention < 0 {
+		return fmt.Errorf("local upstream: provider_object_retention must be positive, got %v", time.Duration(l.ProviderObjectRetention))
+	}
 	if l.FileSweepInterval < 0 {
 		return fmt.Errorf("local upstream: file_sweep_interval must be positive, got %v", time.Duration(l.FileSweepInterval))
 	}
@@ -299,7 +333,7 @@ func (l *Local) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("local upstream: data_dir: %w", err)
 	}
 	l.opening = &storeOpening{key: "sqlite:" + abs, open: func() (store.Store, string, error) {
-		s, err := store.OpenSQLite(abs)
+		s, err := store.OpenSQLiteWaiting(abs, time.Duration(l.BusyTimeout))
 		if err != nil {
 			return nil, "", fmt.Errorf("local upstream: opening store in %s: %w", abs, err)
 		}
@@ -384,7 +418,7 @@ func (l *Local) startWork() {
 	r.Ended = l.batchEnded
 	r.Start()
 	l.batches.Store(r)
-	l.sweeper = startFileSweeper(l.store, time.Duration(l.FileSweepInterval), l.logger.Named("files"))
+	l.sweeper = startFileSweeper(l.store, time.Duration(l.FileSweepInterval), time.Duration(l.ProviderObjectRetention), l.logger.Named("files"))
 	if l.vectors != nil {
 		l.vectors.Ingest.Start()
 	}

@@ -31,23 +31,24 @@ func (l *Local) StoreUp(ctx context.Context) error {
 var errStoreUnavailable = &upstreams.Error{Status: http.StatusServiceUnavailable, Type: upstreams.TypeServer, Code: "store_unavailable",
 	Message: "The gateway's store cannot be reached right now. Please try again shortly."}
 
-// errStoreBusy is the answer to a call that waited too long for a
-// connection of the store's pool: the store answers but is overloaded,
-// and a retry a moment later may find one free.
+// errStoreBusy is the answer to a call that waited too long for the
+// store: for a connection of its pool (PostgreSQL, pool_wait) or for its
+// other writers (SQLite, busy_timeout). The store answers but is
+// overloaded, and a retry a moment later may pass.
 var errStoreBusy = &upstreams.Error{Status: http.StatusServiceUnavailable, Type: upstreams.TypeServer, Code: "store_busy",
 	Message: "The gateway's store is busy right now. Please try again shortly."}
 
 // outage turns the failure of a call into errStoreUnavailable when the
-// store cannot be reached, and into errStoreBusy when no connection to it
-// came free in time, into errInsufficientStorage when its disk is full;
-// a public error, or another failure while the store
+// store cannot be reached, into errStoreBusy when it stayed busy past its
+// bound, and into errInsufficientStorage when its disk is full; a public
+// error, or another failure while the store
 // answers, is returned as it is.
 func (l *Local) outage(w http.ResponseWriter, c *upstreams.Call, err error) error {
 	var public *upstreams.Error
 	if err == nil || errors.As(err, &public) || c.Request.Context().Err() != nil {
 		return err
 	}
-	if errors.Is(err, store.ErrBusy) {
+	if store.IsBusy(err) {
 		l.logger.Warn("store busy", zap.String("operation", c.Operation), zap.Error(err))
 		w.Header().Set("Retry-After", "1")
 		return errStoreBusy

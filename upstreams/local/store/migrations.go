@@ -163,6 +163,8 @@ var sqliteMigrations = []string{
 	sqliteTypes.Replace(conversationTables),
 	// 10: storage accounting and fair claims
 	sqliteTypes.Replace(quotaColumns),
+	// 11: the owners of objects providers keep for the gateway
+	sqliteTypes.Replace(providerObjectTables),
 }
 
 // expiringFilesIndex finds the files past their expires_at.
@@ -232,4 +234,6 @@ var postgresMigrations = []string{
 	postgresTypes.Replace(conversationTables),
 	// 8: sqliteMigrations 10
 	postgresTypes.Replace(quotaColumns),
+	// 9: sqliteMigrations 11
+	postgresTypes.Replace(providerObjectTables),
 }

@@ -89,6 +89,7 @@ type Store interface {
 	ThreadStore
 	ResponseStore
 	ConversationStore
+	ProviderObjectStore
 	BatchStore
 	// Ping reports whether the store can be reached now.
 	Ping(ctx context.Context) error
