@@ -51,6 +51,9 @@ type Provider struct {
 	HeldEvent int
 	// Embeddings: the provider serves embeddings.create (see Embeddings).
 	Embeddings bool
+	// Translated: the provider's chat messages are translated (not
+	// relayed as OpenAI's), so MessageFields runs.
+	Translated bool
 	// StreamType, EventStart, DripStart and Drip shape the provider's
 	// streams for the hostile modes (see NewHostile): the stream's content
 	// type, the start of an event, what a stream starts with before it
@@ -150,6 +153,9 @@ func (s *Suite) RunAll(t *testing.T) {
 	}
 	if s.P.AuthStatus != 0 {
 		t.Run("credentials refused", s.AuthNotRetried)
+	}
+	if s.P.Translated {
+		t.Run("message fields", s.MessageFields)
 	}
 	t.Run("replies conform", s.RepliesConform)
 	if s.P.StreamErrorPrompt != "" {

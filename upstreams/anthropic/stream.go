@@ -19,6 +19,7 @@ type stream struct {
 	// for text, or -2 for the forced tool whose input is the content.
 	blocks     map[int]int
 	tools      translate.ToolIndex
+	thoughts   translate.Thoughts
 	usage      usage
 	stopReason string
 	done       bool
@@ -39,6 +40,8 @@ type event struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
 		PartialJSON string `json:"partial_json"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
 	Usage usage `json:"usage"`
@@ -52,6 +55,8 @@ const (
 	textBlock   = -1
 	forcedBlock = -2
 	otherBlock  = -3
+	// thinkingBlock: thinking_delta and signature_delta go to thoughts.
+	thinkingBlock = -4
 )
 
 func (s *stream) Next(w *translate.ChunkWriter) error {
@@ -81,8 +86,16 @@ func (s *stream) Next(w *translate.ChunkWriter) error {
 		case ev.ContentBlock.Type == "tool_use":
 			call := s.tools.Next(0)
 			s.blocks[ev.Index] = call
-			w.ToolCallStart(0, call, ev.ContentBlock.ID, ev.ContentBlock.Name)
-		default: // thinking, redacted_thinking, server tools: not part of the chat reply
+			id := ev.ContentBlock.ID
+			if call == 0 {
+				id = translate.WithThoughts(id, s.thoughts.List())
+			}
+			w.ToolCallStart(0, call, id, ev.ContentBlock.Name)
+		case ev.ContentBlock.Type == "thinking" || ev.ContentBlock.Type == "redacted_thinking":
+			// Not part of the chat reply; gathered for a tool call's id.
+			s.blocks[ev.Index] = thinkingBlock
+			return s.thoughts.Start(ev.ContentBlock.Thinking, ev.ContentBlock.Data)
+		default: // server tools: not part of the chat reply
 			s.blocks[ev.Index] = otherBlock
 		}
 	case "content_block_delta":
@@ -93,6 +106,8 @@ func (s *stream) Next(w *translate.ChunkWriter) error {
 			w.Text(0, ev.Delta.PartialJSON)
 		case ev.Delta.Type == "input_json_delta" && kind >= 0:
 			w.ToolCallArguments(0, kind, ev.Delta.PartialJSON)
+		case kind == thinkingBlock:
+			return s.thoughts.Add(ev.Delta.Thinking, ev.Delta.Signature, "")
 		}
 	case "message_delta":
 		s.stopReason = ev.Delta.StopReason

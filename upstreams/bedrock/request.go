@@ -155,6 +155,9 @@ func (p *Provider) translateRequest(in *translate.ChatRequest) (*converseRequest
 // the message has tool calls or results.
 func (r *converseRequest) addMessage(m *translate.Message, i int) (bool, error) {
 	param := fmt.Sprintf("messages[%d]", i)
+	if err := m.RefuseExtras("bedrock", param); err != nil {
+		return false, err
+	}
 	var blocks []block
 	role := m.Role
 	switch m.Role {
