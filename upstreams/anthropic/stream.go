@@ -94,7 +94,7 @@ func (s *stream) Next(w *translate.ChunkWriter) error {
 		case ev.ContentBlock.Type == "thinking" || ev.ContentBlock.Type == "redacted_thinking":
 			// Not part of the chat reply; gathered for a tool call's id.
 			s.blocks[ev.Index] = thinkingBlock
-			return s.thoughts.Start(ev.ContentBlock.Thinking, ev.ContentBlock.Data)
+			return s.thoughts.Start(ev.ContentBlock.Thinking, ev.ContentBlock.Signature, ev.ContentBlock.Data)
 		default: // server tools: not part of the chat reply
 			s.blocks[ev.Index] = otherBlock
 		}

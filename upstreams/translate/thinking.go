@@ -16,6 +16,11 @@ var ThinkingBudgets = map[string]int{"none": 0, "minimal": 1024, "low": 1024, "m
 // MinThinkingBudget is the least budget_tokens Anthropic takes.
 const MinThinkingBudget = 1024
 
+// AnswerTokens is the room ReadThinking leaves for the answer above the
+// thinking budget when neither the request nor the upstream block sets
+// a max (Anthropic's own default max_tokens here, 4,096).
+const AnswerTokens = 4096
+
 // Thinking is what reasoning_effort asks of Anthropic's extended
 // thinking: budget_tokens, and the max_tokens to send, which must exceed
 // it.
@@ -30,7 +35,7 @@ type Thinking struct {
 // ThinkingBudgets' for the effort; max_tokens is the request's
 // max_completion_tokens (else max_tokens), which in the OpenAI API counts
 // reasoning too, or without one the budget plus defaultMax (the
-// answer's usual room). A budget that does not fit under the request's
+// upstream's max_tokens setting, else AnswerTokens). A budget that does not fit under the request's
 // max shrinks to half of it, at least MinThinkingBudget; a max of
 // MinThinkingBudget or less is a 400 naming it. Anthropic refuses
 // thinking with a temperature other than 1, a top_p below 0.95 or a
@@ -65,6 +70,9 @@ func ReadThinking(kind string, in *ChatRequest, defaultMax int) (*Thinking, erro
 	}
 	limit := in.MaxOutputTokens()
 	if limit == 0 {
+		if defaultMax == 0 {
+			defaultMax = AnswerTokens
+		}
 		return &Thinking{Budget: budget, MaxTokens: budget + defaultMax}, nil
 	}
 	if budget >= limit {
@@ -136,10 +144,10 @@ type Thoughts struct {
 
 type thoughtParts struct{ text, signature, redacted strings.Builder }
 
-// Start begins a thinking block, with what its start event carries.
-func (t *Thoughts) Start(text, redacted string) error {
+// Start begins a thinking block, with what its first event carries.
+func (t *Thoughts) Start(text, signature, redacted string) error {
 	t.blocks = append(t.blocks, &thoughtParts{})
-	return t.Add(text, "", redacted)
+	return t.Add(text, signature, redacted)
 }
 
 // Add appends text, a signature and redacted data to the last block

@@ -1,0 +1,93 @@
+package bedrock_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/modelgate/modelgate/internal/providertest"
+)
+
+// TestBedrockReasoningEffort: for a Claude model reasoning_effort is
+// extended thinking through additionalModelRequestFields, under a
+// maxTokens that exceeds the budget; a tool conversation with thinking
+// works streamed and not (the reasoning travels in the tool call's id,
+// and the fake wants it back first in the tool turn), and the reasoning
+// itself is no part of the reply. Any other model refuses it naming
+// reasoning_effort, except none.
+func TestBedrockReasoningEffort(t *testing.T) {
+	bedrockEnv(t)
+	s := providertest.Start(t, providertest.Provider{
+		Kind: "bedrock", Model: "claude-sonnet",
+		Block: func(url string, _ bool) string {
+			return fmt.Sprintf("base_url %s\n\t\t\talias claude-sonnet %s\n\t\t\talias cohere %s", url, modelID, cohereModel)
+		},
+		Serve: serve, Fail: fail,
+	})
+	sent := func(t *testing.T) string {
+		t.Helper()
+		var out []string
+		for _, r := range s.Primary.Requests() {
+			var req wireRequest
+			if err := json.Unmarshal(r.Body, &req); err != nil {
+				t.Fatal(err)
+			}
+			line := fmt.Sprintf("maxTokens %d", *req.InferenceConfig.MaxTokens)
+			if req.thinks() {
+				line += fmt.Sprintf(", thinking %d", req.AdditionalModelRequestFields.Thinking.BudgetTokens)
+			}
+			out = append(out, line)
+		}
+		return strings.Join(out, "; ")
+	}
+	for _, stream := range []bool{false, true} {
+		p := openai.ChatCompletionNewParams{Model: "claude-sonnet", ReasoningEffort: shared.ReasoningEffortMedium,
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Paris?")},
+			Tools:    []openai.ChatCompletionToolUnionParam{providertest.WeatherTool()}}
+		first, err := s.Chat(t, stream, p)
+		if err != nil || first.Choices[0].FinishReason != "tool_calls" || len(first.Choices[0].Message.ToolCalls) != 1 {
+			t.Fatalf("stream %v: first turn %v %+v", stream, err, first)
+		}
+		call := first.Choices[0].Message.ToolCalls[0]
+		if call.Function.Arguments != providertest.ToolArgs || !strings.HasPrefix(call.ID, providertest.ToolCallID+".") {
+			t.Fatalf("stream %v: tool call %+v", stream, call)
+		}
+		p.Messages = append(p.Messages, first.Choices[0].Message.ToParam(), openai.ToolMessage(providertest.ToolResult, call.ID))
+		second, err := s.Chat(t, stream, p)
+		if err != nil || second.Choices[0].Message.Content != providertest.AfterTool || second.Choices[0].FinishReason != "stop" {
+			t.Fatalf("stream %v: second turn %v %+v", stream, err, second)
+		}
+		if strings.Contains(first.RawJSON()+second.RawJSON(), reasoningText) {
+			t.Fatalf("stream %v: the reasoning reached the reply", stream)
+		}
+		if got, want := sent(t), "maxTokens 12288, thinking 8192; maxTokens 12288, thinking 8192"; got != want {
+			t.Fatalf("stream %v: sent %s, want %s", stream, got, want)
+		}
+	}
+	p := openai.ChatCompletionNewParams{Model: "claude-sonnet", ReasoningEffort: shared.ReasoningEffortLow, MaxCompletionTokens: openai.Int(1025),
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Say hello.")}}
+	if _, err := s.Chat(t, false, p); err != nil || sent(t) != "maxTokens 1025, thinking 1024" {
+		t.Fatalf("max_completion_tokens 1025: %v", err)
+	}
+	for _, stream := range []bool{false, true} {
+		p.MaxCompletionTokens = openai.Int(1024)
+		_, err := s.Chat(t, stream, p)
+		s.WantRefused(t, err, "max_completion_tokens")
+		p.MaxCompletionTokens, p.Temperature = openai.Int(2000), openai.Float(0.2)
+		_, err = s.Chat(t, stream, p)
+		s.WantRefused(t, err, "temperature")
+		p.Temperature = openai.Float(1)
+		p.Model = "cohere"
+		_, err = s.Chat(t, stream, p)
+		s.WantRefused(t, err, "reasoning_effort")
+		p.Model = "claude-sonnet"
+	}
+	p.Model, p.ReasoningEffort = "cohere", shared.ReasoningEffortNone
+	if _, err := s.Chat(t, false, p); err != nil || sent(t) != "maxTokens 2000" {
+		t.Fatalf("reasoning_effort none on a model without thinking: %v", err)
+	}
+}
