@@ -51,6 +51,9 @@ type Provider struct {
 	HeldEvent int
 	// Embeddings: the provider serves embeddings.create (see Embeddings).
 	Embeddings bool
+	// ReasoningEffort, when set, is the reasoning_effort of the extra
+	// tool round trips NodeSDK runs.
+	ReasoningEffort string
 	// Translated: the provider's chat messages are translated (not
 	// relayed as OpenAI's), so MessageFields runs.
 	Translated bool
@@ -157,6 +160,7 @@ func (s *Suite) RunAll(t *testing.T) {
 	if s.P.Translated {
 		t.Run("message fields", s.MessageFields)
 	}
+	t.Run("openai-node", s.NodeSDK)
 	t.Run("replies conform", s.RepliesConform)
 	if s.P.StreamErrorPrompt != "" {
 		// After the records are checked: the checker reports a stream
