@@ -48,15 +48,23 @@ type message struct {
 type block struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text,omitempty"`
-	Thinking  string          `json:"thinking,omitempty"`
-	Signature string          `json:"signature,omitempty"`
-	Data      string          `json:"data,omitempty"`
 	Source    *imageSource    `json:"source,omitempty"`
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name,omitempty"`
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   string          `json:"content,omitempty"`
+	// ThinkingBlock is allocated only for a thinking or redacted_thinking
+	// block.
+	*ThinkingBlock
+}
+
+// ThinkingBlock is a thinking block's text and signature, or a
+// redacted_thinking block's data.
+type ThinkingBlock struct {
+	Thinking  string `json:"thinking,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Data      string `json:"data,omitempty"`
 }
 
 type imageSource struct {
@@ -220,9 +228,9 @@ func thoughtBlocks(thoughts []translate.Thought) []block {
 	var out []block
 	for _, t := range thoughts {
 		if t.Redacted != "" {
-			out = append(out, block{Type: "redacted_thinking", Data: t.Redacted})
+			out = append(out, block{Type: "redacted_thinking", ThinkingBlock: &ThinkingBlock{Data: t.Redacted}})
 		} else {
-			out = append(out, block{Type: "thinking", Thinking: t.Text, Signature: t.Signature})
+			out = append(out, block{Type: "thinking", ThinkingBlock: &ThinkingBlock{Thinking: t.Text, Signature: t.Signature}})
 		}
 	}
 	return out
@@ -232,6 +240,9 @@ func thoughtBlocks(thoughts []translate.Thought) []block {
 func replyThoughts(content []block) []translate.Thought {
 	var out []translate.Thought
 	for _, b := range content {
+		if b.ThinkingBlock == nil {
+			continue
+		}
 		switch b.Type {
 		case "thinking":
 			out = append(out, translate.Thought{Text: b.Thinking, Signature: b.Signature})

@@ -94,7 +94,10 @@ func (s *stream) Next(w *translate.ChunkWriter) error {
 		case ev.ContentBlock.Type == "thinking" || ev.ContentBlock.Type == "redacted_thinking":
 			// Not part of the chat reply; gathered for a tool call's id.
 			s.blocks[ev.Index] = thinkingBlock
-			return s.thoughts.Start(ev.ContentBlock.Thinking, ev.ContentBlock.Signature, ev.ContentBlock.Data)
+			if t := ev.ContentBlock.ThinkingBlock; t != nil {
+				return s.thoughts.Start(t.Thinking, t.Signature, t.Data)
+			}
+			return s.thoughts.Start("", "", "")
 		default: // server tools: not part of the chat reply
 			s.blocks[ev.Index] = otherBlock
 		}

@@ -49,25 +49,7 @@ func sentThinking(t *testing.T, s *providertest.Suite) []string {
 func TestAnthropicReasoningEffort(t *testing.T) {
 	s := startAnthropic(t)
 	for _, stream := range []bool{false, true} {
-		p := openai.ChatCompletionNewParams{Model: model, ReasoningEffort: shared.ReasoningEffortLow,
-			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Paris?")},
-			Tools:    []openai.ChatCompletionToolUnionParam{providertest.WeatherTool()}}
-		first, err := s.Chat(t, stream, p)
-		if err != nil || first.Choices[0].FinishReason != "tool_calls" || len(first.Choices[0].Message.ToolCalls) != 1 {
-			t.Fatalf("stream %v: first turn %v %+v", stream, err, first)
-		}
-		call := first.Choices[0].Message.ToolCalls[0]
-		if call.Function.Arguments != providertest.ToolArgs || !strings.HasPrefix(call.ID, providertest.ToolCallID+".") {
-			t.Fatalf("stream %v: tool call %+v", stream, call)
-		}
-		p.Messages = append(p.Messages, first.Choices[0].Message.ToParam(), openai.ToolMessage(providertest.ToolResult, call.ID))
-		second, err := s.Chat(t, stream, p)
-		if err != nil || second.Choices[0].Message.Content != providertest.AfterTool || second.Choices[0].FinishReason != "stop" {
-			t.Fatalf("stream %v: second turn %v %+v", stream, err, second)
-		}
-		if strings.Contains(second.RawJSON(), thinkingText) {
-			t.Fatalf("stream %v: the thinking reached the reply: %s", stream, second.RawJSON())
-		}
+		s.ReasoningToolRound(t, stream, shared.ReasoningEffortLow, thinkingText)
 		if got, want := strings.Join(sentThinking(t, s), "; "), "max_tokens 5120, thinking enabled 1024; max_tokens 5120, thinking enabled 1024"; got != want {
 			t.Fatalf("stream %v: sent %s, want %s", stream, got, want)
 		}

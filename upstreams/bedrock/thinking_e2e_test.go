@@ -45,25 +45,7 @@ func TestBedrockReasoningEffort(t *testing.T) {
 		return strings.Join(out, "; ")
 	}
 	for _, stream := range []bool{false, true} {
-		p := openai.ChatCompletionNewParams{Model: "claude-sonnet", ReasoningEffort: shared.ReasoningEffortMedium,
-			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Paris?")},
-			Tools:    []openai.ChatCompletionToolUnionParam{providertest.WeatherTool()}}
-		first, err := s.Chat(t, stream, p)
-		if err != nil || first.Choices[0].FinishReason != "tool_calls" || len(first.Choices[0].Message.ToolCalls) != 1 {
-			t.Fatalf("stream %v: first turn %v %+v", stream, err, first)
-		}
-		call := first.Choices[0].Message.ToolCalls[0]
-		if call.Function.Arguments != providertest.ToolArgs || !strings.HasPrefix(call.ID, providertest.ToolCallID+".") {
-			t.Fatalf("stream %v: tool call %+v", stream, call)
-		}
-		p.Messages = append(p.Messages, first.Choices[0].Message.ToParam(), openai.ToolMessage(providertest.ToolResult, call.ID))
-		second, err := s.Chat(t, stream, p)
-		if err != nil || second.Choices[0].Message.Content != providertest.AfterTool || second.Choices[0].FinishReason != "stop" {
-			t.Fatalf("stream %v: second turn %v %+v", stream, err, second)
-		}
-		if strings.Contains(first.RawJSON()+second.RawJSON(), reasoningText) {
-			t.Fatalf("stream %v: the reasoning reached the reply", stream)
-		}
+		s.ReasoningToolRound(t, stream, shared.ReasoningEffortMedium, reasoningText)
 		if got, want := sent(t), "maxTokens 12288, thinking 8192; maxTokens 12288, thinking 8192"; got != want {
 			t.Fatalf("stream %v: sent %s, want %s", stream, got, want)
 		}

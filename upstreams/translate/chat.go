@@ -82,6 +82,13 @@ type Message struct {
 	Name       string     `json:"name"`
 	ToolCalls  []ToolCall `json:"tool_calls"`
 	ToolCallID string     `json:"tool_call_id"`
+	// MessageExtras is allocated only when the message sets one of its
+	// fields.
+	*MessageExtras
+}
+
+// MessageExtras are the rarer fields of a message.
+type MessageExtras struct {
 	// Refusal is an assistant message's earlier refusal, sent as text.
 	Refusal      *string         `json:"refusal"`
 	Audio        json.RawMessage `json:"audio"`
@@ -314,7 +321,7 @@ func Parts[T any](m *Message, param string, one func(p *Part, param string) (*T,
 			return nil, err
 		}
 	}
-	if m.Refusal != nil && *m.Refusal != "" {
+	if m.MessageExtras != nil && m.Refusal != nil && *m.Refusal != "" {
 		if err := add(&Part{Type: "refusal", Refusal: *m.Refusal}, param+".refusal"); err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ func (m *Message) RefuseExtras(kind, param string) error {
 	switch {
 	case m.Name != "":
 		return Unsupported(kind, param+".name", "Message names cannot be sent to %s: it has no participant names; leave name out or put it in the content.", kind)
+	case m.MessageExtras == nil:
 	case !isDefault(m.Audio, noValue):
 		return Unsupported(kind, param+".audio", "An assistant's earlier audio cannot be sent to %s: it has no audio output.", kind)
 	case !isDefault(m.FunctionCall, noValue):
