@@ -15,8 +15,9 @@ type stream struct {
 	events       *translate.EventReader
 	forced       string
 	includeUsage bool
-	// blocks maps a content block's index to its tool call's index, -1
-	// for text, or -2 for the forced tool whose input is the content.
+	// blocks maps a content block's index to its tool call's index, or
+	// to textBlock, forcedBlock (the forced tool whose input is the
+	// content), thinkingBlock or otherBlock.
 	blocks     map[int]int
 	tools      translate.ToolIndex
 	thoughts   translate.Thoughts

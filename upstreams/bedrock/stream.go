@@ -21,8 +21,8 @@ type stream struct {
 	payload      []byte
 	forced       string
 	includeUsage bool
-	// blocks maps a content block's index to its tool call's index, or
-	// forcedBlock for the structured-output tool.
+	// blocks maps a content block's index to its tool call's index,
+	// forcedBlock for the structured-output tool, or reasoningBlock.
 	blocks   map[int]int
 	tools    translate.ToolIndex
 	thoughts translate.Thoughts
