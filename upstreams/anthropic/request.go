@@ -169,22 +169,20 @@ func (r *messagesRequest) addMessage(m *translate.Message, i int, thinking bool)
 		if blocks, err = translate.Parts(m, param, contentBlock); err != nil {
 			return err
 		}
-		var thoughts []translate.Thought
 		uses, err := translate.Calls("anthropic", m, param, func(c *translate.ToolCall, input json.RawMessage) block {
-			id, carried := translate.ThoughtsOf(c.ID)
-			thoughts = append(thoughts, carried...)
+			id := translate.ProviderID(c.ID)
 			return block{Type: "tool_use", ID: id, Name: c.Function.Name, Input: input}
 		})
 		if err != nil {
 			return err
 		}
 		if thinking {
-			blocks = append(thoughtBlocks(thoughts), blocks...)
+			blocks = append(thoughtBlocks(m.Thoughts()), blocks...)
 		}
 		blocks = append(blocks, uses...)
 	case "tool":
 		role = "user"
-		id, _ := translate.ThoughtsOf(m.ToolCallID)
+		id := translate.ProviderID(m.ToolCallID)
 		blocks = []block{{Type: "tool_result", ToolUseID: id, Content: m.Content.Text()}}
 	default:
 		return translate.Unsupported("anthropic", param+".role", "Messages of role %q cannot be sent to Anthropic.", m.Role)

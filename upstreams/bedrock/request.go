@@ -228,17 +228,15 @@ func (r *converseRequest) addMessage(m *translate.Message, i int, thinking bool)
 		if blocks, err = translate.Parts(m, param, contentBlock); err != nil {
 			return false, err
 		}
-		var thoughts []translate.Thought
 		uses, err := translate.Calls("bedrock", m, param, func(c *translate.ToolCall, input json.RawMessage) block {
-			id, carried := translate.ThoughtsOf(c.ID)
-			thoughts = append(thoughts, carried...)
+			id := translate.ProviderID(c.ID)
 			return block{ToolUse: &toolUse{ToolUseID: id, Name: c.Function.Name, Input: input}}
 		})
 		if err != nil {
 			return false, err
 		}
 		if thinking {
-			blocks = append(reasoningBlocks(thoughts), blocks...)
+			blocks = append(reasoningBlocks(m.Thoughts()), blocks...)
 		}
 		blocks = append(blocks, uses...)
 	case "tool":
@@ -250,7 +248,7 @@ func (r *converseRequest) addMessage(m *translate.Message, i int, thinking bool)
 			s := m.Content.Text()
 			result.Text = &s
 		}
-		id, _ := translate.ThoughtsOf(m.ToolCallID)
+		id := translate.ProviderID(m.ToolCallID)
 		blocks = []block{{ToolResult: &toolResult{ToolUseID: id, Content: []toolResultContent{result}}}}
 	default:
 		return false, translate.Unsupported("bedrock", param+".role", "Messages of role %q cannot be sent to Bedrock.", m.Role)

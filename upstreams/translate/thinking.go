@@ -115,6 +115,26 @@ func WithThoughts(id string, thoughts []Thought) string {
 	return id + thoughtMark + base64.RawURLEncoding.EncodeToString(b)
 }
 
+// ProviderID is the provider's id within a tool call id that may carry
+// thoughts.
+func ProviderID(id string) string {
+	if i := strings.Index(id, thoughtMark); i >= 0 {
+		return id[:i]
+	}
+	return id
+}
+
+// Thoughts are the thoughts an assistant message's tool calls carry (in
+// the first call that carries any); nil when none does.
+func (m *Message) Thoughts() []Thought {
+	for i := range m.ToolCalls {
+		if _, thoughts := ThoughtsOf(m.ToolCalls[i].ID); thoughts != nil {
+			return thoughts
+		}
+	}
+	return nil
+}
+
 // ThoughtsOf is the provider's id within a tool call id and the thoughts
 // it carries (nil when none, or when what it carries does not decode).
 func ThoughtsOf(id string) (string, []Thought) {
