@@ -1,7 +1,6 @@
 package anthropic_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -26,11 +25,7 @@ func startAnthropic(t *testing.T) *providertest.Suite {
 func sentThinking(t *testing.T, s *providertest.Suite) []string {
 	t.Helper()
 	var out []string
-	for _, r := range s.Primary.Requests() {
-		var req wireRequest
-		if err := json.Unmarshal(r.Body, &req); err != nil {
-			t.Fatal(err)
-		}
+	for _, req := range providertest.Sent[wireRequest](t, s.Primary) {
 		if req.Thinking == nil {
 			out = append(out, fmt.Sprintf("max_tokens %d, no thinking", req.MaxTokens))
 			continue

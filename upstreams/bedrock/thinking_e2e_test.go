@@ -1,7 +1,6 @@
 package bedrock_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -31,11 +30,7 @@ func TestBedrockReasoningEffort(t *testing.T) {
 	sent := func(t *testing.T) string {
 		t.Helper()
 		var out []string
-		for _, r := range s.Primary.Requests() {
-			var req wireRequest
-			if err := json.Unmarshal(r.Body, &req); err != nil {
-				t.Fatal(err)
-			}
+		for _, req := range providertest.Sent[wireRequest](t, s.Primary) {
 			line := fmt.Sprintf("maxTokens %d", *req.InferenceConfig.MaxTokens)
 			if req.thinks() {
 				line += fmt.Sprintf(", thinking %d", req.AdditionalModelRequestFields.Thinking.BudgetTokens)
