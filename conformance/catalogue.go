@@ -61,7 +61,7 @@ var sentences = []Sentence{
 	{"spec.batch.object", srcSpec + " Batch", "object is always `batch`; endpoint, input_file_id, completion_window as created.", []string{"batches.lifecycle", "batches.round-trip"}, ""},
 	{"spec.batch.status", srcSpec + " Batch", "status is one of validating, failed, in_progress, finalizing, completed, expired, cancelling, cancelled.", []string{"batches.lifecycle", "batches.cancel", "batches.input-file"}, ""},
 	{"spec.batch.output", srcSpec + " Batch", "output_file_id: the file holding outputs of successfully executed requests.", []string{"batches.lifecycle"}, ""},
-	{"spec.batch.error-file", srcSpec + " Batch", "error_file_id: the file holding outputs of requests that had errors.", nil, "needs a request that passes validation and then fails at run time; no such request exists portably (an invalid body fails the whole batch at validation)"},
+	{"spec.batch.error-file", srcSpec + " Batch", "error_file_id: the file holding outputs of requests that had errors.", []string{"invariant.induced-failure.batches.error-file", "invariant.aggregate.batches.request_counts"}, ""},
 	{"spec.batch.created", srcSpec + " Batch", "created_at: Unix timestamp in seconds.", []string{"batches.created-seconds"}, ""},
 	{"spec.batch.counts", srcSpec + " Batch", "request_counts: integers total, completed, failed; present in the create response.", []string{"batches.lifecycle"}, ""},
 	{"spec.batch.metadata", srcSpec + " Batch", "metadata: see the metadata rule.", []string{"batches.round-trip", "limits.metadata.*.batches.create"}, ""},

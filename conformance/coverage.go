@@ -207,7 +207,7 @@ func (c *coverage) report(results []Result) *Coverage {
 	out.Fields = c.fieldRows()
 	ran := map[string]bool{}
 	for _, r := range results {
-		if r.Status != Skip {
+		if r.Status != Skip && r.Status != Unsupported {
 			ran[r.ID] = true
 		}
 	}

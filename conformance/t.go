@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"mime/multipart"
 	"net/http"
 	"net/url"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -375,10 +377,19 @@ func (t *T) upload(name, purpose string, content []byte) string {
 
 // uploadRaw sends a multipart files.create request.
 func (t *T) uploadRaw(name, purpose string, content []byte) *exchange {
+	return t.uploadFields(name, purpose, content, nil)
+}
+
+// uploadFields sends a multipart files.create request with more form
+// fields.
+func (t *T) uploadFields(name, purpose string, content []byte, fields map[string]string) *exchange {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	if purpose != "" {
 		mw.WriteField("purpose", purpose)
+	}
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		mw.WriteField(k, fields[k])
 	}
 	fw, err := mw.CreateFormFile("file", name)
 	if err != nil {

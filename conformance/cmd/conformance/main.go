@@ -1,14 +1,14 @@
 // Command conformance runs the modelgate conformance suite against any
 // implementation of the model API, and checks or replays recorded traffic.
 //
-//	conformance run --base-url URL --api-key KEY [--second-api-key KEY] [--profile spec|openai] [--areas a,b] [--format text|json] [--junit FILE] [--html FILE] [--seed N] [--max-cases N] [--expect-stream-interval D]
+//	conformance run --base-url URL --api-key KEY [--second-api-key KEY] [--profile spec|openai] [--areas a,b] [--format text|json] [--junit FILE] [--html FILE] [--seed N] [--max-cases N] [--expect-stream-interval D] [--strict] [--unsupported a,b] [--deterministic]
 //	conformance list
 //	conformance check FILE.jsonl...           (also: check-records)
 //	conformance replay --base-url URL --api-key KEY [--areas a,b] FILE.jsonl...
 //
-// The exit status is 0 when everything passed, 1 when a check failed (or a
-// record has findings, or a replay differs), 2 when the run could not be
-// made.
+// The exit status is 0 when everything passed, 1 when a check failed (with
+// --strict, also when one warned; or a record has findings, or a replay or
+// diff differs), 2 when the run could not be made.
 package main
 
 import (
@@ -117,6 +117,12 @@ func runSuite(ctx context.Context, args []string, out io.Writer) error {
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the generated cases (the same seed, the same requests)")
 	fs.IntVar(&cfg.MaxCases, "max-cases", 40, "generated cases per generated check at most")
 	fs.BoolVar(&cfg.Heavy, "heavy", false, "include the limit probes that upload large inputs")
+	fs.BoolVar(&cfg.Strict, "strict", false, "warnings (allowed but discouraged, or model-dependent) fail the run too")
+	fs.BoolVar(&cfg.Deterministic, "deterministic", false, "the target answers the same request the same way (assumed with --model reference): model-dependent differences fail instead of warning")
+	fs.Func("unsupported", "comma-separated areas or check IDs (patterns) the target declares it does not serve: reported unsupported, not run", func(s string) error {
+		cfg.Unsupported = strings.Split(s, ",")
+		return nil
+	})
 	fs.StringVar(&cfg.SecondAPIKey, "second-api-key", os.Getenv("CONFORMANCE_SECOND_API_KEY"), "a valid key of another owner, for the isolation checks (default $CONFORMANCE_SECOND_API_KEY; without it they are skipped)")
 	fs.DurationVar(&cfg.ExpectStreamInterval, "expect-stream-interval", 0, "pacing the target declares between stream events (e.g. the reference engine's stream_interval); a stream delivered in one burst then fails")
 	format := fs.String("format", "text", "report format on stdout: text or json")
@@ -150,7 +156,7 @@ func runSuite(ctx context.Context, args []string, out io.Writer) error {
 			return fmt.Errorf("writing the %s report: %w", out.what, err)
 		}
 	}
-	if report.Count(conformance.Fail) > 0 {
+	if report.Failed() > 0 {
 		return errFailed
 	}
 	return nil
