@@ -197,7 +197,6 @@ const (
 	Skip Status = "skip"
 )
 
-
 // Evidence is one thing a check saw: the exchange and, for a failure, what
 // was expected and what was seen instead.
 type Evidence struct {

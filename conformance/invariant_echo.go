@@ -125,7 +125,7 @@ var echoFields = map[string][]echoField{
 	"files.create": {{field: "filename", value: "echo - naïve café.txt"}, {field: "purpose", value: "user_data"},
 		{field: "expires_after", value: map[string]any{"anchor": "created_at", "seconds": 7200}, holds: expiresAt("created_at", 1)}},
 	"vector_stores.files.create": {{field: "attributes", value: map[string]any{"author": "Jane", "year": 2024, "public": true}}, {field: "chunking_strategy", value: echoChunking}},
-	"batches.create": {{field: "endpoint", value: "/v1/chat/completions"}, {field: "completion_window", value: "24h"}, {field: "metadata", value: echoMetadata}},
+	"batches.create":             {{field: "endpoint", value: "/v1/chat/completions"}, {field: "completion_window", value: "24h"}, {field: "metadata", value: echoMetadata}},
 }
 
 const specEcho = "A field a client sets is repeated by the object the reply returns, as it was sent (public API: the response object of each operation names the request fields it carries)."

@@ -15,7 +15,7 @@ type crudResource struct {
 	name, area, path, object string
 	// deleted is the object of a deletion's reply.
 	deleted string
-	beta                     bool
+	beta    bool
 	// create makes one and returns the reply; the check deletes it.
 	create func(t *T) *exchange
 	// update is the body of an update (nil: no update operation).
@@ -31,7 +31,9 @@ var crudResources = []crudResource{
 	{name: "files", area: AreaFiles, path: "/v1/files", object: "file", deleted: "file", list: url.Values{"purpose": {"assistants"}, "limit": {"100"}, "order": {"desc"}},
 		create: func(t *T) *exchange { return t.uploadRaw("round trip - ü.txt", "assistants", []byte("round trip\n")) }},
 	{name: "threads", area: AreaThreads, path: "/v1/threads", object: "thread", deleted: "thread.deleted", beta: true, update: map[string]any{"metadata": map[string]any{"state": "updated"}},
-		create: func(t *T) *exchange { return t.createThread(map[string]any{"metadata": map[string]any{"state": "new"}}) }},
+		create: func(t *T) *exchange {
+			return t.createThread(map[string]any{"metadata": map[string]any{"state": "new"}})
+		}},
 	{name: "vector_stores", area: AreaVectorStores, path: "/v1/vector_stores", object: "vector_store", deleted: "vector_store.deleted", beta: true, list: url.Values{"limit": {"100"}, "order": {"desc"}},
 		update: map[string]any{"name": "renamed", "metadata": map[string]any{"state": "updated"}}, volatile: []string{"last_active_at", "expires_at"},
 		create: func(t *T) *exchange {
