@@ -5,6 +5,7 @@
 //	conformance list
 //	conformance check FILE.jsonl...           (also: check-records)
 //	conformance replay --base-url URL --api-key KEY [--areas a,b] FILE.jsonl...
+//	conformance diff --base-url A --against B --api-key KEY [--against-api-key KEY] [--model M] [--format text|json]
 //
 // The exit status is 0 when everything passed, 1 when a check failed (with
 // --strict, also when one warned; or a record has findings, or a replay or
@@ -45,7 +46,8 @@ const usage = `usage:
   conformance run --base-url URL --api-key KEY [flags]   run the suite
   conformance list                                        list the checks
   conformance check FILE...                               check recorded traffic against the schemas
-  conformance replay --base-url URL --api-key KEY FILE... send recorded requests again and compare`
+  conformance replay --base-url URL --api-key KEY FILE... send recorded requests again and compare
+  conformance diff --base-url A --against B [flags]       send the same requests to both and list what B changes`
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 {
@@ -60,6 +62,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return checkRecords(args[1:], out)
 	case "replay":
 		return replay(ctx, args[1:], out)
+	case "diff":
+		return diff(ctx, args[1:], out)
 	}
 	return fmt.Errorf("unknown command %q\n%s", args[0], usage)
 }
@@ -222,6 +226,43 @@ func replay(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("writing the replay report: %w", err)
 	}
 	if differ > 0 {
+		return errFailed
+	}
+	return nil
+}
+
+// diff runs the differential mode: the same requests to two targets.
+func diff(ctx context.Context, args []string, out io.Writer) error {
+	var base, against conformance.Config
+	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
+	targetFlags(fs, &base)
+	fs.StringVar(&against.BaseURL, "against", "", "root URL of the second target, whose differences from the first are reported")
+	fs.StringVar(&against.APIKey, "against-api-key", "", "a valid API key of the second target (default: --api-key)")
+	fs.StringVar(&base.Model, "model", "", "chat model to ask both for (default reference)")
+	fs.StringVar(&base.BetaHeader, "beta-header", "", "name of the header carrying assistants=v2 (default Vendor-Beta)")
+	format := fs.String("format", "text", "report format on stdout: text or json")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *format != "text" && *format != "json" {
+		return fmt.Errorf("format must be text or json, got %q", *format)
+	}
+	if against.APIKey == "" {
+		against.APIKey = base.APIKey
+	}
+	against.Model, against.BetaHeader, against.RequestTimeout = base.Model, base.BetaHeader, base.RequestTimeout
+	report, err := conformance.Diff(ctx, base, against)
+	if err != nil {
+		return err
+	}
+	write := report.WriteText
+	if *format == "json" {
+		write = report.WriteJSON
+	}
+	if err := write(out); err != nil {
+		return fmt.Errorf("writing the diff: %w", err)
+	}
+	if len(report.Differences) > 0 {
 		return errFailed
 	}
 	return nil
