@@ -197,7 +197,8 @@ func SentencesOf(checkID string) []string {
 
 // WriteCatalogue writes `conformance list`: every check with the
 // sentences it covers and its spec text, then every sentence with the
-// checks covering it, then the sentences no check can see, and why.
+// checks covering it, then the sentences no check can see, and why, then
+// the invariant families and the response fields of each operation.
 func WriteCatalogue(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("# checks: id, area, sentences covered, spec\n")
@@ -217,6 +218,8 @@ func WriteCatalogue(w io.Writer) error {
 	for _, s := range unseen {
 		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", s.ID, s.Source, s.Text, s.NotObservable)
 	}
+	writeFamilies(&b)
+	writeFieldCatalogue(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -103,6 +103,8 @@ type Config struct {
 
 	// cov collects what the run's exchanges covered.
 	cov *coverage
+	// mixed is the run's one mixed batch (invariant_batch.go).
+	mixed *sharedMixed
 }
 
 func (c *Config) setDefaults() {
@@ -260,7 +262,7 @@ type Check struct {
 // Checks returns every check of the suite, in report order.
 func Checks() []Check {
 	var all []Check
-	for _, group := range [][]Check{authChecks, errorChecks, limitChecks, chatChecks, streamChecks, fileChecks, threadChecks, batchChecks, vectorStoreChecks, roundTripChecks, orderChecks, timestampChecks, isolationChecks, pacingChecks, generatedChecks, responseChecks, embeddingChecks, conversationChecks, invariantChecks()} {
+	for _, group := range [][]Check{authChecks, errorChecks, limitChecks, chatChecks, streamChecks, fileChecks, threadChecks, batchChecks, vectorStoreChecks, roundTripChecks, orderChecks, timestampChecks, isolationChecks, pacingChecks, generatedChecks, responseChecks, embeddingChecks, conversationChecks, modelChecks, invariantChecks()} {
 		all = append(all, group...)
 	}
 	return all
@@ -286,7 +288,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := preflight(ctx, &cfg); err != nil {
 		return nil, err
 	}
-	cfg.cov = &coverage{}
+	cfg.cov, cfg.mixed = &coverage{}, &sharedMixed{}
 	start := time.Now()
 	results := make([]Result, len(selected))
 	sem := make(chan struct{}, cfg.Parallel)

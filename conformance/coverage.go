@@ -60,6 +60,8 @@ const (
 // segment.
 var operations = []struct{ method, path, op string }{
 	{http.MethodPost, "/v1/chat/completions", "chat.completions.create"},
+	{http.MethodGet, "/v1/models", "models.list"},
+	{http.MethodGet, "/v1/models/{}", "models.retrieve"},
 	{http.MethodPost, "/v1/files", "files.create"},
 	{http.MethodGet, "/v1/files", "files.list"},
 	{http.MethodGet, "/v1/files/{}", "files.retrieve"},

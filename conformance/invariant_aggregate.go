@@ -43,9 +43,9 @@ var aggregateChecks = []Check{
 		}},
 	{ID: "invariant.aggregate.batches.request_counts", Area: AreaBatches, Requires: []string{AreaFiles, AreaEmbeddings}, Spec: specReqCounts,
 		run: func(t *T) {
-			b, last, output, errs := t.mixedBatch()
-			want := requestCounts{Total: int64(len(mixedLines)), Completed: int64(len(output)), Failed: int64(len(errs))}
-			t.expect(b.RequestCounts != nil && *b.RequestCounts == want, last, "request_counts "+jsonText(want)+" (the input's lines, the output's, the error file's)", "%s", jsonText(b.RequestCounts))
+			m := t.mixedBatch()
+			want := requestCounts{Total: int64(len(mixedLines)), Completed: int64(len(m.output)), Failed: int64(len(m.errors))}
+			t.expect(m.b.RequestCounts != nil && *m.b.RequestCounts == want, m.last, "request_counts "+jsonText(want)+" (the input's lines, the output's, the error file's)", "%s", jsonText(m.b.RequestCounts))
 		}},
 	{ID: "invariant.aggregate.vector_stores.files.list.page", Area: AreaVectorStores, Requires: []string{AreaFiles}, Spec: specPageAgg,
 		run: func(t *T) {

@@ -114,8 +114,8 @@ func expiresAt(anchorField string, unit float64) func(any, map[string]any) (bool
 }
 
 var echoFields = map[string][]echoField{
-	"chat.completions.create": {{field: "model", value: "reference", holds: modelEcho}},
-	"responses.create": {{field: "model", value: "reference", holds: modelEcho}, {field: "instructions", value: "Answer in one short sentence."},
+	"chat.completions.create": {{field: "model", value: runModel, holds: modelEcho}},
+	"responses.create": {{field: "model", value: runModel, holds: modelEcho}, {field: "instructions", value: "Answer in one short sentence."},
 		{field: "metadata", value: echoMetadata}, {field: "temperature", value: 0.25}, {field: "top_p", value: 0.75},
 		{field: "max_output_tokens", value: 64}, {field: "tools", value: []any{echoTool}}},
 	"embeddings.create":    {{field: "model", value: embeddingModel, holds: modelEcho}},
@@ -128,6 +128,9 @@ var echoFields = map[string][]echoField{
 	"batches.create":             {{field: "endpoint", value: "/v1/chat/completions"}, {field: "completion_window", value: "24h"}, {field: "metadata", value: echoMetadata}},
 }
 
+// runModel stands for the run's model (Config.Model) in the table.
+const runModel = "<the run's model>"
+
 const specEcho = "A field a client sets is repeated by the object the reply returns, as it was sent (public API: the response object of each operation names the request fields it carries)."
 
 // echoChecks makes one check per operation and field of the table.
@@ -138,16 +141,20 @@ func echoChecks() []Check {
 			out = append(out, Check{ID: "invariant.echo." + o.op + "." + f.field, Area: o.area, Requires: o.requires,
 				Spec: fmt.Sprintf("%s Here: %s of %s.", specEcho, f.field, o.op),
 				run: func(t *T) {
+					value := f.value
+					if value == runModel {
+						value = t.cfg.Model
+					}
 					fields := map[string]any{}
 					if o.op == "files.create" {
 						fields["filename"], fields["purpose"] = "echo.txt", "user_data"
 					}
-					fields[f.field] = f.value
+					fields[f.field] = value
 					ex := o.create(t, fields)
 					reply := t.object(ex)
 					if f.holds != nil {
-						ok, seen := f.holds(f.value, reply)
-						t.expect(ok, ex, fmt.Sprintf("%s as sent (%s)", f.field, jsonText(f.value)), "%s", seen)
+						ok, seen := f.holds(value, reply)
+						t.expect(ok, ex, fmt.Sprintf("%s as sent (%s)", f.field, jsonText(value)), "%s", seen)
 						return
 					}
 					path := f.reply
@@ -155,7 +162,7 @@ func echoChecks() []Check {
 						path = f.field
 					}
 					got := dig(reply, path)
-					t.expect(echoes(generic(f.value), got), ex, fmt.Sprintf("%s as sent: %s", path, jsonText(f.value)), "%s", jsonText(got))
+					t.expect(echoes(generic(value), got), ex, fmt.Sprintf("%s as sent: %s", path, jsonText(value)), "%s", jsonText(got))
 				}})
 		}
 	}

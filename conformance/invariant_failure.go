@@ -18,7 +18,8 @@ const (
 var inducedFailureChecks = []Check{
 	{ID: "invariant.induced-failure.batches.error-file", Area: AreaBatches, Requires: []string{AreaFiles}, Spec: specErrorFile,
 		run: func(t *T) {
-			_, last, output, errs := t.mixedBatch()
+			m := t.mixedBatch()
+			last, output, errs := m.last, m.output, m.errors
 			_, inOutput := output["too-wide"]
 			t.expect(!inOutput, last, "the refused line absent from the output file", "it is there")
 			line, ok := errs["too-wide"]

@@ -30,14 +30,15 @@ type crudResource struct {
 var crudResources = []crudResource{
 	{name: "files", area: AreaFiles, path: "/v1/files", object: "file", deleted: "file", list: url.Values{"purpose": {"assistants"}, "limit": {"100"}, "order": {"desc"}},
 		create: func(t *T) *exchange { return t.uploadRaw("round trip - ü.txt", "assistants", []byte("round trip\n")) }},
-	{name: "threads", area: AreaThreads, path: "/v1/threads", object: "thread", deleted: "thread.deleted", beta: true, update: map[string]any{"metadata": map[string]any{"state": "updated"}},
+	{name: "threads", area: AreaThreads, path: "/v1/threads", object: "thread", deleted: "thread.deleted", beta: true,
+		update: map[string]any{"metadata": map[string]any{"state": "updated"}, "tool_resources": map[string]any{"code_interpreter": map[string]any{"file_ids": []any{}}, "file_search": map[string]any{"vector_store_ids": []any{}}}},
 		create: func(t *T) *exchange {
 			return t.createThread(map[string]any{"metadata": map[string]any{"state": "new"}})
 		}},
 	{name: "vector_stores", area: AreaVectorStores, path: "/v1/vector_stores", object: "vector_store", deleted: "vector_store.deleted", beta: true, list: url.Values{"limit": {"100"}, "order": {"desc"}},
 		update: map[string]any{"name": "renamed", "metadata": map[string]any{"state": "updated"}}, volatile: []string{"last_active_at", "expires_at"},
 		create: func(t *T) *exchange {
-			return t.do(request{op: "vector_stores.create", method: http.MethodPost, path: "/v1/vector_stores", json: map[string]any{"name": "round trip", "metadata": map[string]any{"state": "new"}}, beta: true})
+			return t.do(request{op: "vector_stores.create", method: http.MethodPost, path: "/v1/vector_stores", json: map[string]any{"name": "round trip", "metadata": map[string]any{"state": "new"}, "expires_after": map[string]any{"anchor": "last_active_at", "days": 7}}, beta: true})
 		}},
 	{name: "conversations", area: AreaConversations, path: conversationsPath, object: "conversation", deleted: "conversation.deleted", update: map[string]any{"metadata": map[string]any{"state": "updated"}},
 		create: func(t *T) *exchange {

@@ -158,3 +158,17 @@ func (t *T) get(op, path string, beta bool) *exchange {
 func (t *T) expectGone(ex *exchange, what string) {
 	t.expect(ex.status == http.StatusNotFound, ex, fmt.Sprintf("404 for %s", what), "%s", ex.seenStatus())
 }
+
+// invariantSentences are the catalogue's sentences of the families: what
+// the spec and the public API promise between replies.
+var invariantSentences = []Sentence{
+	{"api.invariant.echo", srcAPI + " (response objects)", "A response object repeats the request fields it names, as they were sent.", []string{"invariant.echo.*"}, ""},
+	{"api.invariant.round-trip", srcAPI + " 3, 5, 6", "Create, retrieve and list show one object; an update is what retrieve shows next; a deleted object answers 404 and is listed no more.", []string{"invariant.round-trip.*"}, ""},
+	{"api.invariant.aggregate", srcAPI + " 2.2, 4, 6", "Totals and counts are those of their parts: usage, file_counts, usage_bytes, request_counts, a page's first_id, last_id and has_more.", []string{"invariant.aggregate.*"}, ""},
+	{"api.invariant.stream", srcAPI + " 2.5", "A streamed reply is the reply in pieces: its deltas add up to the message, finish_reason, usage and logprobs of the same request not streamed.", []string{"invariant.stream-equals-non-stream.*"}, ""},
+	{"api.invariant.batch", srcAPI + " 4, embeddings", "Several inputs answer what each does alone; a batch line's output is the reply of the same request made directly.", []string{"invariant.batch-equals-single.*"}, ""},
+	{"api.invariant.parameter", srcAPI + " 2.1, 3", "tool_choice forces the named tool wherever it is listed; after and before page from the named item.", []string{"invariant.parameter-effect.*"}, ""},
+	{"api.invariant.failure", srcAPI + " 4, 6", "A batch line failing at run time is written to the error file with its error; what a deleted object contained answers 404.", []string{"invariant.induced-failure.*"}, ""},
+}
+
+func init() { sentences = append(sentences, invariantSentences...) }

@@ -135,18 +135,14 @@ func runSuite(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *format != "text" && *format != "json" {
-		return fmt.Errorf("format must be text or json, got %q", *format)
+	if err := checkFormat(*format); err != nil {
+		return err
 	}
 	report, err := conformance.Run(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	write := report.WriteText
-	if *format == "json" {
-		write = report.WriteJSON
-	}
-	if err := write(out); err != nil {
+	if err := writeFormat(out, *format, report.WriteText, report.WriteJSON); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	for _, out := range []struct {
@@ -244,8 +240,8 @@ func diff(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *format != "text" && *format != "json" {
-		return fmt.Errorf("format must be text or json, got %q", *format)
+	if err := checkFormat(*format); err != nil {
+		return err
 	}
 	if against.APIKey == "" {
 		against.APIKey = base.APIKey
@@ -255,15 +251,27 @@ func diff(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	write := report.WriteText
-	if *format == "json" {
-		write = report.WriteJSON
-	}
-	if err := write(out); err != nil {
+	if err := writeFormat(out, *format, report.WriteText, report.WriteJSON); err != nil {
 		return fmt.Errorf("writing the diff: %w", err)
 	}
 	if len(report.Differences) > 0 {
 		return errFailed
 	}
 	return nil
+}
+
+// checkFormat refuses a --format other than text or json.
+func checkFormat(format string) error {
+	if format != "text" && format != "json" {
+		return fmt.Errorf("format must be text or json, got %q", format)
+	}
+	return nil
+}
+
+// writeFormat writes a report in the format --format chose.
+func writeFormat(out io.Writer, format string, text, json func(io.Writer) error) error {
+	if format == "json" {
+		return json(out)
+	}
+	return text(out)
 }
