@@ -211,7 +211,7 @@ var promiseFaults = []fault{
 			}
 			return reply
 		}},
-	{name: "thread tool_resources dropped", areas: append(slices.Clone(threadArea), conformance.AreaFiles, conformance.AreaVectorStores), want: []string{"threads.round-trip"},
+	{name: "thread tool_resources dropped", areas: append(slices.Clone(threadArea), conformance.AreaFiles, conformance.AreaVectorStores), want: []string{"threads.round-trip", "invariant.round-trip.threads"},
 		mutate: onReplies(pathHas("", "/v1/threads", ""), func(d map[string]any) {
 			if d["object"] == "thread" {
 				d["tool_resources"] = map[string]any{}

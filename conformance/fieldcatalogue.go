@@ -91,9 +91,23 @@ func writeFamilies(b *strings.Builder) {
 	}
 }
 
-// WriteFieldCoverageJSON writes rows as fieldcoverage.json holds them.
+// WriteFieldCoverageJSON writes rows as fieldcoverage.json holds them:
+// a JSON array, one operation a line.
 func WriteFieldCoverageJSON(w io.Writer, rows []FieldCoverage) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rows)
+	var b strings.Builder
+	b.WriteString("[\n")
+	for i, r := range rows {
+		line, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		b.Write(line)
+		if i < len(rows)-1 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("]\n")
+	_, err := io.WriteString(w, b.String())
+	return err
 }

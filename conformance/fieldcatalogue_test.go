@@ -65,6 +65,13 @@ func TestFieldCatalogue(t *testing.T) {
 	if len(rows) < 20 {
 		t.Fatalf("fieldcoverage.json has %d operations", len(rows))
 	}
+	var again strings.Builder
+	if err := conformance.WriteFieldCoverageJSON(&again, rows); err != nil {
+		t.Fatal(err)
+	}
+	if file, err := os.ReadFile("fieldcoverage.json"); err != nil || string(file) != again.String() {
+		t.Errorf("fieldcoverage.json is not as -update-fields writes it (%v)", err)
+	}
 	var b strings.Builder
 	if err := conformance.WriteCatalogue(&b); err != nil {
 		t.Fatal(err)

@@ -43,7 +43,7 @@ var families = []Family{
 		Also: []string{"chat.stream.*", "responses.stream"}},
 	{Name: "batch-equals-single", Summary: "an embeddings request of several inputs equals the single-input requests; a batch line's output equals the same request made directly"},
 	{Name: "parameter-effect", Summary: "every documented parameter sent at least once with an observable effect",
-		Also:       []string{"chat.n", "chat.stop", "chat.finish-reason.length", "chat.max-completion-tokens", "chat.logprobs", "chat.tools.*", "chat.response-format.*", "embeddings.dimensions", "embeddings.base64", "*.list.order", "files.list.paging", "responses.max-output-tokens", "vector_stores.search"},
+		Also:       []string{"chat.n", "chat.stop", "chat.finish-reason.length", "chat.max-completion-tokens", "chat.logprobs", "chat.tools.*", "chat.response-format.*", "embeddings.dimensions", "embeddings.base64", "*.list.order", "*.default-limit", "files.list.paging", "files.round-trip", "responses.max-output-tokens", "vector_stores.search"},
 		NotCovered: []string{"temperature, top_p, presence_penalty, frequency_penalty, logit_bias: their effect is the model's; no reply shows it deterministically"}},
 	{Name: "induced-failure", Summary: "the failure paths a client can cause, and the shapes they promise: a batch line failing at run time (error file), a deleted parent",
 		Also:       []string{"batches.validation-errors", "batches.input-file", "vector_stores.files.file-deleted", "responses.retrieve-delete"},
