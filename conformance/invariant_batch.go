@@ -95,18 +95,15 @@ func (t *T) runMixedBatch() *mixedRun {
 	if b.Status != "completed" {
 		t.fatal(last.evidence("the batch completed (a line refused at run time fails that line, not the batch)", "status "+b.Status))
 	}
-	return &mixedRun{b: b, last: last, output: t.batchLines(b.OutputFileID), errors: t.batchLines(b.ErrorFileID)}
+	return &mixedRun{b: b, last: last, output: t.byCustomID(b.OutputFileID), errors: t.byCustomID(b.ErrorFileID)}
 }
 
-// batchLines reads a batch result file's lines by custom id (none when
-// the file is nil).
-func (t *T) batchLines(fileID *string) map[string]batchLine {
-	out := map[string]batchLine{}
-	if fileID == nil {
-		return out
-	}
-	ex := t.do(request{method: http.MethodGet, path: "/v1/files/" + *fileID + "/content"})
+// batchLines reads a batch result file's lines, each held to the batch
+// output line schema, and returns them with the exchange that read them.
+func (t *T) batchLines(fileID string) ([]batchLine, *exchange) {
+	ex := t.do(request{method: http.MethodGet, path: "/v1/files/" + fileID + "/content"})
 	t.requireStatus(ex, http.StatusOK)
+	var out []batchLine
 	sc := bufio.NewScanner(bytes.NewReader(ex.body))
 	sc.Buffer(nil, 16<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -114,14 +111,26 @@ func (t *T) batchLines(fileID *string) map[string]batchLine {
 			continue
 		}
 		line := batchLine{raw: bytes.Clone(sc.Bytes())}
-		if err := json.Unmarshal(line.raw, &line); err != nil {
-			t.fail(ex.evidence("JSON lines", fmt.Sprintf("line %d: %v", n, err)))
-			continue
-		}
 		if f := schemas.Validate("batch_output_line", line.raw); len(f) > 0 {
 			t.fail(ex.evidence("lines matching the batch output line schema", fmt.Sprintf("line %d: %s", n, findingsText(f))))
+			continue
 		}
-		out[line.CustomID] = line
+		json.Unmarshal(line.raw, &line)
+		out = append(out, line)
+	}
+	return out, ex
+}
+
+// byCustomID reads a batch result file (none when fileID is nil) into its
+// lines by custom id.
+func (t *T) byCustomID(fileID *string) map[string]batchLine {
+	out := map[string]batchLine{}
+	if fileID == nil {
+		return out
+	}
+	lines, _ := t.batchLines(*fileID)
+	for _, l := range lines {
+		out[l.CustomID] = l
 	}
 	return out
 }
