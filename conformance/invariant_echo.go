@@ -86,7 +86,7 @@ var echoOps = []echoOp{
 
 var (
 	echoMetadata = map[string]any{"suite": "conformance", "naïve": "café 文件"}
-	echoTool     = map[string]any{"type": "function", "name": "get_weather", "description": "Current weather of a city.", "parameters": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []any{"city"}}, "strict": true}
+	echoTool     = map[string]any{"type": "function", "name": "get_weather", "description": "Current weather of a city.", "parameters": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []any{"city"}}}
 	echoChunking = map[string]any{"type": "static", "static": map[string]any{"max_chunk_size_tokens": 400, "chunk_overlap_tokens": 100}}
 )
 

@@ -405,10 +405,39 @@ func newResponse(req *responseRequest) *responseObject {
 	for _, v := range []struct {
 		from json.RawMessage
 		to   *json.RawMessage
-	}{{req.Text, &r.Text}, {req.ToolChoice, &r.ToolChoice}, {req.Tools, &r.Tools}} {
+	}{{req.Text, &r.Text}, {req.ToolChoice, &r.ToolChoice}, {echoedTools(req.Tools), &r.Tools}} {
 		if len(v.from) > 0 && string(v.from) != "null" {
 			*v.to = v.from
 		}
 	}
 	return r
+}
+
+// echoedTools is tools as a response repeats them: a function tool's
+// parameters and strict are required members of the response's tool
+// (null where the request left them out).
+func echoedTools(tools json.RawMessage) json.RawMessage {
+	var list []map[string]any
+	if len(tools) == 0 || json.Unmarshal(tools, &list) != nil {
+		return tools // checked when the request is made into a chat
+	}
+	filled := false
+	for _, t := range list {
+		if t["type"] != "function" {
+			continue
+		}
+		for _, k := range []string{"parameters", "strict"} {
+			if _, ok := t[k]; !ok {
+				t[k], filled = nil, true
+			}
+		}
+	}
+	if !filled {
+		return tools
+	}
+	out, err := json.Marshal(list)
+	if err != nil {
+		return tools
+	}
+	return out
 }
