@@ -196,7 +196,10 @@ func (w *groupWriter) write(ctx, wctx context.Context, group []store.BatchOutcom
 	if start != nil {
 		if err := ctx.Err(); err != nil {
 			// The pass stopped: no more starts; the outcomes are stored.
-			defer func() { start.reply <- startReply{err: err} }()
+			// (The reply goes to the asker's channel, kept before start
+			// is cleared.)
+			reply := start.reply
+			defer func() { reply <- startReply{err: err} }()
 			start = nil
 		} else {
 			lines = start.lines

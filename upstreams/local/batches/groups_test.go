@@ -59,3 +59,27 @@ func TestGroupWriterBoundsTheOutcomesHeld(t *testing.T) {
 	w.close()
 	close(s.writing)
 }
+
+// TestGroupWriterAnswersAStartAfterTheStop: a start asked for once the
+// pass stopped (a cancel, a lost lease) is answered with the stop, and
+// the outcomes queued are still stored; the writer used to panic on it,
+// taking the gateway down with it.
+func TestGroupWriterAnswersAStartAfterTheStop(t *testing.T) {
+	f := newBatchFixture(t)
+	s := &heldStore{SQLite: f.store, writing: make(chan int, 4), proceed: make(chan struct{}, 4)}
+	for range 4 {
+		s.proceed <- struct{}{}
+	}
+	r := NewRunner(s, f.store, &fakeDispatcher{reply: echoReply}, zap.NewNop(), time.Second, 1, 1, 2)
+	ctx, stop := context.WithCancel(t.Context())
+	w := r.newGroupWriter(ctx, store.Lease{Batch: "b", Token: "t"}, func(err error) { t.Errorf("write failed: %v", err) })
+	w.put(store.BatchOutcome{Line: 1, Result: []byte(`{}`)})
+	stop()
+	if started, err := w.start([]int{2, 3}); err != context.Canceled || started != nil {
+		t.Fatalf("start after the stop: %v, %v; want context.Canceled", started, err)
+	}
+	w.close()
+	if n := <-s.writing; n != 1 {
+		t.Fatalf("%d outcomes stored, want the one queued", n)
+	}
+}
