@@ -258,7 +258,6 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if err := g.provisionBudgets(); err != nil {
 		return fmt.Errorf("modelgate: %w", err)
 	}
-	g.manage.readKeys()
 	return nil
 }
 
@@ -370,6 +369,7 @@ func (g *Gateway) provisionUpstreams(ctx caddy.Context, app *App) error {
 			g.stores = append(g.stores, s)
 		}
 	}
+	g.manage.startWith(app)
 	return nil
 }
 

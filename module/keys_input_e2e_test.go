@@ -150,7 +150,7 @@ func TestIssuedKeyOnTheDashboard(t *testing.T) {
 
 // TestIssuedKeysAcrossReload: with a refresh too slow to matter, a reload
 // of the config finds the issued keys at once (they are read as the config
-// provisions), keeps their limit state, and loses none of the spend the
+// starts, once its store is open), keeps their limit state, and loses none of the spend the
 // old config held (written as it stops).
 func TestIssuedKeysAcrossReload(t *testing.T) {
 	port := testgateway.FreePort(t)

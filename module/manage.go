@@ -114,14 +114,22 @@ func (g *Gateway) provisionManagement(app *App, load func(string) (upstreams.Ups
 	if m.refresh == 0 {
 		m.refresh = defaultRefresh
 	}
-	app.parts = append(app.parts, appPart{name: "the management API's refresh", start: m.start, stop: m.stopRefresh})
 	g.manage = m
 	return nil
 }
 
-// readKeys reads the issued keys once the gateway is provisioned, so
-// that they work as soon as the config is in force; a store that cannot
-// be read now is read at the refresh.
+// startWith has the app start the management API's refresh with the
+// config, after the upstreams' work (so the store it reads is open).
+func (m *management) startWith(app *App) {
+	if m != nil {
+		app.parts = append(app.parts, appPart{name: "the management API's refresh", start: m.start, stop: m.stopRefresh})
+	}
+}
+
+// readKeys reads the issued keys as the config starts (its stores open
+// in the app's Start, before the management API's part), so that they
+// work as soon as the config is in force; a store that cannot be read
+// now is read at the refresh.
 func (m *management) readKeys() {
 	if m == nil {
 		return
@@ -139,6 +147,7 @@ func (m *management) readKeys() {
 
 // start puts the issued keys' limits in force and starts the refresh.
 func (m *management) start() error {
+	m.readKeys()
 	m.mu.Lock()
 	m.started = true
 	for _, p := range m.gateway.keys.index.Load().issued {
