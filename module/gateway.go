@@ -221,6 +221,8 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if err := g.provisionPrices(); err != nil {
 		return fmt.Errorf("modelgate: %w", err)
 	}
+	g.preinitMetrics()
+	genAIMetrics.backlog.add(g)
 	return nil
 }
 
@@ -347,6 +349,7 @@ func (g *Gateway) Validate() error {
 // which cleans them up.
 func (g *Gateway) Cleanup() error {
 	var errs []error
+	genAIMetrics.backlog.remove(g)
 	if g.keys != nil {
 		for i := range g.keys.keys {
 			if p := &g.keys.keys[i]; p.limiter != nil {
