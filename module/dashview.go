@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"html/template"
+	"iter"
 	"slices"
 	"sort"
 	"strings"
@@ -20,6 +21,11 @@ import (
 type dashView struct {
 	Now        time.Time
 	Since      time.Time
+	Version    string
+	Uptime     string
+	Streams    int64
+	InFlight   int64
+	Models     []modelView
 	Keys       []keyView
 	Upstreams  []upstreamView
 	Recent     []recentView
@@ -34,6 +40,7 @@ type dashView struct {
 type keyView struct {
 	Name                           string
 	Requests, Refusals, Errors     int64
+	Batch                          int64
 	PromptTokens, CompletionTokens int64
 	// Spend is the priced work's cost in USD; Unpriced the replies with
 	// usage that had no price.
@@ -69,6 +76,8 @@ type recentView struct {
 type batchView struct {
 	Store, ID, Status, Endpoint, KeyName, Created string
 	Completed, Failed, Total                      int
+	// Rate is the lines done a minute, ETA the time left at that rate.
+	Rate, ETA string
 }
 
 type ingestionView struct {
@@ -77,14 +86,17 @@ type ingestionView struct {
 
 func (d *dashboard) view(ctx context.Context) dashView {
 	s := d.stats
-	v := dashView{Now: time.Now(), Since: d.started}
+	gatewayMetrics.once.Do(initMetrics)
+	v := dashView{Now: time.Now(), Since: s.since, Version: buildVersion(), Models: s.modelViews(),
+		Streams: gaugeValue(genAIMetrics.streamsOpen), InFlight: gaugeValue(genAIMetrics.inFlight)}
+	v.Uptime = v.Now.Sub(processStarted).Round(time.Second).String()
 	// Keys: every configured one, in configuration order, traffic or not.
 	for i := range d.gateway.keys.keys {
 		p := &d.gateway.keys.keys[i]
 		kv := keyView{Name: p.KeyName, Limited: p.limiter != nil}
 		if k, ok := s.keys.Load(p.KeyName); ok {
 			k := k.(*keyStats)
-			kv.Requests, kv.Refusals, kv.Errors = k.requests.Load(), k.refusals.Load(), k.errors.Load()
+			kv.Requests, kv.Refusals, kv.Errors, kv.Batch = k.requests.Load(), k.refusals.Load(), k.errors.Load(), k.batch.Load()
 			kv.PromptTokens, kv.CompletionTokens = k.promptTokens.Load(), k.completion.Load()
 			kv.Spend, kv.Unpriced = pricing.USD(k.spend.Load()), k.unpriced.Load()
 			if rs := k.rate.Load(); rs != nil {
@@ -136,8 +148,10 @@ func (d *dashboard) view(ctx context.Context) dashView {
 			continue
 		}
 		for _, b := range p.Batches {
-			v.Batches = append(v.Batches, batchView{Store: name, ID: b.ID, Status: b.Status, Endpoint: b.Endpoint, KeyName: b.KeyName,
-				Created: time.Unix(b.CreatedAt, 0).Format(time.DateTime), Completed: b.Completed, Failed: b.Failed, Total: b.Total})
+			bv := batchView{Store: name, ID: b.ID, Status: b.Status, Endpoint: b.Endpoint, KeyName: b.KeyName,
+				Created: time.Unix(b.CreatedAt, 0).Format(time.DateTime), Completed: b.Completed, Failed: b.Failed, Total: b.Total}
+			bv.Rate, bv.ETA = batchPace(b, v.Now)
+			v.Batches = append(v.Batches, bv)
 		}
 		for _, f := range p.Ingestions {
 			v.Ingestions = append(v.Ingestions, ingestionView{Store: name, VectorStoreID: f.VectorStoreID, FileID: f.FileID,
@@ -174,16 +188,7 @@ func sumByUpstream(cv *prometheus.CounterVec) map[string]int64 {
 	if cv == nil {
 		return out
 	}
-	ch := make(chan prometheus.Metric, 16)
-	go func() {
-		cv.Collect(ch)
-		close(ch)
-	}()
-	for m := range ch {
-		var pb dto.Metric
-		if m.Write(&pb) != nil {
-			continue
-		}
+	for pb := range collected(cv) {
 		for _, l := range pb.GetLabel() {
 			if l.GetName() == "upstream" {
 				out[l.GetValue()] += int64(pb.GetCounter().GetValue())
@@ -191,6 +196,34 @@ func sumByUpstream(cv *prometheus.CounterVec) map[string]int64 {
 		}
 	}
 	return out
+}
+
+// gaugeValue is the sum of a gauge's (or gauge vector's) values.
+func gaugeValue(c prometheus.Collector) int64 {
+	var sum float64
+	for pb := range collected(c) {
+		sum += pb.GetGauge().GetValue()
+	}
+	return int64(sum)
+}
+
+// collected yields the metrics a collector collects, written out.
+func collected(c prometheus.Collector) iter.Seq[*dto.Metric] {
+	return func(yield func(*dto.Metric) bool) {
+		ch := make(chan prometheus.Metric, 16)
+		go func() {
+			c.Collect(ch)
+			close(ch)
+		}()
+		stopped := false
+		for m := range ch {
+			var pb dto.Metric
+			if stopped || m.Write(&pb) != nil {
+				continue
+			}
+			stopped = !yield(&pb)
+		}
+	}
 }
 
 func ms(d time.Duration) string {

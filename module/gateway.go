@@ -350,6 +350,10 @@ func (g *Gateway) Validate() error {
 func (g *Gateway) Cleanup() error {
 	var errs []error
 	genAIMetrics.backlog.remove(g)
+	if g.dashboard != nil {
+		_, err := dashboards.Delete(g.dashboard.identity)
+		errs = append(errs, err)
+	}
 	if g.keys != nil {
 		for i := range g.keys.keys {
 			if p := &g.keys.keys[i]; p.limiter != nil {
