@@ -19,9 +19,11 @@ h1{font-size:1.4em;margin:0} h2{font-size:1.1em;margin:1.6em 0 .5em} .muted,figc
 table{border-collapse:collapse;width:100%} th,td{border-bottom:1px solid var(--line);padding:.3em .5em;text-align:left;vertical-align:top}
 th{background:var(--head);font-weight:600} td.n{text-align:right;font-variant-numeric:tabular-nums}
 .bad{color:var(--bad)} .warn{color:var(--warn)} code{font-size:.95em}
-.plots{display:grid;grid-template-columns:repeat(auto-fit,minmax(22em,1fr));gap:1em} figure{margin:0}
-svg.plot{width:100%;height:auto;border:1px solid var(--line)} .axis{stroke:var(--line)}
-.line{fill:none;stroke:var(--accent);stroke-width:2} .area{fill:var(--accent);opacity:.15}
+.plots{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(22em,100%),1fr));gap:1em} figure{margin:0}
+svg.plot{width:100%;height:auto;border:1px solid var(--line)} .axis{stroke:var(--muted)} .grid{stroke:var(--line);stroke-dasharray:3 3}
+svg.plot text{fill:var(--muted);font-size:11px;font-variant-numeric:tabular-nums}
+.line{fill:none;stroke:var(--accent);stroke-width:2} .line.batch{stroke:var(--warn);stroke-dasharray:5 3} .area{fill:var(--accent);opacity:.15}
+.key::before{content:"";display:inline-block;width:1.2em;height:0;border-top:2px solid var(--accent);margin:0 .3em .25em .6em} .key.batch::before{border-top:2px dashed var(--warn)}
 ul.findings{margin:0;padding-left:1.2em}
 .scroll{overflow-x:auto;max-width:100%} .scroll table{min-width:36em} dl.facts{display:flex;flex-wrap:wrap;gap:.3em 1.5em;margin:.6em 0} dl.facts dt{color:var(--muted)} dl.facts dd{margin:0 0 0 .3em;font-variant-numeric:tabular-nums}
 @media (max-width:40em){body{margin:.8em auto;padding:0 .5em} th,td{padding:.25em .35em}}
