@@ -12,8 +12,8 @@ import (
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
-// dashboardPage reads the dashboard's page.
-func dashboardPage(t *testing.T, url string) string {
+// getOK reads url's body, failing the test unless it answers 200.
+func getOK(t *testing.T, url string) string {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
@@ -65,7 +65,7 @@ func TestDashboardCountsSurviveReload(t *testing.T) {
 	series := `gen_ai_server_request_duration_seconds_count{error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="modelgate.reference",gen_ai_request_model="dash-reload",gen_ai_response_model="dash-reload",origin="live"}`
 	chat()
 	chat()
-	before := figures.FindAllString(dashboardPage(t, base+"/dashboard"), -1)
+	before := figures.FindAllString(getOK(t, base+"/dashboard"), -1)
 	metricsBefore := scrape(t, base+"/metrics")[series]
 	if len(before) != 3 {
 		t.Fatalf("dashboard before the reload: %q", before)
@@ -77,7 +77,7 @@ func TestDashboardCountsSurviveReload(t *testing.T) {
 	if err := caddy.Load(testgateway.Adapt(t, cfg), true); err != nil {
 		t.Fatal(err)
 	}
-	after := figures.FindAllString(dashboardPage(t, base+"/dashboard"), -1)
+	after := figures.FindAllString(getOK(t, base+"/dashboard"), -1)
 	if fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("dashboard after the reload:\n%q\nbefore:\n%q", after, before)
 	}
@@ -85,7 +85,7 @@ func TestDashboardCountsSurviveReload(t *testing.T) {
 		t.Errorf("%s after the reload: %v, before %v", series, got, metricsBefore)
 	}
 	chat()
-	if m := live.FindStringSubmatch(dashboardPage(t, base+"/dashboard")); m == nil || m[1] != "3" {
+	if m := live.FindStringSubmatch(getOK(t, base+"/dashboard")); m == nil || m[1] != "3" {
 		t.Errorf("dashboard's model line after the reload and a chat: %q, want 3 live requests", m)
 	}
 }

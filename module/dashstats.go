@@ -197,15 +197,8 @@ func (s *dashStats) observe(req *request, start time.Time, ex *exchange) {
 		case status >= 400:
 			k.errors.Add(1)
 		}
-		if u := req.countedUsage(ex); u != nil {
-			k.promptTokens.Add(u.prompt)
-			k.completion.Add(u.completion)
-		}
-		if c := &req.cost; c.priced && !c.dispatched {
-			k.spend.Add(c.pico)
-			if c.unpriced {
-				k.unpriced.Add(1)
-			}
+		if countWork(req, ex, &k.promptTokens, &k.completion, &k.spend) {
+			k.unpriced.Add(1)
 		}
 		// The names are canonical: read without Get's canonicalizing them
 		// again (eight names a request).
@@ -253,13 +246,22 @@ func (s *dashStats) observeModel(req *request, ex *exchange, status int, batch b
 	if status >= http.StatusBadRequest {
 		m.errors.Add(1)
 	}
+	countWork(req, ex, &m.inputTokens, &m.outputTokens, &m.spend)
+}
+
+// countWork adds an exchange's counted tokens and the cost of its priced
+// work (in picodollars) to the counters, and reports whether the work was
+// unpriced.
+func countWork(req *request, ex *exchange, prompt, completion, spend *atomic.Int64) (unpriced bool) {
 	if u := req.countedUsage(ex); u != nil {
-		m.inputTokens.Add(u.prompt)
-		m.outputTokens.Add(u.completion)
+		prompt.Add(u.prompt)
+		completion.Add(u.completion)
 	}
 	if c := &req.cost; c.priced && !c.dispatched {
-		m.spend.Add(c.pico)
+		spend.Add(c.pico)
+		return c.unpriced
 	}
+	return false
 }
 
 // replyFindingPrefix starts the findings the reply check adds (noteFindings).
