@@ -86,9 +86,8 @@ type ingestionView struct {
 
 func (d *dashboard) view(ctx context.Context) dashView {
 	s := d.stats
-	gatewayMetrics.once.Do(initMetrics)
 	v := dashView{Now: time.Now(), Since: s.since, Version: buildVersion(), Models: s.modelViews(),
-		Streams: gaugeValue(genAIMetrics.streamsOpen), InFlight: gaugeValue(genAIMetrics.inFlight)}
+		Streams: gaugeValue(streamsOpen), InFlight: gaugeValue(inFlight)}
 	v.Uptime = v.Now.Sub(processStarted).Round(time.Second).String()
 	// Keys: every configured one, in configuration order, traffic or not.
 	for i := range d.gateway.keys.keys {

@@ -104,7 +104,7 @@ func (e *exchange) WriteHeader(status int) {
 	e.status = status
 	e.stream = upstreams.IsEventStream(e.Header())
 	if e.stream {
-		genAIMetrics.streamsOpen.Inc()
+		streamsOpen.Inc()
 		e.splitter = &sse.Splitter{OnEvent: e.onEvent}
 		if e.checkStream && status < 300 {
 			e.checker = schemas.NewEventChecker(e.operation)

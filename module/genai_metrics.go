@@ -20,8 +20,6 @@ var genAIMetrics = struct {
 	tokenUsage   *prometheus.HistogramVec
 	duration     *prometheus.HistogramVec
 	firstToken   *prometheus.HistogramVec
-	inFlight     *prometheus.GaugeVec
-	streamsOpen  prometheus.Gauge
 	backlog      *backlogCollector
 	genAILabels  []string
 	collectorSet []prometheus.Collector
@@ -57,16 +55,21 @@ func initGenAIMetrics() {
 	m.firstToken = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gen_ai_server_time_to_first_token_seconds",
 		Help:    "Time from the request to the first byte of a successful reply (gen_ai.server.time_to_first_token).",
 		Buckets: []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30, 60, 120, 300, 600}}, m.genAILabels)
-	m.inFlight = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "caddy", Subsystem: "modelgate", Name: "requests_in_flight",
-		Help: "Requests being served now, by origin (live, batch)."}, []string{"origin"})
-	m.streamsOpen = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "caddy", Subsystem: "modelgate", Name: "streams_open",
-		Help: "Event streams being relayed now."})
 	m.backlog = newBacklogCollector()
 	for _, o := range []string{originLive, originBatch} {
-		m.inFlight.WithLabelValues(o)
+		inFlight.WithLabelValues(o)
 	}
-	m.collectorSet = []prometheus.Collector{m.tokenUsage, m.duration, m.firstToken, m.inFlight, m.streamsOpen, m.backlog}
+	m.collectorSet = []prometheus.Collector{m.tokenUsage, m.duration, m.firstToken, inFlight, streamsOpen, m.backlog}
 }
+
+// The in-flight gauges exist from the start, as the request path moves
+// them whether or not a config registered them.
+var (
+	inFlight = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "caddy", Subsystem: "modelgate", Name: "requests_in_flight",
+		Help: "Requests being served now, by origin (live, batch)."}, []string{"origin"})
+	streamsOpen = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "caddy", Subsystem: "modelgate", Name: "streams_open",
+		Help: "Event streams being relayed now."})
+)
 
 // modelLabels bounds the model labels: the models the configuration names
 // and up to maxSeenModels more that upstreams answered; any other model is
@@ -127,12 +130,12 @@ func (req *request) origin() string {
 // startInFlight counts a request as served now, until the returned
 // function is called with its exchange (which also ends its stream).
 func startInFlight(origin string) func(ex *exchange) {
-	g := genAIMetrics.inFlight.WithLabelValues(origin)
+	g := inFlight.WithLabelValues(origin)
 	g.Inc()
 	return func(ex *exchange) {
 		g.Dec()
 		if ex.stream {
-			genAIMetrics.streamsOpen.Dec()
+			streamsOpen.Dec()
 		}
 	}
 }
