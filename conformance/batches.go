@@ -1,8 +1,6 @@
 package conformance
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -244,36 +242,18 @@ func (t *T) expectSequence(ex *exchange, seen []string, order ...string) {
 }
 
 // expectOutputLines reads a batch output file and holds each line to the
-// output line schema, a 200 chat completion, and one line per custom id.
+// output line schema (batchLines), a 200 chat completion, and one line per
+// custom id.
 func (t *T) expectOutputLines(fileID string, customIDs []string) {
-	ex := t.do(request{method: http.MethodGet, path: "/v1/files/" + fileID + "/content"})
-	t.requireStatus(ex, http.StatusOK)
+	lines, ex := t.batchLines(fileID)
 	var got []string
-	sc := bufio.NewScanner(bytes.NewReader(ex.body))
-	sc.Buffer(nil, 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Bytes()
-		if len(bytes.TrimSpace(line)) == 0 {
+	for n, line := range lines {
+		got = append(got, line.CustomID)
+		if !t.expect(line.Response != nil && line.Response.StatusCode == http.StatusOK, ex, "a 200 response on every output line", "line %d: %s", n+1, excerpt(line.raw)) {
 			continue
 		}
-		if f := schemas.Validate("batch_output_line", line); len(f) > 0 {
-			t.fail(ex.evidence("output lines matching the batch output line schema", fmt.Sprintf("line %d: %s", n, findingsText(f))))
-			continue
-		}
-		var out struct {
-			CustomID string `json:"custom_id"`
-			Response *struct {
-				StatusCode int             `json:"status_code"`
-				Body       json.RawMessage `json:"body"`
-			} `json:"response"`
-		}
-		json.Unmarshal(line, &out)
-		got = append(got, out.CustomID)
-		if !t.expect(out.Response != nil && out.Response.StatusCode == http.StatusOK, ex, "a 200 response on every output line", "line %d: %s", n, excerpt(line)) {
-			continue
-		}
-		if _, f := schemas.ValidateResponse("chat.completions.create", out.Response.Body); len(f) > 0 {
-			t.fail(ex.evidence("output bodies matching the chat completion schema", fmt.Sprintf("line %d: %s", n, findingsText(f))))
+		if _, f := schemas.ValidateResponse("chat.completions.create", line.Response.Body); len(f) > 0 {
+			t.fail(ex.evidence("output bodies matching the chat completion schema", fmt.Sprintf("line %d: %s", n+1, findingsText(f))))
 		}
 	}
 	slices.Sort(got)

@@ -24,7 +24,10 @@ import (
 type fault struct {
 	name  string
 	areas []string
-	want  []string // exactly the checks that must fail
+	// only restricts the run to checks matching these patterns (default
+	// every check of the areas).
+	only []string
+	want []string // exactly the checks that must fail
 	// mayFail are checks the fault breaks only when the target holds
 	// other objects at that moment (which checks running side by side
 	// decide): they may fail too, no other check may.
@@ -132,14 +135,14 @@ var notImplementedAreas = []string{conformance.AreaBatches, conformance.AreaVect
 var faults = []fault{
 	{name: "conforming proxy", want: nil, paced: true},
 	{name: "stream held back", areas: []string{conformance.AreaChat}, paced: true, holdBack: true, want: []string{"chat.stream.paced"}},
-	{name: "list without has_more", areas: filesArea, want: []string{"files.list.paging", "files.list.order", "files.round-trip", "files.isolation", "generated.files.list.valid"},
+	{name: "list without has_more", areas: filesArea, want: []string{"files.list.paging", "files.list.order", "files.round-trip", "files.isolation", "generated.files.list.valid", "invariant.round-trip.files"},
 		mutate: func(_ *faultState, r *http.Request, _ []byte, status int, reply []byte) []byte {
 			if r.Method == http.MethodGet && r.URL.Path == "/v1/files" && status == http.StatusOK {
 				return rewriteJSON(reply, func(d map[string]any) { delete(d, "has_more") })
 			}
 			return reply
 		}},
-	{name: "wrong object on retrieve", areas: []string{conformance.AreaThreads, conformance.AreaFiles, conformance.AreaVectorStores}, want: []string{"threads.lifecycle", "threads.round-trip", "threads.isolation"},
+	{name: "wrong object on retrieve", areas: []string{conformance.AreaThreads, conformance.AreaFiles, conformance.AreaVectorStores}, want: []string{"threads.lifecycle", "threads.round-trip", "threads.isolation", "invariant.round-trip.threads"},
 		mutate: func(_ *faultState, r *http.Request, _ []byte, status int, reply []byte) []byte {
 			if _, ok := isThreadPath(r); ok && r.Method == http.MethodGet && status == http.StatusOK {
 				return rewriteJSON(reply, func(d map[string]any) { d["object"] = "thread.object" })
@@ -157,15 +160,15 @@ var faults = []fault{
 			}
 			return 0, "", false
 		}},
-	{name: "stream without [DONE]", areas: chatArea, want: []string{"chat.stream.basic", "chat.stream.n", "chat.stream.usage", "chat.stream.tools", "chat.finish-reason.length", "chat.created-seconds"},
+	{name: "stream without [DONE]", areas: chatArea, want: []string{"chat.stream.basic", "chat.stream.n", "chat.stream.usage", "chat.stream.tools", "chat.finish-reason.length", "chat.created-seconds", "invariant.stream-equals-non-stream.chat.completions.create.length", "invariant.stream-equals-non-stream.chat.completions.create.text", "invariant.stream-equals-non-stream.chat.completions.create.tool-calls"},
 		mutate: func(_ *faultState, r *http.Request, _ []byte, _ int, reply []byte) []byte {
 			return bytes.ReplaceAll(reply, []byte("data: [DONE]\n\n"), nil)
 		}},
-	{name: "tool-call delta without index", areas: chatArea, want: []string{"chat.stream.tools"},
+	{name: "tool-call delta without index", areas: chatArea, want: []string{"chat.stream.tools", "invariant.stream-equals-non-stream.chat.completions.create.tool-calls"},
 		mutate: func(_ *faultState, r *http.Request, _ []byte, _ int, reply []byte) []byte {
 			return regexp.MustCompile(`(\{)"index":\d+,("id"|"function")`).ReplaceAll(reply, []byte("$1$2"))
 		}},
-	{name: "deleted thread still retrievable", areas: threadArea, want: []string{"threads.lifecycle"},
+	{name: "deleted thread still retrievable", areas: threadArea, want: []string{"threads.lifecycle", "invariant.round-trip.threads"},
 		intercept: func(f *faultState, r *http.Request, _ []byte) (int, string, bool) {
 			id, ok := isThreadPath(r)
 			f.mu.Lock()
@@ -205,7 +208,7 @@ var faults = []fault{
 		want: func() []string {
 			var ids []string
 			for _, ch := range conformance.Checks() {
-				if ch.ID == "limits.batches.input-requests" || !slices.Contains(notImplementedAreas, ch.Area) {
+				if ch.ID == "limits.batches.input-requests" || slices.ContainsFunc(append([]string{ch.Area}, ch.Requires...), func(a string) bool { return !slices.Contains(notImplementedAreas, a) }) {
 					continue // heavy (skipped without Config.Heavy) or not run
 				}
 				for _, a := range append([]string{ch.Area}, ch.Requires...) {
@@ -229,13 +232,13 @@ var faults = []fault{
 // requires exactly the checks the fault breaks to fail, with evidence.
 func TestSuiteCatchesBrokenTargets(t *testing.T) {
 	base := testgateway.Quickstart(t, secondOwner+pacedEngine)
-	for _, f := range slices.Concat(faults, promiseFaults, contractFaults) {
+	for _, f := range slices.Concat(faults, promiseFaults, contractFaults, invariantFaults) {
 		t.Run(f.name, func(t *testing.T) {
 			areas := f.areas
 			if areas == nil {
 				areas = implementedAreas
 			}
-			cfg := conformance.Config{BaseURL: brokenTarget(t, base, f), APIKey: devKey, SecondAPIKey: secondKey, Areas: areas, MaxCases: cmp.Or(f.cases, 2)}
+			cfg := conformance.Config{BaseURL: brokenTarget(t, base, f), APIKey: devKey, SecondAPIKey: secondKey, Areas: areas, Only: f.only, MaxCases: cmp.Or(f.cases, 2)}
 			if f.paced {
 				cfg.ExpectStreamInterval = streamInterval
 			}

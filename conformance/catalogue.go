@@ -61,7 +61,7 @@ var sentences = []Sentence{
 	{"spec.batch.object", srcSpec + " Batch", "object is always `batch`; endpoint, input_file_id, completion_window as created.", []string{"batches.lifecycle", "batches.round-trip"}, ""},
 	{"spec.batch.status", srcSpec + " Batch", "status is one of validating, failed, in_progress, finalizing, completed, expired, cancelling, cancelled.", []string{"batches.lifecycle", "batches.cancel", "batches.input-file"}, ""},
 	{"spec.batch.output", srcSpec + " Batch", "output_file_id: the file holding outputs of successfully executed requests.", []string{"batches.lifecycle"}, ""},
-	{"spec.batch.error-file", srcSpec + " Batch", "error_file_id: the file holding outputs of requests that had errors.", nil, "needs a request that passes validation and then fails at run time; no such request exists portably (an invalid body fails the whole batch at validation)"},
+	{"spec.batch.error-file", srcSpec + " Batch", "error_file_id: the file holding outputs of requests that had errors.", []string{"invariant.induced-failure.batches.error-file", "invariant.aggregate.batches.request_counts"}, ""},
 	{"spec.batch.created", srcSpec + " Batch", "created_at: Unix timestamp in seconds.", []string{"batches.created-seconds"}, ""},
 	{"spec.batch.counts", srcSpec + " Batch", "request_counts: integers total, completed, failed; present in the create response.", []string{"batches.lifecycle"}, ""},
 	{"spec.batch.metadata", srcSpec + " Batch", "metadata: see the metadata rule.", []string{"batches.round-trip", "limits.metadata.*.batches.create"}, ""},
@@ -197,7 +197,8 @@ func SentencesOf(checkID string) []string {
 
 // WriteCatalogue writes `conformance list`: every check with the
 // sentences it covers and its spec text, then every sentence with the
-// checks covering it, then the sentences no check can see, and why.
+// checks covering it, then the sentences no check can see, and why, then
+// the invariant families and the response fields of each operation.
 func WriteCatalogue(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("# checks: id, area, sentences covered, spec\n")
@@ -217,6 +218,8 @@ func WriteCatalogue(w io.Writer) error {
 	for _, s := range unseen {
 		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", s.ID, s.Source, s.Text, s.NotObservable)
 	}
+	writeFamilies(&b)
+	writeFieldCatalogue(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -87,11 +87,24 @@ type Config struct {
 	// Heavy includes the limit probes that upload large inputs (a 50,001
 	// line batch file, a 200 MB file); without it they are skipped.
 	Heavy bool
+	// Strict makes a warning fail the run (Report.Failed).
+	Strict bool
+	// Deterministic declares that the target answers the same request
+	// the same way (a seed it honours); with the reference model it is
+	// assumed. A difference a deterministic target must not show then
+	// fails, where on another target it only warns.
+	Deterministic bool
+	// Unsupported are the areas or check IDs (patterns) the target
+	// declares it does not serve: their checks are reported unsupported
+	// and not run.
+	Unsupported []string
 	// HTTPClient is used for every request. Default: a new http.Client.
 	HTTPClient *http.Client
 
 	// cov collects what the run's exchanges covered.
 	cov *coverage
+	// mixed is the run's one mixed batch (invariant_batch.go).
+	mixed *sharedMixed
 }
 
 func (c *Config) setDefaults() {
@@ -216,6 +229,8 @@ type Report struct {
 	Started   time.Time `json:"started"`
 	ElapsedMS int64     `json:"elapsed_ms"`
 	Results   []Result  `json:"results"`
+	// Strict: warnings fail the run too.
+	Strict bool `json:"strict,omitempty"`
 	// Coverage is what the run exercised.
 	Coverage *Coverage `json:"coverage,omitempty"`
 }
@@ -247,7 +262,7 @@ type Check struct {
 // Checks returns every check of the suite, in report order.
 func Checks() []Check {
 	var all []Check
-	for _, group := range [][]Check{authChecks, errorChecks, limitChecks, chatChecks, streamChecks, fileChecks, threadChecks, batchChecks, vectorStoreChecks, roundTripChecks, orderChecks, timestampChecks, isolationChecks, pacingChecks, generatedChecks, responseChecks, embeddingChecks, conversationChecks} {
+	for _, group := range [][]Check{authChecks, errorChecks, limitChecks, chatChecks, streamChecks, fileChecks, threadChecks, batchChecks, vectorStoreChecks, roundTripChecks, orderChecks, timestampChecks, isolationChecks, pacingChecks, generatedChecks, responseChecks, embeddingChecks, conversationChecks, modelChecks, invariantChecks()} {
 		all = append(all, group...)
 	}
 	return all
@@ -273,7 +288,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := preflight(ctx, &cfg); err != nil {
 		return nil, err
 	}
-	cfg.cov = &coverage{}
+	cfg.cov, cfg.mixed = &coverage{}, &sharedMixed{}
 	start := time.Now()
 	results := make([]Result, len(selected))
 	sem := make(chan struct{}, cfg.Parallel)
@@ -284,9 +299,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			if why := cfg.unsupportedReason(ch); why != "" {
+				results[i] = Result{ID: ch.ID, Area: ch.Area, Spec: ch.Spec, Status: Unsupported, Reason: why}
+				return
+			}
 			results[i] = runCheck(ctx, &cfg, ch)
 		}()
 	}
 	wg.Wait()
-	return &Report{Target: cfg.BaseURL, Profile: cfg.Profile, Started: start.UTC(), ElapsedMS: time.Since(start).Milliseconds(), Results: results, Coverage: cfg.cov.report(results)}, nil
+	return &Report{Target: cfg.BaseURL, Profile: cfg.Profile, Started: start.UTC(), ElapsedMS: time.Since(start).Milliseconds(), Results: results, Strict: cfg.Strict, Coverage: cfg.cov.report(results)}, nil
 }

@@ -28,16 +28,19 @@ func streamsOnly(change func([]byte) []byte) func(*faultState, *http.Request, []
 // streamed): a fault in every such reply fails them all.
 var chatCompletionChecks = []string{"chat.completion", "chat.created-seconds", "chat.finish-reason.length", "chat.logprobs", "chat.max-completion-tokens",
 	"chat.message-kinds", "chat.n", "chat.response-format.json-object", "chat.response-format.json-schema", "chat.stop", "chat.tools.choice-none",
-	"chat.tools.choice-required", "chat.tools.forced", "chat.tools.parallel", "chat.tools.two-step", "generated.chat.completions.create.valid"}
+	"chat.tools.choice-required", "chat.tools.forced", "chat.tools.parallel", "chat.tools.two-step", "generated.chat.completions.create.valid",
+	"invariant.aggregate.chat.completions.create.usage", "invariant.echo.chat.completions.create.model", "invariant.parameter-effect.chat.completions.create.tool_choice", "invariant.stream-equals-non-stream.chat.completions.create.length", "invariant.stream-equals-non-stream.chat.completions.create.text", "invariant.stream-equals-non-stream.chat.completions.create.tool-calls"}
 
 var contractFaults = []fault{
 	// The public API's chunks: with include_usage, "usage": null on every
 	// chunk but the last.
-	{name: "contract: chunk usage omitted instead of null", areas: chatArea, want: []string{"chat.stream.usage"},
+	{name: "contract: chunk usage omitted instead of null", areas: chatArea, want: []string{"chat.stream.usage", "invariant.stream-equals-non-stream.chat.completions.create.length", "invariant.stream-equals-non-stream.chat.completions.create.text", "invariant.stream-equals-non-stream.chat.completions.create.tool-calls"},
 		mutate: streamsOnly(func(reply []byte) []byte { return bytes.ReplaceAll(reply, []byte(`,"usage":null`), nil) })},
 	// ResponseUsage requires input_tokens_details.cache_write_tokens.
 	{name: "contract: Responses usage without cache_write_tokens", areas: responsesArea,
-		want: []string{"responses.create", "responses.input-items", "responses.isolation", "responses.max-output-tokens", "responses.previous-response-id", "responses.retrieve-delete", "responses.tool-round-trip"},
+		want: []string{"responses.create", "responses.input-items", "responses.isolation", "responses.max-output-tokens", "responses.previous-response-id", "responses.retrieve-delete", "responses.tool-round-trip",
+			"invariant.aggregate.responses.create.usage", "invariant.echo.responses.create.instructions", "invariant.echo.responses.create.max_output_tokens", "invariant.echo.responses.create.metadata", "invariant.echo.responses.create.model",
+			"invariant.echo.responses.create.temperature", "invariant.echo.responses.create.tools", "invariant.echo.responses.create.top_p", "invariant.induced-failure.responses.deleted-parent", "invariant.parameter-effect.responses.create.tool_choice"},
 		mutate: onReplies(pathHas("", "/v1/responses", ""), func(d map[string]any) {
 			if u, ok := d["usage"].(map[string]any); ok {
 				if det, ok := u["input_tokens_details"].(map[string]any); ok {
@@ -56,7 +59,7 @@ var contractFaults = []fault{
 		})},
 	// Every chunk repeats the first one's created.
 	{name: "contract: chunk created changes midway", areas: chatArea,
-		want: []string{"chat.created-seconds", "chat.finish-reason.length", "chat.stream.basic", "chat.stream.n", "chat.stream.tools", "chat.stream.usage"},
+		want: []string{"chat.created-seconds", "chat.finish-reason.length", "chat.stream.basic", "chat.stream.n", "chat.stream.tools", "chat.stream.usage", "invariant.stream-equals-non-stream.chat.completions.create.length", "invariant.stream-equals-non-stream.chat.completions.create.text", "invariant.stream-equals-non-stream.chat.completions.create.tool-calls"},
 		mutate: streamsOnly(func(reply []byte) []byte {
 			n := 0
 			return regexp.MustCompile(`"created":\d+`).ReplaceAllFunc(reply, func(m []byte) []byte {
@@ -67,7 +70,7 @@ var contractFaults = []fault{
 			})
 		})},
 	// A tool call's name comes in its first delta only.
-	{name: "contract: tool-call name repeated in later deltas", areas: chatArea, want: []string{"chat.stream.tools"},
+	{name: "contract: tool-call name repeated in later deltas", areas: chatArea, want: []string{"chat.stream.tools", "invariant.stream-equals-non-stream.chat.completions.create.tool-calls"},
 		mutate: streamsOnly(func(reply []byte) []byte {
 			return regexp.MustCompile(`\{"index":(\d+),"function":\{"arguments"`).ReplaceAll(reply, []byte(`{"index":$1,"function":{"name":"again","arguments"`))
 		})},

@@ -27,14 +27,15 @@ var conversationFaults = []fault{
 	{name: "created_at in milliseconds", areas: conversationAreas, want: []string{
 		"generated.conversations.create.valid", "generated.conversations.update.valid", "generated.conversations.update.invalid",
 		"generated.conversations.items.list.valid", "generated.conversations.items.list.invalid",
-		"conversations.lifecycle", "conversations.items", "conversations.responses", "conversations.isolation"},
+		"conversations.lifecycle", "conversations.items", "conversations.responses", "conversations.isolation",
+		"invariant.echo.conversations.create.metadata", "invariant.round-trip.conversations", "invariant.aggregate.conversations.items.list.page", "invariant.induced-failure.conversations.deleted-parent"},
 		mutate: func(_ *faultState, r *http.Request, _ []byte, _ int, reply []byte) []byte {
 			if r.Method == http.MethodPost && r.URL.Path == "/v1/conversations" {
 				return createdAtSeconds.ReplaceAll(reply, []byte(`"created_at":${1}000`))
 			}
 			return reply
 		}},
-	{name: "items never has_more", areas: conversationAreas, want: []string{"conversations.items"},
+	{name: "items never has_more", areas: conversationAreas, want: []string{"conversations.items", "invariant.aggregate.conversations.items.list.page"},
 		mutate: func(_ *faultState, r *http.Request, _ []byte, _ int, reply []byte) []byte {
 			if strings.HasSuffix(r.URL.Path, "/items") {
 				return bytes.ReplaceAll(reply, []byte(`"has_more":true`), []byte(`"has_more":false`))
@@ -60,9 +61,10 @@ var conversationFaults = []fault{
 
 // TestConversationsArea runs the conversations checks (with the responses
 // area they need) against the quick start (they pass) and through each
-// fault (exactly the checks it breaks fail).
+// fault (exactly the checks it breaks fail): 32 checks, 14 of them the
+// invariant families' of the two areas.
 func TestConversationsArea(t *testing.T) {
-	expectFaults(t, testgateway.Quickstart(t, secondOwner), conversationFaults, 18)
+	expectFaults(t, testgateway.Quickstart(t, secondOwner), conversationFaults, 32)
 }
 
 // expectFaults runs each fault's areas through it against base: the run

@@ -94,7 +94,7 @@ var paramNullAreas = []string{conformance.AreaErrors, conformance.AreaLimits, co
 
 var promiseFaults = []fault{
 	{name: "top_p range not enforced", areas: chatArea, cases: 40, want: []string{"generated.chat.completions.create.invalid"}, rewrite: clampTopP},
-	{name: "unicode metadata refused", areas: []string{conformance.AreaThreads, conformance.AreaFiles, conformance.AreaVectorStores}, cases: 40, want: []string{"generated.threads.create.valid", "generated.threads.create.invalid", "threads.round-trip"},
+	{name: "unicode metadata refused", areas: []string{conformance.AreaThreads, conformance.AreaFiles, conformance.AreaVectorStores}, cases: 40, want: []string{"generated.threads.create.valid", "generated.threads.create.invalid", "threads.round-trip", "invariant.echo.threads.create.metadata"},
 		intercept: func(_ *faultState, r *http.Request, body []byte) (int, string, bool) {
 			if r.Method == http.MethodPost && r.URL.Path == "/v1/threads" && bytes.ContainsFunc(body, func(c rune) bool { return c > 127 }) {
 				return http.StatusBadRequest, `{"error":{"message":"metadata must be ASCII","type":"invalid_request_error","param":"metadata","code":null}}`, true
@@ -109,7 +109,7 @@ var promiseFaults = []fault{
 			}
 			return 0, "", false
 		}},
-	{name: "filename spaces rewritten", areas: filesArea, want: []string{"files.round-trip"},
+	{name: "filename spaces rewritten", areas: filesArea, want: []string{"files.round-trip", "invariant.echo.files.create.filename"},
 		mutate: onReplies(pathHas("", "/v1/files", ""), eachObject(func(d map[string]any) {
 			if name, ok := d["filename"].(string); ok {
 				d["filename"] = strings.ReplaceAll(name, " ", "_")
@@ -179,14 +179,14 @@ var promiseFaults = []fault{
 			}
 			return bytes.ReplaceAll(reply, []byte(`"finish_reason":"length"`), []byte(`"finish_reason":"stop"`))
 		}},
-	{name: "tool-call delta without type", areas: chatArea, want: []string{"chat.stream.tools"},
+	{name: "tool-call delta without type", areas: chatArea, want: []string{"chat.stream.tools", "invariant.stream-equals-non-stream.chat.completions.create.tool-calls"},
 		mutate: func(_ *faultState, r *http.Request, _ []byte, _ int, reply []byte) []byte {
 			if !bytes.HasPrefix(reply, []byte("data: ")) {
 				return reply
 			}
 			return bytes.ReplaceAll(reply, []byte(`"type":"function",`), nil)
 		}},
-	{name: "vector store still retrievable after delete", areas: vectorAreas, want: []string{"vector_stores.lifecycle"},
+	{name: "vector store still retrievable after delete", areas: vectorAreas, want: []string{"vector_stores.lifecycle", "invariant.round-trip.vector_stores"},
 		intercept: func(f *faultState, r *http.Request, _ []byte) (int, string, bool) {
 			id, _ := strings.CutPrefix(r.URL.Path, "/v1/vector_stores/")
 			f.mu.Lock()
@@ -211,7 +211,7 @@ var promiseFaults = []fault{
 			}
 			return reply
 		}},
-	{name: "thread tool_resources dropped", areas: append(slices.Clone(threadArea), conformance.AreaFiles, conformance.AreaVectorStores), want: []string{"threads.round-trip"},
+	{name: "thread tool_resources dropped", areas: append(slices.Clone(threadArea), conformance.AreaFiles, conformance.AreaVectorStores), want: []string{"threads.round-trip", "invariant.round-trip.threads"},
 		mutate: onReplies(pathHas("", "/v1/threads", ""), func(d map[string]any) {
 			if d["object"] == "thread" {
 				d["tool_resources"] = map[string]any{}

@@ -27,6 +27,8 @@ var htmlReport = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pass":      func() Status { return Pass },
 	"fail":      func() Status { return Fail },
 	"skip":      func() Status { return Skip },
+	"warn":      func() Status { return Warn },
+	"unsup":     func() Status { return Unsupported },
 	"seconds":   func(ms int64) string { return fmt.Sprintf("%.1f", float64(ms)/1000) },
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -43,12 +45,13 @@ h1{font-size:1.5em;margin:0 0 .3em}h2{font-size:1.2em;margin:1.6em 0 .5em;border
 .cards{display:flex;gap:1em;flex-wrap:wrap;margin:1em 0}
 .card{border:1px solid var(--line);border-radius:8px;padding:.6em 1.2em;min-width:7em}
 .card b{display:block;font-size:1.8em}
-.pass{color:var(--pass)}.fail{color:var(--fail)}.skip{color:var(--skip)}
+.pass{color:var(--pass)}.fail{color:var(--fail)}.skip,.warn{color:var(--skip)}
 table{border-collapse:collapse;width:100%;margin:.4em 0}
 th,td{border:1px solid var(--line);padding:.3em .5em;text-align:left;vertical-align:top}
 th{background:var(--code)}
 pre{background:var(--code);margin:0;padding:.4em;white-space:pre-wrap;word-break:break-all;font-size:.85em;max-height:16em;overflow:auto}
 .failure{border-left:4px solid var(--fail);padding:.2em .8em;margin:1em 0}
+section[id^="warn-"]{border-left-color:var(--skip)}
 .failure h3{margin:.2em 0;font-size:1.05em}
 td.none{color:var(--muted)}
 </style></head><body>
@@ -57,14 +60,16 @@ td.none{color:var(--muted)}
 <div class="cards" id="summary">
 <div class="card"><b class="pass" id="passed">{{count . pass}}</b>passed</div>
 <div class="card"><b class="fail" id="failed">{{count . fail}}</b>failed</div>
+<div class="card"><b class="skip" id="warned">{{count . warn}}</b>warned{{if .Strict}} (strict: they fail){{end}}</div>
 <div class="card"><b class="skip" id="skipped">{{count . skip}}</b>skipped</div>
+<div class="card"><b class="muted" id="unsupported">{{count . unsup}}</b>unsupported</div>
 <div class="card"><b>{{len .Results}}</b>checks</div>
 </div>
 
-<h2>Failures</h2>
-{{range .Results}}{{if eq .Status "fail"}}
-<section class="failure" id="fail-{{.ID}}">
-<h3 class="fail">{{.ID}} <span class="muted">({{.Area}})</span></h3>
+<h2>Failures and warnings</h2>
+{{range .Results}}{{if or (eq .Status "fail") (eq .Status "warn")}}
+<section class="failure" id="{{.Status}}-{{.ID}}">
+<h3 class="{{.Status}}">{{if eq .Status "warn"}}WARNING {{end}}{{.ID}} <span class="muted">({{.Area}})</span></h3>
 <p><b>Spec:</b> {{.Spec}}<br><span class="muted">sentences: {{sentences .ID}}</span></p>
 {{range .Evidence}}<table>
 {{if .Request}}<tr><th>request</th><td><pre>{{.Request}}</pre></td></tr>{{end}}
@@ -76,9 +81,9 @@ td.none{color:var(--muted)}
 </section>{{end}}{{end}}
 {{if eq (count . fail) 0}}<p class="pass">No check failed.</p>{{end}}
 
-<h2>Skipped</h2>
-<table><tr><th>check</th><th>reason</th></tr>
-{{range .Results}}{{if eq .Status "skip"}}<tr><td>{{.ID}}</td><td>{{.Reason}}</td></tr>{{end}}{{end}}
+<h2>Skipped and unsupported</h2>
+<table><tr><th>check</th><th>verdict</th><th>reason</th></tr>
+{{range .Results}}{{if or (eq .Status "skip") (eq .Status "unsupported")}}<tr><td>{{.ID}}</td><td>{{.Status}}</td><td>{{.Reason}}</td></tr>{{end}}{{end}}
 </table>
 
 <h2>All checks</h2>

@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"context"
+	"flag"
 	"slices"
 	"strings"
 	"testing"
@@ -31,10 +32,17 @@ const secondOwner = "\t\tkey " + secondKey + " {\n\t\t\tname second\n\t\t\towner
 // implementedAreas are the areas modelgate's main branch serves.
 var implementedAreas = []string{conformance.AreaAuth, conformance.AreaErrors, conformance.AreaLimits, conformance.AreaChat, conformance.AreaFiles, conformance.AreaThreads, conformance.AreaBatches, conformance.AreaVectorStores, conformance.AreaResponses, conformance.AreaEmbeddings, conformance.AreaConversations}
 
+// updateFields rewrites fieldcoverage.json from the run.
+var updateFields = flag.Bool("update-fields", false, "rewrite fieldcoverage.json (the catalogue's response fields) from TestSuitePassesAgainstModelgate")
+
 func TestSuitePassesAgainstModelgate(t *testing.T) {
 	base := testgateway.Quickstart(t, secondOwner+pacedEngine)
+	var runs [][]conformance.FieldCoverage
 	for _, profile := range []string{conformance.ProfileSpec, conformance.ProfileOpenAI} {
-		t.Run(profile, func(t *testing.T) { suitePasses(t, base, profile) })
+		t.Run(profile, func(t *testing.T) { runs = append(runs, suitePasses(t, base, profile)) })
+	}
+	if len(runs) == 2 {
+		expectMeasuredFields(t, unionFields(runs[0], runs[1]))
 	}
 }
 
@@ -44,7 +52,7 @@ var maxCases = map[string]int{conformance.ProfileSpec: 40, conformance.ProfileOp
 
 // suitePasses runs every implemented area with the profile: its beta
 // header name, and the search-response dialect modelgate picks from it.
-func suitePasses(t *testing.T, base, profile string) {
+func suitePasses(t *testing.T, base, profile string) []conformance.FieldCoverage {
 	report, err := conformance.Run(context.Background(), conformance.Config{BaseURL: base, APIKey: devKey, SecondAPIKey: secondKey, ExpectStreamInterval: streamInterval, Areas: implementedAreas, Profile: profile, MaxCases: maxCases[profile]})
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +72,7 @@ func suitePasses(t *testing.T, base, profile string) {
 	for _, f := range report.Coverage.Fields {
 		t.Logf("fields of %s %s (%s): %d/%d in %d replies", f.Method, f.Path, f.Operation, f.Covered, f.Total, f.Replies)
 	}
+	return report.Coverage.Fields
 }
 
 // expectCoverage holds a whole run's coverage: every operation answered,

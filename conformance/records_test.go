@@ -127,7 +127,7 @@ func TestRecordedTrafficRoundTrip(t *testing.T) {
 }
 
 func faultNamed(t *testing.T, name string) fault {
-	for _, f := range append(slices.Clone(faults), promiseFaults...) {
+	for _, f := range slices.Concat(faults, promiseFaults, contractFaults, invariantFaults) {
 		if f.name == name {
 			return f
 		}

@@ -13,9 +13,7 @@ import (
 // with its failures first (with their evidence), then skips, then passes.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "conformance of %s (profile %s): %d passed, %d failed, %d skipped in %.1fs\n",
-		r.Target, r.Profile, r.Count(Pass), r.Count(Fail), r.Count(Skip), float64(r.ElapsedMS)/1000)
-	rank := map[Status]int{Fail: 0, Skip: 1, Pass: 2}
+	fmt.Fprintf(&b, "conformance of %s (profile %s): %s in %.1fs\n", r.Target, r.Profile, r.summary(), float64(r.ElapsedMS)/1000)
 	for _, area := range AllAreas {
 		var results []Result
 		for _, res := range r.Results {
@@ -26,18 +24,16 @@ func (r *Report) WriteText(w io.Writer) error {
 		if len(results) == 0 {
 			continue
 		}
-		slices.SortStableFunc(results, func(a, b Result) int { return rank[a.Status] - rank[b.Status] })
+		slices.SortStableFunc(results, func(a, b Result) int { return verdictRank[a.Status] - verdictRank[b.Status] })
 		fmt.Fprintf(&b, "\n== %s\n", area)
 		for _, res := range results {
-			fmt.Fprintf(&b, "  %-4s  %s\n", strings.ToUpper(string(res.Status)), res.ID)
+			fmt.Fprintf(&b, "  %-5s %s\n", verdictLabel(res.Status), res.ID)
 			switch res.Status {
-			case Skip:
+			case Skip, Unsupported:
 				fmt.Fprintf(&b, "        reason: %s\n", res.Reason)
-			case Fail:
+			case Fail, Warn:
 				fmt.Fprintf(&b, "        spec: %s\n", res.Spec)
-				for _, ev := range res.Evidence {
-					writeEvidence(&b, ev)
-				}
+				b.WriteString(evidenceText(res.Evidence))
 			}
 		}
 	}
@@ -83,6 +79,15 @@ func statusList(ss []int) string {
 		parts[i] = fmt.Sprint(s)
 	}
 	return strings.Join(parts, " ")
+}
+
+// evidenceText writes a result's evidence as the text report does.
+func evidenceText(evs []Evidence) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		writeEvidence(&b, ev)
+	}
+	return b.String()
 }
 
 func writeEvidence(b *strings.Builder, ev Evidence) {
@@ -143,14 +148,20 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			c := junitCase{Name: res.ID, Classname: "conformance." + area}
 			switch res.Status {
 			case Fail:
-				var b strings.Builder
-				for _, ev := range res.Evidence {
-					writeEvidence(&b, ev)
-				}
-				c.Failure = &junitMessage{Message: res.Spec, Text: b.String()}
+				c.Failure = &junitMessage{Message: res.Spec, Text: evidenceText(res.Evidence)}
 				s.Failures++
+			case Warn:
+				if r.Strict {
+					c.Failure = &junitMessage{Message: "warning (strict): " + res.Spec, Text: evidenceText(res.Evidence)}
+					s.Failures++
+				} else {
+					c.SystemOut = "WARNING: " + res.Spec + "\n" + evidenceText(res.Evidence)
+				}
 			case Skip:
 				c.Skipped = &junitMessage{Message: res.Reason}
+				s.Skipped++
+			case Unsupported:
+				c.Skipped = &junitMessage{Message: "unsupported: " + res.Reason}
 				s.Skipped++
 			}
 			s.Cases = append(s.Cases, c)

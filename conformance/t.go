@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"mime/multipart"
 	"net/http"
 	"net/url"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -375,16 +377,28 @@ func (t *T) upload(name, purpose string, content []byte) string {
 
 // uploadRaw sends a multipart files.create request.
 func (t *T) uploadRaw(name, purpose string, content []byte) *exchange {
+	return t.uploadFields(name, purpose, content, nil)
+}
+
+// uploadFields sends a multipart files.create request with more form
+// fields.
+func (t *T) uploadFields(name, purpose string, content []byte, fields map[string]string) *exchange {
+	body, contentType := multipartBody(name, purpose, content, fields)
+	return t.do(request{op: "files.create", method: http.MethodPost, path: "/v1/files", raw: body, contentType: contentType})
+}
+
+// multipartBody is a files.create body: purpose, the fields, the file.
+func multipartBody(name, purpose string, content []byte, fields map[string]string) ([]byte, string) {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	if purpose != "" {
 		mw.WriteField("purpose", purpose)
 	}
-	fw, err := mw.CreateFormFile("file", name)
-	if err != nil {
-		t.fatal(Evidence{Expected: "a multipart body", Seen: err.Error()})
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		mw.WriteField(k, fields[k])
 	}
+	fw, _ := mw.CreateFormFile("file", name) // writes to a buffer: no error
 	fw.Write(content)
 	mw.Close()
-	return t.do(request{op: "files.create", method: http.MethodPost, path: "/v1/files", raw: buf.Bytes(), contentType: mw.FormDataContentType()})
+	return buf.Bytes(), mw.FormDataContentType()
 }

@@ -155,30 +155,22 @@ func (g *Gateway) keyOf(req *request) (*principal, *upstreams.Error) {
 // asked, the store's failure mode admits the request unchecked or
 // answers 503.
 func (g *Gateway) admitRate(ex *exchange, req *request) *upstreams.Error {
-	call, p, doc := req.call, req.key, req.call.Doc
+	call, p := req.call, req.key
 	limits := p.limits
 	var estimate int64
 	if limits.TokensPerMinute > 0 {
-		estimate, req.prompt = estimateTokens(call.Operation, call.Model, doc, limits.TokensPerMinute)
+		estimate, req.prompt = estimateTokens(call.Operation, call.Model, call.Doc, limits.TokensPerMinute)
 		req.promptCounted = true
 	}
 	ticket, refusal, err := p.limiter.Admit(call.Request.Context(), estimate)
 	if err != nil {
-		failsOpen := g.RateLimitStore.FailsOpen()
-		g.storeFailed("admit", err, zap.String("key_name", p.KeyName), zap.Bool("admitted_unchecked", failsOpen))
-		if !failsOpen {
-			ex.Header().Set("Retry-After", "1")
-			return &upstreams.Error{
-				Status:  http.StatusServiceUnavailable,
-				Type:    upstreams.TypeServer,
-				Code:    "rate_limit_store_unavailable",
-				Message: "Rate limits cannot be checked right now. Please try again shortly.",
-			}
+		if apiErr := g.storeUnavailable(ex, "admit", err, p.KeyName, "rate_limit_store_unavailable", "Rate limits"); apiErr != nil {
+			return apiErr
 		}
 		ticket = ratelimit.Unlimited()
 	}
 	if refusal != nil {
-		return rateRefused(ex, call.Operation, refusal)
+		return g.rateRefused(ex, req, refusal)
 	}
 	ticket.SetHeaders(ex.Header())
 	req.ticket = ticket
@@ -186,13 +178,24 @@ func (g *Gateway) admitRate(ex *exchange, req *request) *upstreams.Error {
 		req.http = req.http.WithContext(context.WithValue(req.http.Context(), parentRequest{}, req))
 		call.Request = req.http
 	}
-	if limits.TokensPerMinute > 0 && call.Operation == upstreams.OpChatCompletionsCreate && doc["stream"] == true && !clientWantsUsage(doc) {
-		if body, err := withUsageOption(call.Body, doc); err == nil {
-			call.Body, call.Doc = body, withUsageAsked(doc)
-			req.hideUsage = true
-		}
+	if limits.TokensPerMinute > 0 {
+		askStreamUsage(req)
 	}
 	return nil
+}
+
+// askStreamUsage has a chat stream whose usage must be settled (tokens,
+// cost) ask its upstream for the usage chunk, hidden again from a client
+// that did not ask for it.
+func askStreamUsage(req *request) {
+	call, doc := req.call, req.call.Doc
+	if req.hideUsage || call.Operation != upstreams.OpChatCompletionsCreate || doc["stream"] != true || clientWantsUsage(doc) {
+		return
+	}
+	if body, err := withUsageOption(call.Body, doc); err == nil {
+		call.Body, call.Doc = body, withUsageAsked(doc)
+		req.hideUsage = true
+	}
 }
 
 // earlyRateCheckBytes is the body size from which a request is checked
@@ -222,14 +225,15 @@ func (g *Gateway) checkRateEarly(ex *exchange, req *request) *upstreams.Error {
 	if err != nil || refusal == nil {
 		return nil
 	}
-	return rateRefused(ex, req.op.ID, refusal)
+	return g.rateRefused(ex, req, refusal)
 }
 
 // rateRefused is the 429 of a refusal by a key's limits, its headers set
-// on ex.
-func rateRefused(ex *exchange, op string, refusal *ratelimit.Refusal) *upstreams.Error {
+// on ex; it emits key_refused.
+func (g *Gateway) rateRefused(ex *exchange, req *request, refusal *ratelimit.Refusal) *upstreams.Error {
 	refusal.SetHeaders(ex.Header())
-	gatewayMetrics.refusals.WithLabelValues(op, refusal.Kind).Inc()
+	gatewayMetrics.refusals.WithLabelValues(req.op.ID, refusal.Kind).Inc()
+	g.emitKeyRefused(req, refusal.Kind, http.StatusTooManyRequests)
 	return &upstreams.Error{
 		Status:  http.StatusTooManyRequests,
 		Type:    refusal.Kind,
@@ -295,6 +299,25 @@ func (g *Gateway) settle(ctx context.Context, t *ratelimit.Ticket, u *usage) (fi
 		g.storeFailed("release", err)
 	}
 	return finding
+}
+
+// storeUnavailable reports that the store could not be asked at step for
+// a key's request and applies the store's failure mode: nil when the
+// request is admitted unchecked (open), else the 503 to answer (closed),
+// code naming what could not be checked.
+func (g *Gateway) storeUnavailable(ex *exchange, step string, err error, keyName, code, what string) *upstreams.Error {
+	failsOpen := g.RateLimitStore.FailsOpen()
+	g.storeFailed(step, err, zap.String("key_name", keyName), zap.Bool("admitted_unchecked", failsOpen))
+	if failsOpen {
+		return nil
+	}
+	ex.Header().Set("Retry-After", "1")
+	return &upstreams.Error{
+		Status:  http.StatusServiceUnavailable,
+		Type:    upstreams.TypeServer,
+		Code:    code,
+		Message: what + " cannot be checked right now. Please try again shortly.",
+	}
 }
 
 // storeWarnings keeps an unreachable store from flooding the log: a

@@ -2,6 +2,7 @@ package modelgate
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/caddyserver/caddy/v2"
 
@@ -24,6 +25,9 @@ func init() {
 type App struct {
 	parts   []appPart
 	started int
+	// gateways are the config's modelgate handlers; ctx is the config's.
+	gateways []*Gateway
+	ctx      caddy.Context
 }
 
 // appPart is one thing the app starts and stops.
@@ -40,6 +44,15 @@ func (App) CaddyModule() caddy.ModuleInfo {
 		New: func() caddy.Module { return new(App) },
 	}
 }
+
+// Provision keeps the config's context, for Start.
+func (a *App) Provision(ctx caddy.Context) error {
+	a.ctx = ctx
+	return nil
+}
+
+// owns reports whether g is a gateway of this config.
+func (a *App) owns(g *Gateway) bool { return slices.Contains(a.gateways, g) }
 
 // appOf is the modelgate app of the config being provisioned.
 func appOf(ctx caddy.Context) (*App, error) {
@@ -60,9 +73,11 @@ func (a *App) onStart(name string, f func()) {
 	a.parts = append(a.parts, appPart{name: name, start: func() error { f(); return nil }})
 }
 
-// Start starts every part in order; when one fails, those started are
-// stopped again.
+// Start warns of gateways their routes never reach (reach.go), then
+// starts every part in order; when one fails, those started are stopped
+// again.
 func (a *App) Start() error {
+	a.warnUnreachable()
 	for _, p := range a.parts {
 		if err := p.start(); err != nil {
 			_ = a.Stop()
@@ -84,4 +99,7 @@ func (a *App) Stop() error {
 }
 
 // Interface guards
-var _ caddy.App = (*App)(nil)
+var (
+	_ caddy.App         = (*App)(nil)
+	_ caddy.Provisioner = (*App)(nil)
+)

@@ -2,7 +2,6 @@ package modelgate
 
 import (
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -10,9 +9,12 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/modelgate/modelgate/module/budget"
 	"github.com/modelgate/modelgate/module/ratelimit"
 	"github.com/modelgate/modelgate/upstreams"
 )
@@ -56,6 +58,12 @@ type KeyConfig struct {
 	//
 	// Caddyfile: `operations <pattern...>` inside the key block.
 	Operations []string `json:"operations,omitempty"`
+
+	// Budgets hold the key to USD per calendar day, week or month (at
+	// most one per period), besides its owner's budgets. Default: none.
+	//
+	// Caddyfile: `budget <usd> day|week|month` inside the key block.
+	Budgets []budget.Limit `json:"budgets,omitempty"`
 }
 
 // keysFile is the format of the file named by Gateway.KeysFile: only hashed
@@ -73,10 +81,20 @@ type principal struct {
 	// limiter admits the key's requests against state kept across
 	// reloads (and instances, with Redis); nil when the key has no limits.
 	limiter ratelimit.Limiter
+	// id is the key's ID where the management API issued it, "" for a
+	// configured key; expires (Unix seconds, 0: never) and revoked are set
+	// by the management API only.
+	id      string
+	expires int64
+	revoked bool
+	// config is the key's configuration, secret and digest left out, as
+	// the management API shows it.
+	config KeyConfig
+	// budgetLimits are the key's own budgets; budget holds the key to
+	// them and its owner's, nil when neither has any.
+	budgetLimits []budget.Limit
+	budget       *budget.Account
 }
-
-// limiterID names a key's admission state: its digest, never the key.
-func (p *principal) limiterID() string { return hex.EncodeToString(p.digest[:]) }
 
 // allows reports whether the key may call the operation.
 func (p *principal) allows(op string) bool {
@@ -91,9 +109,11 @@ func (p *principal) allows(op string) bool {
 	return false
 }
 
-// keyring holds the configured keys by digest.
+// keyring holds the configured keys, and the index requests find every
+// key in (configured ones and those the management API issued).
 type keyring struct {
-	keys []principal
+	keys  []principal
+	index atomic.Pointer[keyIndex]
 }
 
 // newKeyring builds the keyring from inline keys and the keys file.
@@ -139,6 +159,7 @@ func newKeyring(inline []KeyConfig, file string, repl *caddy.Replacer) (*keyring
 		named[p.Principal] = true
 		ring.keys = append(ring.keys, p)
 	}
+	ring.index.Store(newKeyIndex(ring.keys))
 	return ring, nil
 }
 
@@ -175,36 +196,40 @@ func newPrincipal(k KeyConfig) (principal, error) {
 	}
 	p.operations = k.Operations
 	p.limits = k.Limits
+	p.config = k
+	p.config.Key, p.config.SHA256 = "", ""
+	if err := budget.Check(k.Budgets); err != nil {
+		return p, err
+	}
+	p.budgetLimits = k.Budgets
 	if k.Limits.RequestsPerMinute < 0 || k.Limits.TokensPerMinute < 0 || k.Limits.MaxConcurrent < 0 {
 		return p, fmt.Errorf("limits must not be negative")
 	}
 	return p, nil
 }
 
-// authenticate finds the key presented in the Authorization header. Every
-// configured digest is compared in constant time, so the time taken does
-// not depend on which key (if any) matched.
+// authenticate finds the key presented in the Authorization header: one
+// map lookup by the key's SHA-256 digest (whose timing tells nothing of a
+// key, only of a digest nobody can choose).
 func (kr *keyring) authenticate(r *http.Request) (*principal, *upstreams.Error) {
 	token, ok := bearerToken(upstreams.HeaderValue(r.Header, "Authorization"))
 	if !ok {
 		return nil, errMissingKey
 	}
-	digest := sha256.Sum256([]byte(token))
-	var found *principal
-	for i := range kr.keys {
-		if subtle.ConstantTimeCompare(kr.keys[i].digest[:], digest[:]) == 1 {
-			found = &kr.keys[i]
-		}
-	}
-	if found == nil {
-		return nil, &upstreams.Error{
-			Status:  http.StatusUnauthorized,
-			Type:    upstreams.TypeInvalidRequest,
-			Code:    "invalid_api_key",
-			Message: "Incorrect API key provided: " + maskKey(token) + ". Check the key configured for this gateway.",
-		}
+	found := kr.index.Load().byDigest[sha256.Sum256([]byte(token))]
+	switch {
+	case found == nil:
+		return nil, errInvalidKey("Incorrect API key provided: " + maskKey(token) + ". Check the key configured for this gateway.")
+	case found.revoked:
+		return nil, errInvalidKey("The API key " + maskKey(token) + " has been revoked.")
+	case found.expires != 0 && time.Now().Unix() >= found.expires:
+		return nil, errInvalidKey("The API key " + maskKey(token) + " expired at " + time.Unix(found.expires, 0).UTC().Format(time.RFC3339) + ".")
 	}
 	return found, nil
+}
+
+func errInvalidKey(message string) *upstreams.Error {
+	return &upstreams.Error{Status: http.StatusUnauthorized, Type: upstreams.TypeInvalidRequest, Code: "invalid_api_key", Message: message}
 }
 
 var errMissingKey = &upstreams.Error{
@@ -231,14 +256,12 @@ func maskKey(key string) string {
 	return key[:3] + strings.Repeat("*", len(key)-7) + key[len(key)-4:]
 }
 
-// lookup is the configured key dispatched work acts for, found by the
-// name and owner it was submitted with; nil when that key is no longer
-// configured.
+// lookup is the key dispatched work acts for, found by the name and owner
+// it was submitted with; nil when that key is no longer configured (or
+// was revoked, or expired).
 func (kr *keyring) lookup(who upstreams.Principal) *principal {
-	for i := range kr.keys {
-		if kr.keys[i].KeyName == who.KeyName && kr.keys[i].Owner == who.Owner {
-			return &kr.keys[i]
-		}
+	if p := kr.index.Load().byName[who]; p != nil && !p.revoked && (p.expires == 0 || time.Now().Unix() < p.expires) {
+		return p
 	}
 	return nil
 }

@@ -39,6 +39,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        rpm <requests-per-minute>
 //	        tpm <tokens-per-minute>
 //	        max_concurrent <n>
+//	        budget <usd> day|week|month
 //	    }
 //	    key_sha256 <hex> { ... same block ... }
 //	    keys_file <path>
@@ -68,7 +69,20 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        max_body <size>
 //	        queue <n>
 //	    }
+//	    management <path> {
+//	        admin_key <key>
+//	        store <upstream>
+//	        refresh <duration>
+//	    }
 //	    cost_header
+//	    owner <name> {
+//	        budget <usd> day|week|month
+//	    }
+//	    budgets {
+//	        time_zone <IANA zone>
+//	        unpriced refuse|allow
+//	        default_max_output <tokens>
+//	    }
 //	    price <provider> <model> [<alias or pattern>...] {
 //	        input <usd per 1M tokens>
 //	        cached_input <usd>
@@ -76,6 +90,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        output <usd>
 //	        reasoning <usd>
 //	        batch_discount <percent>
+//	        max_output <tokens>
 //	    }
 //	    route <operation-pattern...> [model <model-pattern...>] to <upstream...> [fallback <upstream...>] {
 //	        weights <n...>
@@ -89,6 +104,7 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
+	var routesAt []*caddyfile.Dispenser
 	for d.NextBlock(0) {
 		switch d.Val() {
 		case "key", "key_sha256":
@@ -119,9 +135,11 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 		case "route":
-			if err := g.unmarshalRoute(d); err != nil {
+			at, err := g.unmarshalRoute(d)
+			if err != nil {
 				return err
 			}
+			routesAt = append(routesAt, at)
 		case "response_check":
 			if !d.AllArgs(&g.ResponseCheck) {
 				return d.ArgErr()
@@ -131,6 +149,14 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			g.CostHeader = true
+		case "owner":
+			if err := g.unmarshalOwner(d); err != nil {
+				return err
+			}
+		case "budgets":
+			if err := g.unmarshalBudgetSettings(d); err != nil {
+				return err
+			}
 		case "price":
 			row, err := parsePrice(d)
 			if err != nil {
@@ -167,6 +193,12 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			g.Dashboard = c
+		case "management":
+			c, err := unmarshalManagement(d)
+			if err != nil {
+				return err
+			}
+			g.Management = c
 		case "health":
 			c, err := unmarshalHealth(d)
 			if err != nil {
@@ -177,7 +209,7 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return d.Errf("unrecognized modelgate option %q", d.Val())
 		}
 	}
-	return nil
+	return g.checkRouteUpstreams(routesAt)
 }
 
 func (g *Gateway) unmarshalKey(d *caddyfile.Dispenser) error {
@@ -212,6 +244,10 @@ func (g *Gateway) unmarshalKey(d *caddyfile.Dispenser) error {
 		case "owner":
 			if !d.AllArgs(&k.Owner) {
 				return d.ArgErr()
+			}
+		case "budget":
+			if err := parseBudget(d, &k.Budgets); err != nil {
+				return err
 			}
 		case "operations":
 			k.Operations = d.RemainingArgs()

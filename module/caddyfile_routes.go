@@ -5,6 +5,7 @@ package modelgate
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"github.com/caddyserver/caddy/v2"
@@ -46,7 +47,12 @@ func (g *Gateway) unmarshalUpstream(d *caddyfile.Dispenser) error {
 	return nil
 }
 
-func (g *Gateway) unmarshalRoute(d *caddyfile.Dispenser) error {
+// unmarshalRoute reads a route line and its block and returns the route's
+// position, for the errors the checks needing the whole directive find
+// (checkRouteUpstreams).
+func (g *Gateway) unmarshalRoute(d *caddyfile.Dispenser) (*caddyfile.Dispenser, error) {
+	at := caddyfile.NewDispenser([]caddyfile.Token{d.Token()})
+	at.Next()
 	const syntax = "route syntax: route <operation-pattern...> [model <model-pattern...>] to <upstream...> [fallback <upstream...>]"
 	var r Route
 	// Each keyword switches which list the following arguments fill.
@@ -59,12 +65,12 @@ func (g *Gateway) unmarshalRoute(d *caddyfile.Dispenser) error {
 			continue
 		}
 		if next == nil {
-			return d.Errf("%s: %q given twice", syntax, d.Val())
+			return nil, d.Errf("%s: %q given twice", syntax, d.Val())
 		}
 		list, lists[d.Val()] = next, nil
 	}
 	if len(r.Operations) == 0 || len(r.Upstreams) == 0 || (list == &r.Models) {
-		return d.Errf(syntax)
+		return nil, d.Errf(syntax)
 	}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		switch d.Val() {
@@ -72,46 +78,87 @@ func (g *Gateway) unmarshalRoute(d *caddyfile.Dispenser) error {
 			for _, arg := range d.RemainingArgs() {
 				n, err := strconv.Atoi(arg)
 				if err != nil || n < 1 {
-					return d.Errf("bad weight %q: want a whole number of at least 1", arg)
+					return nil, d.Errf("bad weight %q: want a whole number of at least 1", arg)
 				}
 				r.Weights = append(r.Weights, n)
 			}
 			if len(r.Weights) != len(r.Upstreams) {
-				return d.Errf("%d weights for %d upstreams", len(r.Weights), len(r.Upstreams))
+				return nil, d.Errf("%d weights for %d upstreams", len(r.Weights), len(r.Upstreams))
 			}
 		case "retries":
 			var arg string
 			if !d.AllArgs(&arg) {
-				return d.ArgErr()
+				return nil, d.ArgErr()
 			}
 			n, err := strconv.Atoi(arg)
 			if err != nil || n < 0 {
-				return d.Errf("bad retries %q: want a whole number", arg)
+				return nil, d.Errf("bad retries %q: want a whole number", arg)
 			}
 			r.Retries = &n
 		case "response_check":
 			if !d.AllArgs(&r.ResponseCheck) {
-				return d.ArgErr()
+				return nil, d.ArgErr()
 			}
 		case "max_retry_wait":
 			var arg string
 			if !d.AllArgs(&arg) {
-				return d.ArgErr()
+				return nil, d.ArgErr()
 			}
 			dur, err := caddy.ParseDuration(arg)
 			if err != nil || dur <= 0 {
-				return d.Errf("bad max_retry_wait %q", arg)
+				return nil, d.Errf("bad max_retry_wait %q", arg)
 			}
 			r.MaxRetryWait = caddy.Duration(dur)
 		case "retry_non_idempotent":
 			if d.NextArg() {
-				return d.ArgErr()
+				return nil, d.ArgErr()
 			}
 			r.RetryNonIdempotent = true
 		default:
-			return d.Errf("unrecognized route option %q", d.Val())
+			return nil, d.Errf("unrecognized route option %q", d.Val())
 		}
 	}
+	if err := r.validate(); err != nil {
+		return nil, at.Errf("route: %v", err)
+	}
 	g.Routes = append(g.Routes, r)
+	return at, nil
+}
+
+// checkRouteUpstreams checks, once the directive is read, that every
+// upstream the routes name is defined (or built in) and serves each
+// operation a route names exactly; ats are the routes' positions, so
+// that the error names the route's line, where provisioning could not.
+func (g *Gateway) checkRouteUpstreams(ats []*caddyfile.Dispenser) error {
+	kinds := map[string]string{builtinLocal: builtinLocal, builtinReference: builtinReference}
+	for name, raw := range g.UpstreamsRaw {
+		var m struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return err
+		}
+		kinds[name] = m.Type
+	}
+	for i, r := range g.Routes {
+		for _, name := range slices.Concat(r.Upstreams, r.Fallbacks) {
+			kind, ok := kinds[name]
+			if !ok {
+				return ats[i].Errf("route to unknown upstream %q: define it with `upstream %s ...` or use local or reference", name, name)
+			}
+			mod, err := caddy.GetModule(upstreams.Namespace + "." + kind)
+			if err != nil {
+				return ats[i].Errf("upstream %q: %v", name, err)
+			}
+			u := mod.New()
+			for _, op := range r.Operations {
+				// Only exact names: a pattern covers what the upstream serves.
+				_, exact := operationByID(op)
+				if uu, ok := u.(upstreams.Upstream); ok && exact && !serves(uu, op) {
+					return ats[i].Errf("upstream %q (%s) %v %s", name, kind, errCannotServe, op)
+				}
+			}
+		}
+	}
 	return nil
 }

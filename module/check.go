@@ -35,7 +35,7 @@ func validCheckMode(mode string) bool {
 const maxStrictBody = 64 << 20
 
 // relayChecked relays a provider's 2xx JSON reply only once it conforms.
-func relayChecked(w *exchange, req *request, resp *http.Response) error {
+func (g *Gateway) relayChecked(w *exchange, req *request, resp *http.Response) error {
 	op := req.op.ID
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStrictBody+1))
 	if apiErr, ok := errors.AsType[*upstreams.Error](err); ok {
@@ -51,6 +51,7 @@ func relayChecked(w *exchange, req *request, resp *http.Response) error {
 	}
 	if len(findings) > 0 {
 		w.noteFindings(op, req.upstream, findings)
+		g.emitReplyCheckFailed(req, findings, true)
 		return &upstreams.Error{Status: http.StatusBadGateway, Type: upstreams.TypeServer, Code: "upstream_nonconforming",
 			Message: fmt.Sprintf("The upstream reply does not conform to the API: %s.", findings[0])}
 	}
@@ -112,6 +113,7 @@ func (g *Gateway) checkReply(req *request, e *exchange) {
 		return
 	}
 	e.noteFindings(op, req.upstream, findings)
+	g.emitReplyCheckFailed(req, findings, false)
 	if c := g.logger.Check(zap.WarnLevel, "upstream reply departs from the API"); c != nil {
 		c.Write(zap.String("operation", op), zap.String("upstream", req.upstream), zap.String("finding", findings[0].String()), zap.Int("findings", len(findings)))
 	}

@@ -126,8 +126,9 @@ func observeCost(req *request, op, upstream string) {
 
 // parsePrice reads a price row: `price <provider> <model> [<alias or
 // pattern>...] { input <usd>; cached_input <usd>; cache_write <usd>;
-// output <usd>; reasoning <usd>; batch_discount <percent> }`, prices in
-// USD per 1M tokens; names with *, ? or [ are patterns.
+// output <usd>; reasoning <usd>; batch_discount <percent>; max_output
+// <tokens> }`, prices in USD per 1M tokens; names with *, ? or [ are
+// patterns.
 func parsePrice(d *caddyfile.Dispenser) (pricing.Row, error) {
 	args := d.RemainingArgs()
 	if len(args) < 2 {
@@ -153,14 +154,22 @@ func parsePrice(d *caddyfile.Dispenser) (pricing.Row, error) {
 			*field = value
 			continue
 		}
-		if name != "batch_discount" {
+		switch name {
+		case "batch_discount":
+			n, err := strconv.Atoi(value)
+			if err != nil {
+				return row, d.Errf("batch_discount: %q is not a whole percent", value)
+			}
+			row.BatchDiscount = n
+		case "max_output":
+			n, err := strconv.ParseInt(value, 10, 64)
+			if err != nil || n < 1 {
+				return row, d.Errf("max_output: %q is not a whole number of tokens", value)
+			}
+			row.MaxOutput = n
+		default:
 			return row, d.Errf("unknown price field %q", name)
 		}
-		n, err := strconv.Atoi(value)
-		if err != nil {
-			return row, d.Errf("batch_discount: %q is not a whole percent", value)
-		}
-		row.BatchDiscount = n
 	}
 	return row, nil
 }

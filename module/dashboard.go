@@ -2,8 +2,6 @@ package modelgate
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"fmt"
 	"iter"
 	"net"
@@ -43,7 +41,7 @@ type DashboardConfig struct {
 // dashboard serves the page; stats are what the request path observes.
 type dashboard struct {
 	path      string
-	adminKeys [][sha256.Size]byte
+	adminKeys adminKeys
 	stats     *dashStats
 	gateway   *Gateway
 	// identity is the key of stats in dashboards.
@@ -65,13 +63,11 @@ func (g *Gateway) provisionDashboard(repl *caddy.Replacer) error {
 	if d.path == "" {
 		d.path = "/"
 	}
-	for i, k := range c.AdminKeys {
-		k = repl.ReplaceAll(k, "")
-		if k == "" {
-			return fmt.Errorf("modelgate: dashboard admin key %d is empty", i)
-		}
-		d.adminKeys = append(d.adminKeys, sha256.Sum256([]byte(k)))
+	keys, err := newAdminKeys("dashboard", c.AdminKeys, repl)
+	if err != nil {
+		return err
 	}
+	d.adminKeys = keys
 	d.identity = g.dashboardIdentity(d.path)
 	stats, err := sharedDashStats(d.identity)
 	if err != nil {
@@ -134,21 +130,8 @@ func (d *dashboard) authorize(r *http.Request) *upstreams.Error {
 		return &upstreams.Error{Status: http.StatusForbidden, Type: upstreams.TypeInvalidRequest, Code: "permission_denied",
 			Message: "The dashboard answers loopback clients only; configure an admin_key to open it to others."}
 	}
-	presented := ""
-	if _, pass, ok := r.BasicAuth(); ok {
-		presented = pass
-	} else if bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-		presented = strings.TrimSpace(bearer)
-	}
-	if presented != "" {
-		digest := sha256.Sum256([]byte(presented))
-		match := 0
-		for _, k := range d.adminKeys {
-			match |= subtle.ConstantTimeCompare(digest[:], k[:])
-		}
-		if match == 1 {
-			return nil
-		}
+	if d.adminKeys.admit(r) {
+		return nil
 	}
 	return &upstreams.Error{Status: http.StatusUnauthorized, Type: upstreams.TypeInvalidRequest, Code: "invalid_api_key",
 		Message: "The dashboard needs an admin key (as a bearer token or the password of basic auth)."}

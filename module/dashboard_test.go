@@ -13,7 +13,11 @@ import (
 // dashboard lets in loopback clients (IPv4 and IPv6) and refuses any other
 // address with 403, whatever Authorization it carries.
 func TestDashboardLoopbackOnlyWithoutAdminKeys(t *testing.T) {
-	g := &Gateway{Dashboard: &DashboardConfig{Path: "/dashboard"}, keys: &keyring{}}
+	keys, err := newKeyring(nil, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &Gateway{Dashboard: &DashboardConfig{Path: "/dashboard"}, keys: keys}
 	if err := g.provisionDashboard(nil); err != nil {
 		t.Fatal(err)
 	}

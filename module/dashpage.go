@@ -46,6 +46,12 @@ ul.findings{margin:0;padding-left:1.2em}
 {{range .Keys}}<tr data-key="{{.Name}}"><td>{{.Name}}</td><td class="n requests">{{.Requests}}</td><td class="n batch">{{.Batch}}</td><td class="n refusals{{if .Refusals}} bad{{end}}">{{.Refusals}}</td><td class="n errors">{{.Errors}}</td><td class="n">{{.PromptTokens}}</td><td class="n">{{.CompletionTokens}}</td><td class="n spend">{{.Spend}}{{if .Unpriced}} <span class="muted">+ {{.Unpriced}} unpriced</span>{{end}}</td><td class="headroom">{{if .Limited}}{{.Headroom}}{{else}}<span class="muted">no limits</span>{{end}}</td></tr>
 {{end}}</tbody></table></div>
 
+{{if .SpendOn}}<h2>Spend this month (UTC, every instance)</h2>
+<div class="scroll"><table id="spend"><thead><tr><th>Key</th><th>Owner</th><th>Model</th><th>Upstream</th><th>Requests</th><th>Spend (USD)</th></tr></thead><tbody>
+{{range .Spend}}<tr data-key="{{.KeyName}}"><td>{{.KeyName}}</td><td>{{.Owner}}</td><td>{{.Model}}</td><td>{{.Upstream}}</td><td class="n">{{.Requests}}</td><td class="n spend">{{.CostUSD}}{{if .Unpriced}} <span class="muted">+ {{.Unpriced}} unpriced</span>{{end}}</td></tr>
+{{end}}</tbody></table></div>
+{{with .SpendError}}<p class="bad">Could not read the spend: {{.}}</p>{{end}}
+{{end}}
 <h2>Upstreams</h2>
 <div class="scroll"><table id="upstreams"><thead><tr><th>Upstream</th><th>Requests</th><th>Errors (5xx)</th><th>Latency p50 / p99</th><th>First byte p50 / p99</th><th>Retries</th><th>Fallbacks</th><th>Reply-check findings</th></tr></thead><tbody>
 {{range .Upstreams}}<tr data-upstream="{{.Name}}"><td>{{.Name}}</td><td class="n requests">{{.Requests}}</td><td class="n errors{{if .Errors}} bad{{end}}">{{.Errors}}</td><td class="n">{{.P50}} / {{.P99}}</td><td class="n">{{.TTFB50}} / {{.TTFB99}}</td><td class="n">{{.Retries}}</td><td class="n">{{.Fallbacks}}</td>

@@ -33,8 +33,13 @@ type dashView struct {
 	Ingestions []ingestionView
 	// ProgressErrors name the stores whose work in progress could not be read.
 	ProgressErrors []string
-	Throughput     template.HTML
-	Latency        template.HTML
+	// Spend is the month's spend from the management store (SpendOn:
+	// the management API is configured), SpendError why it is missing.
+	Spend      []spendLine
+	SpendOn    bool
+	SpendError string
+	Throughput template.HTML
+	Latency    template.HTML
 }
 
 type keyView struct {
@@ -89,9 +94,20 @@ func (d *dashboard) view(ctx context.Context) dashView {
 	v := dashView{Now: time.Now(), Since: s.since, Version: buildVersion(), Models: s.modelViews(),
 		Streams: gaugeValue(streamsOpen), InFlight: gaugeValue(inFlight)}
 	v.Uptime = v.Now.Sub(processStarted).Round(time.Second).String()
-	// Keys: every configured one, in configuration order, traffic or not.
+	// Keys: every configured one, in configuration order, traffic or
+	// not, then the issued ones in use, by name.
+	keys := make([]*principal, 0, len(d.gateway.keys.keys))
 	for i := range d.gateway.keys.keys {
-		p := &d.gateway.keys.keys[i]
+		keys = append(keys, &d.gateway.keys.keys[i])
+	}
+	var issued []*principal
+	for _, p := range d.gateway.keys.index.Load().issued {
+		if !p.revoked {
+			issued = append(issued, p)
+		}
+	}
+	sort.Slice(issued, func(i, j int) bool { return issued[i].KeyName < issued[j].KeyName })
+	for _, p := range append(keys, issued...) {
 		kv := keyView{Name: p.KeyName, Limited: p.limiter != nil}
 		if k, ok := s.keys.Load(p.KeyName); ok {
 			k := k.(*keyStats)
@@ -133,6 +149,12 @@ func (d *dashboard) view(ctx context.Context) dashView {
 		}
 		v.Recent = append(v.Recent, recentView{At: e.at.Format("15:04:05.000"), Operation: e.operation, KeyName: e.keyName,
 			Model: e.model, Upstream: e.upstream, Status: e.status, Latency: ms(e.latency), Findings: e.findings})
+	}
+	v.SpendOn = d.gateway.manage != nil
+	if spend, err := d.gateway.manage.monthSpend(ctx); err != nil {
+		v.SpendError = err.Error()
+	} else {
+		v.Spend = spend
 	}
 	sources := d.gateway.progressSources()
 	names := make([]string, 0, len(sources))

@@ -358,7 +358,7 @@ func strictlyChecked(operation string, body []byte) (*exchange, error) {
 	ex.observe(false, true)
 	resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
 		Body: io.NopCloser(bytes.NewReader(body))}
-	if err := relayChecked(ex, &request{op: op}, resp); err != nil {
+	if err := new(Gateway).relayChecked(ex, &request{op: op}, resp); err != nil {
 		return nil, err
 	}
 	ex.finish()

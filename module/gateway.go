@@ -16,6 +16,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/modelgate/modelgate/module/budget"
 	"github.com/modelgate/modelgate/module/pricing"
 	"github.com/modelgate/modelgate/module/ratelimit"
 	"github.com/modelgate/modelgate/upstreams"
@@ -29,7 +30,7 @@ func init() {
 // and passes any other request to the next handler.
 type Gateway struct {
 	// Keys clients may present as `Authorization: Bearer KEY`. At least one
-	// key (here or in KeysFile) is required.
+	// key (here or in KeysFile) is required, unless Management issues them.
 	Keys []KeyConfig `json:"keys,omitempty"`
 
 	// KeysFile names a JSON file `{"keys":[{"sha256":"<hex>","name":...,
@@ -103,6 +104,13 @@ type Gateway struct {
 	// Caddyfile: `dashboard <path> { admin_key <key> }`
 	Dashboard *DashboardConfig `json:"dashboard,omitempty"`
 
+	// Management serves the management API: keys issued, changed,
+	// rotated and revoked at runtime, and what keys spent (see
+	// ManagementConfig, docs/keys.md). Default: off.
+	//
+	// Caddyfile: `management <path> { admin_key <key>; store <upstream>; refresh <duration> }`
+	Management *ManagementConfig `json:"management,omitempty"`
+
 	// Health names the liveness and readiness probes' paths (see
 	// HealthConfig). Default: /livez and /readyz.
 	//
@@ -113,7 +121,7 @@ type Gateway struct {
 	// pricing.Row), by which every exchange's usage is priced. Default:
 	// the shipped table alone.
 	//
-	// Caddyfile: `price <provider> <model> [<alias or pattern>...] { input <usd>; cached_input <usd>; cache_write <usd>; output <usd>; reasoning <usd>; batch_discount <percent> }`
+	// Caddyfile: `price <provider> <model> [<alias or pattern>...] { input <usd>; cached_input <usd>; cache_write <usd>; output <usd>; reasoning <usd>; batch_discount <percent>; max_output <tokens> }`
 	Prices []pricing.Row `json:"prices,omitempty"`
 
 	// CostHeader ends each 2xx reply of work (chat, embeddings, responses,
@@ -123,17 +131,38 @@ type Gateway struct {
 	// Caddyfile: `cost_header`
 	CostHeader bool `json:"cost_header,omitempty"`
 
+	// Owners configure owners of keys: the budgets all the keys of an
+	// owner are held to together. Default: none.
+	//
+	// Caddyfile: `owner <name> { budget <usd> day|week|month }`
+	Owners []OwnerConfig `json:"owners,omitempty"`
+
+	// BudgetSettings are the budgets' time zone, what happens to work
+	// without a price under a budget, and the output reserved for a
+	// request that sets no maximum (see budget.Settings). Budgets are kept
+	// in the rate_limit_store's Redis when it is one, else in this
+	// process. Default: UTC, refuse, 32768.
+	//
+	// Caddyfile: `budgets { time_zone <zone>; unpriced refuse|allow; default_max_output <n> }`
+	BudgetSettings *budget.Settings `json:"budget_settings,omitempty"`
+
 	keys           *keyring
 	limitStore     ratelimit.Store
 	modelRules     []ModelRule
 	recorder       *recorder
 	dashboard      *dashboard
+	manage         *management
 	routes         map[string]*operationRoutes
 	modelUpstreams []modelSource
 	stores         []storeChecker
-	logger         *zap.Logger
-	betaHdr        []string
-	prices         *priceBook
+	// ledger keeps the owners of provider objects (see ownership.go);
+	// nil when no provider serves an operation.
+	ledger  upstreams.OwnerLedger
+	logger  *zap.Logger
+	betaHdr []string
+	prices  *priceBook
+	budgets budgetRules
+	events  *upstreams.Events
 }
 
 // CaddyModule returns the Caddy module information.
@@ -150,6 +179,10 @@ const defaultMaxBodySize = 64 << 20
 // Provision sets defaults, loads keys and upstreams and resolves routes.
 func (g *Gateway) Provision(ctx caddy.Context) error {
 	g.logger = ctx.Logger()
+	var err error
+	if g.events, err = upstreams.LoadEvents(ctx); err != nil {
+		return fmt.Errorf("modelgate: %w", err)
+	}
 	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("modelgate: registering metrics: %w", err)
 	}
@@ -171,6 +204,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	app.gateways = append(app.gateways, g)
 	if g.limitStore, err = g.RateLimitStore.Open(caddy.NewReplacer()); err != nil {
 		return fmt.Errorf("modelgate: %w", err)
 	}
@@ -221,6 +255,10 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if err := g.provisionPrices(); err != nil {
 		return fmt.Errorf("modelgate: %w", err)
 	}
+	if err := g.provisionBudgets(); err != nil {
+		return fmt.Errorf("modelgate: %w", err)
+	}
+	g.manage.readKeys()
 	g.preinitMetrics()
 	genAIMetrics.backlog.add(g)
 	return nil
@@ -317,6 +355,12 @@ func (g *Gateway) provisionUpstreams(ctx caddy.Context, app *App) error {
 		}}
 	}
 	g.modelUpstreams = modelListers(g.routes[upstreams.OpChatCompletionsCreate])
+	if err := g.provisionManagement(app, load); err != nil {
+		return err
+	}
+	if err := g.provisionLedger(loaded, load); err != nil {
+		return err
+	}
 	for name, u := range loaded {
 		if du, ok := u.(upstreams.DispatcherUser); ok {
 			du.UseDispatcher(g)
@@ -333,8 +377,8 @@ func (g *Gateway) provisionUpstreams(ctx caddy.Context, app *App) error {
 
 // Validate checks the configuration after provisioning.
 func (g *Gateway) Validate() error {
-	if g.keys == nil || len(g.keys.keys) == 0 {
-		return fmt.Errorf("modelgate: no API keys configured; add `key` or `keys_file`")
+	if g.keys == nil || (len(g.keys.keys) == 0 && g.manage == nil) {
+		return fmt.Errorf("modelgate: no API keys configured; add `key`, `keys_file` or `management`")
 	}
 	if g.MaxBodySize < 0 {
 		return fmt.Errorf("modelgate: max_body_size must be positive")
@@ -363,6 +407,7 @@ func (g *Gateway) Cleanup() error {
 		}
 	}
 	if g.limitStore != nil {
+		g.manage.cleanup()
 		errs = append(errs, g.limitStore.Close())
 		g.limitStore = nil
 	}

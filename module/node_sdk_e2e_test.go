@@ -1,7 +1,6 @@
 package modelgate_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -12,7 +11,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -172,17 +170,7 @@ func runNodeScript(t *testing.T, sdk nodesdk.SDK, name, base, key string) string
 // helpers the scripts share, testdata/script_checks.mjs, go beside it.
 func runNodeScriptWith(t *testing.T, node string, packages map[string]string, name, base, key string) string {
 	t.Helper()
-	run := t.TempDir()
-	for as, pkg := range packages {
-		link := filepath.Join(run, "node_modules", as)
-		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(pkg, link); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return runNodeIn(t, run, node, name, base, key)
+	return runNodeIn(t, nodesdk.Link(t, packages), node, name, base, key)
 }
 
 // runNodeIn runs testdata/NAME with node in the folder run, which holds
@@ -190,25 +178,19 @@ func runNodeScriptWith(t *testing.T, node string, packages map[string]string, na
 // testdata/script_checks.mjs, go beside it.
 func runNodeIn(t *testing.T, run, node, name, base, key string) string {
 	t.Helper()
+	files := map[string][]byte{}
 	for _, file := range []string{name, "script_checks.mjs"} {
 		script, err := os.ReadFile(filepath.Join("testdata", file))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(run, file), script, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		files[file] = script
 	}
-	cmd := exec.Command(node, name)
-	cmd.Dir = run
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + run,
-		"MODELGATE_BASE_URL=" + base + "/v1", "MODELGATE_API_KEY=" + key}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s\ncut streams on the dashboard:\n%s", name, err, stdout.String(), stderr.String(), cutStreamsShown(base))
+	stdout, stderr, err := nodesdk.Run(t, node, run, name, files, map[string]string{"MODELGATE_BASE_URL": base + "/v1", "MODELGATE_API_KEY": key})
+	if err != nil {
+		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s\ncut streams on the dashboard:\n%s", name, err, stdout, stderr, cutStreamsShown(base))
 	}
-	return stdout.String()
+	return stdout
 }
 
 // cutStreamsShown is what the quick start's dashboard shows of relayed

@@ -49,6 +49,10 @@ func rawSocketRequest(t *testing.T, base, method, target string, header map[stri
 func TestDotSegmentsNeverEscapeTheOperation(t *testing.T) {
 	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodPost {
+			io.WriteString(w, `{"object":"vector_store","id":"vs_1"}`)
+			return
+		}
 		io.WriteString(w, `{"object":"vector_store.file","id":"file-abc"}`)
 	})
 	base := testgateway.Start(t, fmt.Sprintf(`
@@ -94,7 +98,11 @@ func TestDotSegmentsNeverEscapeTheOperation(t *testing.T) {
 		t.Fatalf("%d refused requests reached the provider, the last at %s", reached, req.URL.RawPath+" "+req.URL.Path)
 	}
 
-	// The authorised operation arrives as it was matched.
+	// The authorised operation arrives as it was matched (on vs_1, which
+	// the key made).
+	if resp, _ := rawRequest(t, "POST", base+"/v1/vector_stores", "{}", map[string]string{"Authorization": "Bearer " + clientKey, "Content-Type": "application/json"}); resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /v1/vector_stores: %d %s", resp.StatusCode, lastBody)
+	}
 	target := "/v1/vector_stores/vs_1/files/file-abc"
 	if status, body := rawSocketRequest(t, base, "GET", target, auth); status != http.StatusOK {
 		t.Fatalf("GET %s: %d %s", target, status, body)

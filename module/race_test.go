@@ -8,3 +8,7 @@ package modelgate_test
 // 1,122 MiB in runs of one build under -race, against a live set far
 // smaller without it.
 const raceExtraRSS = 512 << 20
+
+// raceSlowdown is how much slower the race detector makes the gateway:
+// attacks whose bounds it would break skip under it.
+const raceSlowdown = 5

@@ -82,30 +82,18 @@ func TestRedisLimitsSharedByTwoGateways(t *testing.T) {
 		route chat.completions.create to reference`, clientKey, tokenKey), [2]string{addr, addr}, [2]string{"closed", "closed"})
 
 	// A burst of 10 over both; one request comes back every 15s.
-	var (
-		mu     sync.Mutex
-		status = map[int]int{}
-		wg     sync.WaitGroup
-	)
-	for i := range 10 {
-		wg.Go(func() {
-			resp, body := post(t, gw[i%2], clientKey, smallChat)
-			if resp == nil {
-				return
+	status := map[int]int{}
+	for _, r := range postAll(t, gw[:], clientKey, smallChat, 10) {
+		resp, body := r.resp, r.body
+		status[resp.StatusCode]++
+		if resp.StatusCode == 429 {
+			ra, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+			if ra < 1 || ra > 15 || resp.Header.Get("X-Ratelimit-Limit-Requests") != "4" || resp.Header.Get("X-Ratelimit-Remaining-Requests") != "0" ||
+				!strings.Contains(body, `"code":"rate_limit_exceeded"`) || !strings.Contains(body, `"type":"requests"`) {
+				t.Errorf("refusal: %v %s", resp.Header, body)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			status[resp.StatusCode]++
-			if resp.StatusCode == 429 {
-				ra, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
-				if ra < 1 || ra > 15 || resp.Header.Get("X-Ratelimit-Limit-Requests") != "4" || resp.Header.Get("X-Ratelimit-Remaining-Requests") != "0" ||
-					!strings.Contains(body, `"code":"rate_limit_exceeded"`) || !strings.Contains(body, `"type":"requests"`) {
-					t.Errorf("refusal: %v %s", resp.Header, body)
-				}
-			}
-		})
+		}
 	}
-	wg.Wait()
 	if status[200] != 4 || status[429] != 6 {
 		t.Fatalf("statuses %v, want 4 admitted and 6 refused", status)
 	}

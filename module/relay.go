@@ -43,20 +43,29 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 	replayable := call.Body != nil || call.Request.ContentLength == 0
 	var lastErr error
 	var lastReply *failedReply
+	ownersChecked := false
 	for i, t := range route.candidates() {
+		from := req.upstream
 		req.upstream = t.name
 		tk, ok := t.upstream.(upstreams.OpenAITokenizer)
 		req.openaiTokens = ok && tk.CountsOpenAITokens()
-		f, ok := t.upstream.(upstreams.Forwarder)
-		if !ok {
-			return t.upstream.ServeCall(w, call)
-		}
 		if i > 0 {
 			if !replayable {
 				break
 			}
 			g.logger.Debug("falling back", zap.String("operation", call.Operation), zap.String("upstream", t.name))
 			gatewayMetrics.fallbacks.WithLabelValues(call.Operation, t.name).Inc()
+			g.emitFallback(req, from, lastReply)
+		}
+		f, ok := t.upstream.(upstreams.Forwarder)
+		if !ok {
+			return t.upstream.ServeCall(w, call)
+		}
+		if !ownersChecked {
+			if err := g.checkOwners(call); err != nil {
+				return retryLater(w, err)
+			}
+			ownersChecked = true
 		}
 		for attempt := 0; ; attempt++ {
 			resp, err := f.Forward(call)
@@ -80,11 +89,16 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 				wait = upstreams.RetryAfter(resp.Header, upstreams.Backoff(attempt))
 			default:
 				defer resp.Body.Close()
+				if resp, err = g.ownReply(f, call, resp); err != nil {
+					return retryLater(w, err)
+				}
 				if route.check == checkStrict && resp.StatusCode < 300 && !upstreams.IsEventStream(resp.Header) {
-					return relayChecked(w, req, resp)
+					return g.relayChecked(w, req, resp)
 				}
 				err := upstreams.Relay(w, resp, int(g.MaxBodySize), call.Operation)
-				w.noteCutStream(call.Operation, t.name, err) // also when the client left after the error event
+				if reason := w.noteCutStream(call.Operation, t.name, err); reason != "" { // also when the client left after the error event
+					g.emitRequestEvent(eventStreamCut, req, func(d map[string]any) { d["upstream"], d["reason"] = t.name, reason })
+				}
 				if err != nil && call.Request.Context().Err() == nil {
 					g.logger.Warn("relaying upstream response failed", zap.String("upstream", t.name), zap.Error(err))
 				}
@@ -151,19 +165,21 @@ func relayFailedReply(w http.ResponseWriter, f *failedReply) error {
 }
 
 // noteCutStream counts and records a relayed stream that ended early (the
-// client was sent an error event).
-func (e *exchange) noteCutStream(op, upstream string, err error) {
+// client was sent an error event) and returns why: "cut" or
+// "event_too_large"; "" for a stream that was not cut.
+func (e *exchange) noteCutStream(op, upstream string, err error) string {
 	reason := "cut"
 	switch {
 	case err == nil:
-		return
+		return ""
 	case errors.Is(err, upstreams.ErrEventTooLarge):
 		reason = "event_too_large"
 	case !errors.Is(err, upstreams.ErrStreamCut):
-		return
+		return ""
 	}
 	gatewayMetrics.streamsCut.WithLabelValues(op, upstream, reason).Inc()
 	e.findings = append(e.findings, "upstream stream ended early: "+err.Error())
+	return reason
 }
 
 // idempotent reports whether a method may be sent again after a request

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"github.com/modelgate/modelgate/module/budget"
 	"github.com/modelgate/modelgate/module/ratelimit"
 	"github.com/modelgate/modelgate/upstreams"
 )
@@ -40,6 +41,9 @@ type request struct {
 	// ticket is the request's charge to its key's rate limits, settled
 	// and released once the reply has been sent; nil without limits.
 	ticket *ratelimit.Ticket
+	// reservation is the request's reservation against its key's
+	// budgets, settled once its cost is known; nil without one.
+	reservation *budget.Reservation
 	// parent is the admitted request of the same key this dispatched work
 	// runs inside (see parentOf), which charges it; nil otherwise.
 	parent *request

@@ -165,35 +165,43 @@ func (r *resolvedRoute) candidates() []target {
 // validateRoutes checks routes for shape before any upstream is loaded.
 func validateRoutes(routes []Route) error {
 	for i, r := range routes {
-		if len(r.Operations) == 0 {
-			return fmt.Errorf("route %d: no operations", i)
+		if err := r.validate(); err != nil {
+			return fmt.Errorf("route %d: %w", i, err)
 		}
-		if len(r.Upstreams) == 0 {
-			return fmt.Errorf("route %d: no upstreams", i)
+	}
+	return nil
+}
+
+// validate checks the route's shape.
+func (r Route) validate() error {
+	if len(r.Operations) == 0 {
+		return errors.New("no operations")
+	}
+	if len(r.Upstreams) == 0 {
+		return errors.New("no upstreams")
+	}
+	if len(r.Weights) != 0 && len(r.Weights) != len(r.Upstreams) {
+		return fmt.Errorf("%d weights for %d upstreams", len(r.Weights), len(r.Upstreams))
+	}
+	for _, w := range r.Weights {
+		if w < 1 {
+			return errors.New("weights must be at least 1")
 		}
-		if len(r.Weights) != 0 && len(r.Weights) != len(r.Upstreams) {
-			return fmt.Errorf("route %d: %d weights for %d upstreams", i, len(r.Weights), len(r.Upstreams))
+	}
+	if r.ResponseCheck != "" && !validCheckMode(r.ResponseCheck) {
+		return errors.New("response_check must be off, report or strict")
+	}
+	if r.Retries != nil && *r.Retries < 0 {
+		return errors.New("retries must not be negative")
+	}
+	for _, pattern := range append(append([]string(nil), r.Operations...), r.Models...) {
+		if _, err := path.Match(pattern, ""); err != nil {
+			return fmt.Errorf("bad pattern %q: %w", pattern, err)
 		}
-		for _, w := range r.Weights {
-			if w < 1 {
-				return fmt.Errorf("route %d: weights must be at least 1", i)
-			}
-		}
-		if r.ResponseCheck != "" && !validCheckMode(r.ResponseCheck) {
-			return fmt.Errorf("route %d: response_check must be off, report or strict", i)
-		}
-		if r.Retries != nil && *r.Retries < 0 {
-			return fmt.Errorf("route %d: retries must not be negative", i)
-		}
-		for _, pattern := range append(append([]string(nil), r.Operations...), r.Models...) {
-			if _, err := path.Match(pattern, ""); err != nil {
-				return fmt.Errorf("route %d: bad pattern %q: %w", i, pattern, err)
-			}
-		}
-		for _, pattern := range r.Operations {
-			if !matchesAnyOperation(pattern) {
-				return fmt.Errorf("route %d: pattern %q matches no operation", i, pattern)
-			}
+	}
+	for _, pattern := range r.Operations {
+		if !matchesAnyOperation(pattern) {
+			return fmt.Errorf("pattern %q matches no operation", pattern)
 		}
 	}
 	return nil

@@ -23,6 +23,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		g.dashboard.ServeHTTP(w, r)
 		return nil
 	}
+	if g.manage.serves(r) {
+		g.manage.ServeHTTP(w, r)
+		return nil
+	}
 	if g.serveHealth(w, r) {
 		return nil
 	}
@@ -76,7 +80,13 @@ func (g *Gateway) serve(ex *exchange, req *request) {
 		req.parent.dispatched.Add(min(ex.usage.total, ratelimit.MaxTokens))
 	}
 	g.price(req, ex)
+	if g.manage != nil {
+		g.manage.spend.add(req)
+	}
 	sendCost(req, ex)
+	if req.reservation != nil {
+		g.settleBudget(req, ex)
+	}
 	if req.ticket != nil {
 		if finding := g.settle(req.http.Context(), req.ticket, req.usageToSettle(ex)); finding != "" {
 			req.findings = append(req.findings, finding)
@@ -97,6 +107,10 @@ func (g *Gateway) answer(ex *exchange, req *request) {
 		return
 	}
 	if apiErr := g.route(req); apiErr != nil {
+		upstreams.WriteError(ex, apiErr)
+		return
+	}
+	if apiErr := g.reserveBudget(ex, req); apiErr != nil {
 		upstreams.WriteError(ex, apiErr)
 		return
 	}

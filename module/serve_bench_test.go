@@ -36,6 +36,19 @@ func benchmarkServeAll(b *testing.B, stream bool) {
 	for _, g := range bench.GatewaySites {
 		b.Run(g.Name, func(b *testing.B) { benchmarkServe(b, g.Site, upstream.URL, stream) })
 	}
+	b.Run("modelgate-budget", func(b *testing.B) { benchmarkServe(b, budgetSite(b), upstream.URL, stream) })
+}
+
+// budgetSite is modelgate-full with a daily budget on the key (in
+// process, $1M: never reached), on the harness's priced model
+// (gpt-4o-mini): each request reserves its maximum cost and settles.
+func budgetSite(b *testing.B) string {
+	full := bench.GatewaySites[len(bench.GatewaySites)-1].Site
+	site := strings.Replace(full, "max_concurrent 100000", "max_concurrent 100000\n\t\t\tbudget 1000000 day", 1)
+	if site == full {
+		b.Fatal("the modelgate-full site has no max_concurrent line to add the budget after")
+	}
+	return site
 }
 
 func benchmarkServe(b *testing.B, site, upstreamURL string, stream bool) {

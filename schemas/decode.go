@@ -18,19 +18,20 @@ import (
 // decodes with encoding/json, which decides and words any error.
 // decode_test.go checks both agree.
 func parseObject(data []byte) (map[string]any, bool) {
-	doc, ok, _ := parseRequestOrObject(data, false)
+	doc, ok, _ := parseRequestOrObject(data, false, nil)
 	return doc, ok
 }
 
 // parseRequestOrObject is parseObject, of a request body when request is
 // set: one of at most MaxRequestValues values and member names nested at
-// most MaxRequestNesting levels. The parse of a request stops where it
-// passes a bound, having built no more than that, and refused says which
-// and names the top-level member it was in.
-func parseRequestOrObject(data []byte, request bool) (doc map[string]any, ok bool, refused *Violation) {
+// most MaxRequestNesting levels, whose top-level members hold at most the
+// items and pairs counts allows them. The parse of a request stops where
+// it passes a bound, having built no more than that, and refused says
+// which and names the top-level member it was in.
+func parseRequestOrObject(data []byte, request bool, counts map[string]countBound) (doc map[string]any, ok bool, refused *Violation) {
 	p := parser{data: data, left: math.MaxInt}
 	if request {
-		p.left, p.maxNest = MaxRequestValues, MaxRequestNesting
+		p.left, p.maxNest, p.counts = MaxRequestValues, MaxRequestNesting, counts
 	}
 	p.space()
 	if p.i >= len(p.data) || p.data[p.i] != '{' {
@@ -80,8 +81,30 @@ type parser struct {
 	left    int
 	maxNest int
 	refused *Violation
-	// top is the top-level member being read.
-	top string
+	// top is the top-level member being read; counts bound the items and
+	// pairs of top-level members (nil: none).
+	top    string
+	counts map[string]countBound
+}
+
+// overCount reports whether a top-level member's array (or object) that
+// holds n items (pairs) and has more to come passes its bound, and if so
+// refuses the document: so 30 million numbers where 2,048 inputs are
+// allowed are refused at the 2,049th, not decoded first.
+func (p *parser) overCount(depth, n int, array bool) bool {
+	b, ok := p.counts[p.top]
+	if depth != 1 || !ok {
+		return false
+	}
+	most, what := b.items, "items"
+	if !array {
+		most, what = b.pairs, "pairs"
+	}
+	if most < 0 || n < most {
+		return false
+	}
+	p.refused = tooMany(p.top, most, what)
+	return true
 }
 
 // count takes one value or member name from the budget.
@@ -177,6 +200,9 @@ func (p *parser) object(depth int) (any, bool) {
 		if more, ok := p.sep('}'); !ok || !more {
 			return m, ok
 		}
+		if p.overCount(depth, len(m), false) {
+			return nil, false
+		}
 	}
 }
 
@@ -194,6 +220,9 @@ func (p *parser) array(depth int) (any, bool) {
 		a = append(a, v)
 		if more, ok := p.sep(']'); !ok || !more {
 			return a, ok
+		}
+		if p.overCount(depth, len(a), true) {
+			return nil, false
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 var fastPaths = map[string]func(map[string]any) bool{
 	"chat.completions.create.request.json":  chatRequestConforms,
 	"chat.completions.create.response.json": chatCompletionConforms,
+	responsesRequestSchema:                  responsesRequestConforms,
 }
 
 // conforms reports whether doc surely conforms to the schema file name.

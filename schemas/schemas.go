@@ -117,12 +117,17 @@ type Violation struct{ Param, Message string }
 // state, and returns the decoded document. An operation without a request
 // schema accepts any JSON object.
 func ValidateRequest(operation string, body []byte) (map[string]any, *Violation) {
-	doc, v := decodeObject(body, true)
+	name := filesOf(operation).request
+	s := schema(name)
+	var counts map[string]countBound
+	if s != nil {
+		counts = countBoundsOf(s)
+	}
+	doc, _, v := decode(body, true, counts)
 	if v != nil {
 		return nil, v
 	}
-	name := filesOf(operation).request
-	if s := schema(name); s != nil && !conforms(name, doc) {
+	if s != nil && !conforms(name, doc) {
 		if v := countsExceeded(s, doc); v != nil {
 			return nil, v
 		}
@@ -202,17 +207,18 @@ const MaxRequestValues = 1_000_000
 // decodeObject decodes a JSON object, a request body within its bounds
 // (MaxRequestValues, MaxRequestNesting) when request is set.
 func decodeObject(body []byte, request bool) (map[string]any, *Violation) {
-	doc, _, v := decode(body, request)
+	doc, _, v := decode(body, request, nil)
 	return doc, v
 }
 
-// decode is decodeObject, and whether the gateway's parser decoded the
-// object (rather than encoding/json).
-func decode(body []byte, request bool) (doc map[string]any, byParser bool, v *Violation) {
+// decode is decodeObject, with the parser's bounds of a request's
+// top-level members (counts, see parseRequestOrObject), and whether the
+// gateway's parser decoded the object (rather than encoding/json).
+func decode(body []byte, request bool, counts map[string]countBound) (doc map[string]any, byParser bool, v *Violation) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return map[string]any{}, false, nil
 	}
-	doc, ok, refused := parseRequestOrObject(body, request)
+	doc, ok, refused := parseRequestOrObject(body, request, counts)
 	if ok {
 		return doc, true, nil
 	}
@@ -279,7 +285,7 @@ func validateResponse(operation string, body []byte) (parsed map[string]any, dia
 	if s == nil && operation != "vector_stores.search" {
 		return nil, "", nil // no schema: the reply is not JSON (file content) or not ours to check
 	}
-	doc, byParser, v := decode(body, false)
+	doc, byParser, v := decode(body, false, nil)
 	if v != nil {
 		return nil, "", []Finding{{Message: v.Message}}
 	}

@@ -44,6 +44,11 @@ const CodeAuthentication = "upstream_authentication"
 // a fallback upstream may still serve the call.
 func Final(code string) bool { return code == CodeAuthentication }
 
+// NoRetry reports whether a reply tells its client not to send the
+// request again (`x-should-retry: false`): a budget used up, say, which no
+// wait heals before its period ends.
+func NoRetry(h http.Header) bool { return h.Get("X-Should-Retry") == "false" }
+
 // Sleep waits d unless ctx ends first; it reports whether it waited.
 func Sleep(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {

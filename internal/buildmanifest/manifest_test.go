@@ -61,9 +61,11 @@ func TestReadmeBuildLineMatchesManifest(t *testing.T) {
 }
 
 // TestReadmeBuildLineBuildsCaddy runs the README's xcaddy line from the
-// repository root, with GOPROXY changed as the README says (xcaddy at the version go.mod pins), and checks
-// that the Caddy it builds has modelgate's modules and accepts the quick
-// start. It compiles Caddy from scratch: minutes.
+// repository root (xcaddy at the version go.mod pins) and checks that the
+// Caddy it builds has modelgate's modules and accepts the quick start. It
+// compiles Caddy from scratch: minutes. It changes one thing from the line
+// as a user runs it, the environment's GOPROXY (see below), and logs the
+// value it sets.
 func TestReadmeBuildLineBuildsCaddy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds Caddy with xcaddy")
@@ -101,7 +103,9 @@ func TestReadmeBuildLineBuildsCaddy(t *testing.T) {
 			proxies = append(proxies, p)
 		}
 	}
-	cmd.Env = append(os.Environ(), "GOPROXY="+strings.Join(append(proxies, "off"), "|"))
+	goproxy := strings.Join(append(proxies, "off"), "|")
+	t.Logf("running %q with one change: GOPROXY=%s (the environment's proxies, any error moving on, then off)", line, goproxy)
+	cmd.Env = append(os.Environ(), "GOPROXY="+goproxy)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", line, err, out)
 	}

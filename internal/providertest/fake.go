@@ -153,3 +153,18 @@ func (s *SSE) Event(name, data string) {
 	io.WriteString(s.w, "data: "+data+"\n\n")
 	http.NewResponseController(s.w).Flush()
 }
+
+// Sent is the bodies of the requests f got since Requests was last
+// called, each decoded as T.
+func Sent[T any](t *testing.T, f *Fake) []T {
+	t.Helper()
+	var out []T
+	for _, r := range f.Requests() {
+		var v T
+		if err := json.Unmarshal(r.Body, &v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}

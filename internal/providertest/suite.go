@@ -51,6 +51,12 @@ type Provider struct {
 	HeldEvent int
 	// Embeddings: the provider serves embeddings.create (see Embeddings).
 	Embeddings bool
+	// ReasoningEffort, when set, is the reasoning_effort of the extra
+	// tool round trips NodeSDK runs.
+	ReasoningEffort string
+	// Translated: the provider's chat messages are translated (not
+	// relayed as OpenAI's), so MessageFields runs.
+	Translated bool
 	// StreamType, EventStart, DripStart and Drip shape the provider's
 	// streams for the hostile modes (see NewHostile): the stream's content
 	// type, the start of an event, what a stream starts with before it
@@ -151,6 +157,10 @@ func (s *Suite) RunAll(t *testing.T) {
 	if s.P.AuthStatus != 0 {
 		t.Run("credentials refused", s.AuthNotRetried)
 	}
+	if s.P.Translated {
+		t.Run("message fields", s.MessageFields)
+	}
+	t.Run("openai-node", s.NodeSDK)
 	t.Run("replies conform", s.RepliesConform)
 	if s.P.StreamErrorPrompt != "" {
 		// After the records are checked: the checker reports a stream

@@ -23,16 +23,20 @@ import (
 // GlobalOptions keep tests self-contained: no admin endpoint, nothing
 // persisted under $HOME, no HTTPS, only error logs. A Caddyfile given to
 // Load starts with them.
-const GlobalOptions = `{
-	admin off
+const GlobalOptions = "{\n" + baseOptions + "\tlog {\n\t\tlevel ERROR\n\t}\n}\n"
+
+// baseOptions are the global options every test config has.
+const baseOptions = `	admin off
 	persist_config off
 	auto_https off
 	grace_period 1ns
-	log {
-		level ERROR
-	}
-}
 `
+
+// OptionsWith is a global options block of the options every test
+// config has and extra (whole lines: its own log, an events app, ...).
+func OptionsWith(extra string) string {
+	return "{\n" + baseOptions + extra + "}\n"
+}
 
 // Start serves site (the body of a site block, e.g. a `modelgate { ... }`
 // directive) on a free loopback port and returns the base URL

@@ -42,6 +42,10 @@ type Row struct {
 	Reasoning   string `json:"reasoning,omitempty"`
 	// BatchDiscount is the percent off for work a batch runs.
 	BatchDiscount int `json:"batch_discount,omitempty"`
+	// MaxOutput is the most output tokens the model writes in one reply
+	// (its documented ceiling), which a budget reserves for a request that
+	// sets no maximum of its own; 0 when the row does not say.
+	MaxOutput int64 `json:"max_output,omitempty"`
 	// Read is the date the price was read; Source where (a public page).
 	Read   string `json:"read,omitempty"`
 	Source string `json:"source,omitempty"`
@@ -85,6 +89,24 @@ func (r *Row) Cost(u Usage, batch bool) int64 {
 	thought = min(thought, completion)
 	cost := (prompt-cached-written)*r.rates[input] + cached*r.rates[cachedInput] + written*r.rates[cacheWrite] +
 		(completion-thought)*r.rates[output] + thought*r.rates[reasoning]
+	return r.discount(cost, batch)
+}
+
+// MaxCost is the most prompt input tokens and completion output tokens
+// can cost at the row's rates, whichever kind of token each turns out to
+// be (a prompt token at the dearest of input, cached input and cache
+// write; a completion token at the dearer of output and reasoning), less
+// the batch discount for batch work: what a budget reserves for a request
+// before its usage is known.
+func (r *Row) MaxCost(prompt, completion int64, batch bool) int64 {
+	c := func(n int64) int64 { return min(max(n, 0), MaxTokens) }
+	in := max(r.rates[input], r.rates[cachedInput], r.rates[cacheWrite])
+	out := max(r.rates[output], r.rates[reasoning])
+	return r.discount(c(prompt)*in+c(completion)*out, batch)
+}
+
+// discount is cost less the batch discount, for batch work.
+func (r *Row) discount(cost int64, batch bool) int64 {
 	if batch && r.BatchDiscount > 0 {
 		cost = cost/100*int64(100-r.BatchDiscount) + cost%100*int64(100-r.BatchDiscount)/100
 	}
@@ -94,15 +116,25 @@ func (r *Row) Cost(u Usage, batch bool) int64 {
 // picoPerToken reads a price in USD per 1M tokens as picodollars per
 // token: "0.075" is 75000.
 func picoPerToken(field, usd string) (int64, error) {
+	micro, err := ParseMicroUSD(usd, MaxPrice)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", field, err)
+	}
+	return micro, nil
+}
+
+// ParseMicroUSD reads an amount in USD with at most six decimals, up to
+// maxWhole dollars, as a whole number of microdollars: "0.075" is 75000.
+func ParseMicroUSD(usd string, maxWhole int64) (int64, error) {
 	whole, frac, _ := strings.Cut(usd, ".")
 	if whole == "" || len(frac) > 6 || strings.Trim(whole+frac, "0123456789") != "" {
-		return 0, fmt.Errorf("%s: %q is not a price in USD with at most six decimals", field, usd)
+		return 0, fmt.Errorf("%q is not an amount in USD with at most six decimals", usd)
 	}
 	w, err := strconv.ParseInt(whole, 10, 64)
-	if err != nil || w > MaxPrice {
-		return 0, fmt.Errorf("%s: %q is above %d USD per 1M tokens", field, usd, MaxPrice)
-	}
 	f, _ := strconv.ParseInt((frac + "000000")[:6], 10, 64)
+	if err != nil || w > maxWhole || (w == maxWhole && f > 0) {
+		return 0, fmt.Errorf("%q is above %d USD", usd, maxWhole)
+	}
 	return w*1_000_000 + f, nil
 }
 
@@ -129,6 +161,9 @@ func (r *Row) resolve() error {
 	}
 	if r.Input == "" {
 		return fmt.Errorf("price of %s: input is required", r.Model)
+	}
+	if r.MaxOutput < 0 || r.MaxOutput > MaxTokens {
+		return fmt.Errorf("price of %s: max_output %d is not between 0 and %d", r.Model, r.MaxOutput, MaxTokens)
 	}
 	if r.BatchDiscount < 0 || r.BatchDiscount > 100 {
 		return fmt.Errorf("price of %s: batch_discount %d is not a percent", r.Model, r.BatchDiscount)

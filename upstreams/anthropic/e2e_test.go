@@ -20,7 +20,7 @@ func TestAnthropicThroughGateway(t *testing.T) {
 		Block: func(url string, _ bool) string {
 			return fmt.Sprintf("base_url %s\n\t\t\tapi_key %s", url, apiKey)
 		},
-		Serve: serve, Fail: fail, Overloaded: 529, MaxN: 1,
+		Serve: serve, Fail: fail, Overloaded: 529, MaxN: 1, Translated: true, ReasoningEffort: "low",
 		ContextWindowPrompt: contextWindowPrompt, StreamErrorPrompt: streamErrorPrompt, AuthStatus: 401,
 	})
 	s.RunAll(t)

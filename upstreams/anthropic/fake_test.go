@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/modelgate/modelgate/internal/providertest"
@@ -41,6 +42,10 @@ type wireRequest struct {
 	Metadata      *struct {
 		UserID string `json:"user_id"`
 	} `json:"metadata"`
+	Thinking *struct {
+		Type         string `json:"type"`
+		BudgetTokens int    `json:"budget_tokens"`
+	} `json:"thinking"`
 }
 
 type wireMessage struct {
@@ -75,6 +80,9 @@ type wireBlock struct {
 	Input     json.RawMessage `json:"input"`
 	ToolUseID string          `json:"tool_use_id"`
 	Content   json.RawMessage `json:"content"`
+	Thinking  *string         `json:"thinking"`
+	Signature string          `json:"signature"`
+	Data      string          `json:"data"`
 }
 
 var (
@@ -149,6 +157,25 @@ func validate(r *http.Request, body []byte, req *wireRequest) error {
 	case req.Metadata != nil && len(req.Metadata.UserID) > 256:
 		return fmt.Errorf("metadata.user_id: at most 256 characters")
 	}
+	thinks := req.Thinking != nil && req.Thinking.Type == "enabled"
+	if t := req.Thinking; t != nil {
+		switch {
+		case t.Type != "enabled" && t.Type != "disabled":
+			return fmt.Errorf("thinking.type: %q", t.Type)
+		case thinks && t.BudgetTokens < 1024:
+			return fmt.Errorf("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
+		case thinks && t.BudgetTokens >= req.MaxTokens:
+			return fmt.Errorf("`max_tokens` must be greater than `thinking.budget_tokens`")
+		case thinks && req.Temperature != nil && *req.Temperature != 1:
+			return fmt.Errorf("`temperature` may only be set to 1 when thinking is enabled")
+		case thinks && req.TopP != nil && *req.TopP < 0.95:
+			return fmt.Errorf("`top_p` must be greater than or equal to 0.95 when thinking is enabled")
+		case thinks && req.TopK != nil:
+			return fmt.Errorf("`top_k` cannot be set when thinking is enabled")
+		case thinks && req.ToolChoice != nil && req.ToolChoice.Type != "auto" && req.ToolChoice.Type != "none":
+			return fmt.Errorf("Thinking may not be enabled when tool_choice forces tool use.")
+		}
+	}
 	for _, s := range req.StopSequences {
 		if strings.TrimSpace(s) == "" {
 			return fmt.Errorf("stop_sequences: each stop sequence must contain non-whitespace")
@@ -169,13 +196,15 @@ func validate(r *http.Request, body []byte, req *wireRequest) error {
 	if tc := req.ToolChoice; tc != nil && (!choiceTypes[tc.Type] || (tc.Type == "tool") != (tc.Name != "") || (tc.Name != "" && !names[tc.Name])) {
 		return fmt.Errorf("tool_choice: %+v", *tc)
 	}
-	return validateTurns(req.Messages)
+	return validateTurns(req.Messages, thinks)
 }
 
 // validateTurns checks roles (user first, then alternating), blocks, and
 // that each assistant turn's tool_use blocks are answered, first thing,
-// by tool_result blocks of the next user turn, and only those.
-func validateTurns(msgs []wireMessage) error {
+// by tool_result blocks of the next user turn, and only those; with
+// thinking on, the last assistant turn, when it uses tools, must start
+// with the thinking it was answered with.
+func validateTurns(msgs []wireMessage, thinks bool) error {
 	var pending map[string]bool
 	for i := range msgs {
 		m := &msgs[i]
@@ -212,6 +241,10 @@ func validateTurns(msgs []wireMessage) error {
 					return fmt.Errorf("%s: tool_result blocks must come first", at)
 				}
 				delete(pending, b.ToolUseID)
+			case "thinking", "redacted_thinking":
+				if m.Role != "assistant" || (b.Type == "thinking" && (b.Thinking == nil || b.Signature == "")) || (b.Type == "redacted_thinking" && b.Data == "") {
+					return fmt.Errorf("%s: bad %s block", at, b.Type)
+				}
 			default:
 				return fmt.Errorf("%s: unknown type %q", at, b.Type)
 			}
@@ -220,6 +253,17 @@ func validateTurns(msgs []wireMessage) error {
 			return fmt.Errorf("messages.%d: tool_use ids were found without tool_result blocks immediately after", i)
 		}
 		pending = uses
+	}
+	for i := len(msgs) - 1; thinks && i >= 0; i-- {
+		if msgs[i].Role != "assistant" {
+			continue
+		}
+		b := msgs[i].blocks
+		usesTools := slices.ContainsFunc(b, func(b wireBlock) bool { return b.Type == "tool_use" })
+		if usesTools && (b[0].Type != "thinking" || *b[0].Thinking != thinkingText || b[0].Signature != signature) {
+			return fmt.Errorf("messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). (the fake also wants its own thinking and signature back)", i, b[0].Type)
+		}
+		break
 	}
 	return nil
 }
@@ -255,7 +299,8 @@ func serve(f *providertest.Fake, w http.ResponseWriter, r *http.Request, body []
 	}
 	structured := req.ToolChoice != nil && req.ToolChoice.Type == "tool" && req.ToolChoice.Name == providertest.SchemaName && len(req.Tools) == 1
 	offers := len(req.Tools) == 1 && req.Tools[0].Name == providertest.ToolName
-	r2 := reply{answer: providertest.Ask(hasResult, offers, structured, hasImage), model: req.Model, stop: "end_turn"}
+	r2 := reply{answer: providertest.Ask(hasResult, offers, structured, hasImage), model: req.Model, stop: "end_turn",
+		thinks: req.Thinking != nil && req.Thinking.Type == "enabled"}
 	switch last {
 	case contextWindowPrompt:
 		r2.stop = "model_context_window_exceeded"
@@ -280,20 +325,29 @@ type reply struct {
 	model       string
 	stop        string
 	streamError bool
+	// thinks: thinking is on, and a tool call comes after thinking too.
+	thinks bool
 }
 
-const thinking, signature = "The user wants a greeting.", "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"
+const thinkingText, signature = "The user wants a greeting.", "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"
+
+// thinkingBlock is the reply's thinking block.
+var thinkingBlock = fmt.Sprintf(`{"type":"thinking","thinking":%q,"signature":%q}`, thinkingText, signature)
 
 // content is the reply's content blocks and stop_reason: a tool call
 // (tool_use), or a thinking block and the text.
 func (r *reply) content() (string, string) {
 	switch r.answer {
 	case providertest.AnswerToolCall:
-		return fmt.Sprintf(`[{"type":"tool_use","id":%q,"name":%q,"input":%s}]`, providertest.ToolCallID, providertest.ToolName, providertest.ToolArgs), "tool_use"
+		use := fmt.Sprintf(`{"type":"tool_use","id":%q,"name":%q,"input":%s}`, providertest.ToolCallID, providertest.ToolName, providertest.ToolArgs)
+		if r.thinks {
+			use = thinkingBlock + "," + use
+		}
+		return "[" + use + "]", "tool_use"
 	case providertest.AnswerStructured:
 		return fmt.Sprintf(`[{"type":"tool_use","id":"toolu_s","name":%q,"input":%s}]`, providertest.SchemaName, providertest.Structured), "tool_use"
 	}
-	return fmt.Sprintf(`[{"type":"thinking","thinking":%q,"signature":%q},{"type":"text","text":%q,"citations":null}]`, thinking, signature, r.answer.Text()), r.stop
+	return fmt.Sprintf(`[%s,{"type":"text","text":%q,"citations":null}]`, thinkingBlock, r.answer.Text()), r.stop
 }
 
 // stream answers with the documented event sequence: message_start, per
@@ -304,23 +358,33 @@ func (r *reply) stream(f *providertest.Fake, w http.ResponseWriter, req *http.Re
 	s := f.NewSSE(w, req)
 	s.Event("message_start", fmt.Sprintf(`{"type":"message_start","message":{"id":"msg_stream","type":"message","role":"assistant","content":[],"model":%q,"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":8,"cache_creation_input_tokens":0,"cache_read_input_tokens":3,"output_tokens":1}}}`, r.model))
 	stop := r.stop
+	thought := func() {
+		s.Event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`)
+		for _, piece := range providertest.Split(thinkingText) {
+			s.Event("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":%q}}`, piece))
+		}
+		s.Event("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":%q}}`, signature))
+		s.Event("content_block_stop", `{"type":"content_block_stop","index":0}`)
+	}
 	switch r.answer {
 	case providertest.AnswerToolCall, providertest.AnswerStructured:
 		id, name, args := providertest.ToolCallID, providertest.ToolName, providertest.ToolArgs
 		if r.answer == providertest.AnswerStructured {
 			id, name, args = "toolu_s", providertest.SchemaName, providertest.Structured
 		}
-		s.Event("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":%q,"name":%q,"input":{}}}`, id, name))
-		for _, piece := range providertest.Split(args) {
-			s.Event("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":%q}}`, piece))
+		index := 0
+		if r.thinks && r.answer == providertest.AnswerToolCall {
+			thought()
+			index = 1
 		}
-		s.Event("content_block_stop", `{"type":"content_block_stop","index":0}`)
+		s.Event("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"tool_use","id":%q,"name":%q,"input":{}}}`, index, id, name))
+		for _, piece := range providertest.Split(args) {
+			s.Event("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":%q}}`, index, piece))
+		}
+		s.Event("content_block_stop", fmt.Sprintf(`{"type":"content_block_stop","index":%d}`, index))
 		stop = "tool_use"
 	default:
-		s.Event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`)
-		s.Event("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":%q}}`, thinking))
-		s.Event("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":%q}}`, signature))
-		s.Event("content_block_stop", `{"type":"content_block_stop","index":0}`)
+		thought()
 		s.Event("content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`)
 		s.Event("ping", `{"type": "ping"}`)
 		for i, piece := range providertest.Split(r.answer.Text()) {

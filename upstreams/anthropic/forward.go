@@ -102,7 +102,9 @@ var finishReasons = map[string]string{
 }
 
 // completion is the reply as a chat.completion; the input of the forced
-// tool, if any, is the message content.
+// tool, if any, is the message content. Thinking blocks are no part of
+// the chat reply (it has no field for them); those of a reply that calls
+// tools travel in the first call's id (translate.WithThoughts).
 func (r *messagesReply) completion(forced string) *translate.Completion {
 	var text []byte
 	var calls []translate.ToolCall
@@ -116,6 +118,9 @@ func (r *messagesReply) completion(forced string) *translate.Completion {
 		case b.Type == "tool_use":
 			calls = append(calls, translate.ToolCall{ID: b.ID, Type: "function", Function: translate.FunctionCall{Name: b.Name, Arguments: string(b.Input)}})
 		}
+	}
+	if len(calls) > 0 {
+		calls[0].ID = translate.WithThoughts(calls[0].ID, replyThoughts(r.Content))
 	}
 	msg := translate.ReplyMessage{Role: "assistant", ToolCalls: calls}
 	if hasText {

@@ -20,6 +20,14 @@ type messagesRequest struct {
 	TopP          *float64    `json:"top_p,omitempty"`
 	Stream        bool        `json:"stream,omitempty"`
 	Metadata      *metadata   `json:"metadata,omitempty"`
+	Thinking      *thinking   `json:"thinking,omitempty"`
+}
+
+// thinking turns on extended thinking with a budget (see
+// translate.ReadThinking for reasoning_effort's).
+type thinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens"`
 }
 
 // metadata carries the end user's opaque identifier.
@@ -36,7 +44,7 @@ type message struct {
 }
 
 // block is a content block of a request or a reply: text, image,
-// tool_use, tool_result, thinking.
+// tool_use, tool_result, thinking, redacted_thinking.
 type block struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text,omitempty"`
@@ -46,6 +54,17 @@ type block struct {
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   string          `json:"content,omitempty"`
+	// ThinkingBlock is allocated only for a thinking or redacted_thinking
+	// block.
+	*ThinkingBlock
+}
+
+// ThinkingBlock is a thinking block's text and signature, or a
+// redacted_thinking block's data.
+type ThinkingBlock struct {
+	Thinking  string `json:"thinking,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Data      string `json:"data,omitempty"`
 }
 
 type imageSource struct {
@@ -70,6 +89,10 @@ type toolChoice struct {
 // translateRequest builds the Messages request; forced names the tool
 // whose input is the structured reply ("" when there is none).
 func (p *Provider) translateRequest(in *translate.ChatRequest, model string) (*messagesRequest, string, error) {
+	think, err := translate.ReadThinking("anthropic", in, p.MaxTokens)
+	if err != nil {
+		return nil, "", err
+	}
 	if err := in.Refuse("anthropic", 1); err != nil {
 		return nil, "", err
 	}
@@ -83,6 +106,9 @@ func (p *Provider) translateRequest(in *translate.ChatRequest, model string) (*m
 	if out.MaxTokens == 0 {
 		out.MaxTokens = p.MaxTokens
 	}
+	if think != nil {
+		out.MaxTokens, out.Thinking = think.MaxTokens, &thinking{Type: "enabled", BudgetTokens: think.Budget}
+	}
 	if user := in.EndUser(); user != "" {
 		if len(user) > maxUserID {
 			return nil, "", translate.Unsupported("anthropic", in.EndUserParam(), "The end user's identifier must be at most %d bytes for Anthropic.", maxUserID)
@@ -90,7 +116,7 @@ func (p *Provider) translateRequest(in *translate.ChatRequest, model string) (*m
 		out.Metadata = &metadata{UserID: user}
 	}
 	for i := range in.Messages {
-		if err := out.addMessage(&in.Messages[i], i); err != nil {
+		if err := out.addMessage(&in.Messages[i], i, think != nil); err != nil {
 			return nil, "", err
 		}
 	}
@@ -120,8 +146,13 @@ func (p *Provider) translateRequest(in *translate.ChatRequest, model string) (*m
 
 // addMessage appends one chat message, merging it into the previous turn
 // when that turn has the same role (Anthropic wants them alternating).
-func (r *messagesRequest) addMessage(m *translate.Message, i int) error {
+// Tool call ids lose the thinking they carry (translate.WithThoughts),
+// which goes first in the assistant's turn when thinking is on.
+func (r *messagesRequest) addMessage(m *translate.Message, i int, thinking bool) error {
 	param := fmt.Sprintf("messages[%d]", i)
+	if err := m.RefuseExtras("anthropic", param); err != nil {
+		return err
+	}
 	var role string
 	var blocks []block
 	switch m.Role {
@@ -139,15 +170,20 @@ func (r *messagesRequest) addMessage(m *translate.Message, i int) error {
 			return err
 		}
 		uses, err := translate.Calls("anthropic", m, param, func(c *translate.ToolCall, input json.RawMessage) block {
-			return block{Type: "tool_use", ID: c.ID, Name: c.Function.Name, Input: input}
+			id := translate.ProviderID(c.ID)
+			return block{Type: "tool_use", ID: id, Name: c.Function.Name, Input: input}
 		})
 		if err != nil {
 			return err
 		}
+		if thinking {
+			blocks = append(thoughtBlocks(m.Thoughts()), blocks...)
+		}
 		blocks = append(blocks, uses...)
 	case "tool":
 		role = "user"
-		blocks = []block{{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.Content.Text()}}
+		id := translate.ProviderID(m.ToolCallID)
+		blocks = []block{{Type: "tool_result", ToolUseID: id, Content: m.Content.Text()}}
 	default:
 		return translate.Unsupported("anthropic", param+".role", "Messages of role %q cannot be sent to Anthropic.", m.Role)
 	}
@@ -183,4 +219,34 @@ func contentBlock(part *translate.Part, param string) (*block, error) {
 		return &block{Type: "image", Source: &imageSource{Type: "url", URL: part.ImageURL.URL}}, nil
 	}
 	return nil, translate.Unsupported("anthropic", param+".type", "Content parts of type %q cannot be sent to Anthropic.", part.Type)
+}
+
+// thoughtBlocks are the thinking and redacted_thinking blocks of thoughts.
+func thoughtBlocks(thoughts []translate.Thought) []block {
+	var out []block
+	for _, t := range thoughts {
+		if t.Redacted != "" {
+			out = append(out, block{Type: "redacted_thinking", ThinkingBlock: &ThinkingBlock{Data: t.Redacted}})
+		} else {
+			out = append(out, block{Type: "thinking", ThinkingBlock: &ThinkingBlock{Thinking: t.Text, Signature: t.Signature}})
+		}
+	}
+	return out
+}
+
+// replyThoughts are the thinking and redacted_thinking blocks of a reply.
+func replyThoughts(content []block) []translate.Thought {
+	var out []translate.Thought
+	for _, b := range content {
+		if b.ThinkingBlock == nil {
+			continue
+		}
+		switch b.Type {
+		case "thinking":
+			out = append(out, translate.Thought{Text: b.Thinking, Signature: b.Signature})
+		case "redacted_thinking":
+			out = append(out, translate.Thought{Redacted: b.Data})
+		}
+	}
+	return out
 }

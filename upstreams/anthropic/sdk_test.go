@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,11 +54,11 @@ func TestFakeAgreesWithSDK(t *testing.T) {
 	}
 
 	hello := both("greeting", params(anthropic.NewTextBlock("Say hello.")))
-	if got := summary(hello); got != "end_turn thinking:"+thinking+" text:"+providertest.Greeting ||
+	if got := summary(hello); got != "end_turn thinking:"+thinkingText+" text:"+providertest.Greeting ||
 		hello.Usage.InputTokens != 8 || hello.Usage.CacheReadInputTokens != 3 || hello.Usage.OutputTokens != 7 {
 		t.Fatalf("greeting = %s %+v", got, hello.Usage)
 	}
-	if got := summary(both("image", params(anthropic.NewTextBlock("What is in this image?"), anthropic.NewImageBlockBase64(providertest.ImageMediaType, providertest.ImageData)))); got != "end_turn thinking:"+thinking+" text:"+providertest.ImageSeen {
+	if got := summary(both("image", params(anthropic.NewTextBlock("What is in this image?"), anthropic.NewImageBlockBase64(providertest.ImageMediaType, providertest.ImageData)))); got != "end_turn thinking:"+thinkingText+" text:"+providertest.ImageSeen {
 		t.Fatalf("image = %s", got)
 	}
 	if got := summary(both("context window", params(anthropic.NewTextBlock(contextWindowPrompt)))); !strings.HasPrefix(got, string(anthropic.StopReasonModelContextWindowExceeded)+" ") {
@@ -72,8 +73,22 @@ func TestFakeAgreesWithSDK(t *testing.T) {
 		t.Fatalf("tool call = %s", got)
 	}
 	p.Messages = append(p.Messages, call.ToParam(), anthropic.NewUserMessage(anthropic.NewToolResultBlock(providertest.ToolCallID, providertest.ToolResult, false)))
-	if got := summary(both("tool result", p)); got != "end_turn thinking:"+thinking+" text:"+providertest.AfterTool {
+	if got := summary(both("tool result", p)); got != "end_turn thinking:"+thinkingText+" text:"+providertest.AfterTool {
 		t.Fatalf("after the tool = %s", got)
+	}
+
+	// Extended thinking: the tool call comes after a thinking block, which
+	// the SDK gives back (ToParam) in the next turn, as the API wants.
+	think := p
+	think.Messages = slices.Clip(p.Messages[:1])
+	think.MaxTokens, think.Thinking = 4096, anthropic.ThinkingConfigParamOfEnabled(2048)
+	thoughtCall := both("tool call after thinking", think)
+	if got := summary(thoughtCall); got != "tool_use thinking:"+thinkingText+" tool_use:"+providertest.ToolCallID+" "+providertest.ToolName+providertest.ToolArgs {
+		t.Fatalf("tool call after thinking = %s", got)
+	}
+	think.Messages = append(think.Messages, thoughtCall.ToParam(), anthropic.NewUserMessage(anthropic.NewToolResultBlock(providertest.ToolCallID, providertest.ToolResult, false)))
+	if got := summary(both("tool result with thinking", think)); got != "end_turn thinking:"+thinkingText+" text:"+providertest.AfterTool {
+		t.Fatalf("after the tool, thinking = %s", got)
 	}
 
 	// In-stream error: the SDK's stream ends with the error.
@@ -98,6 +113,24 @@ func TestFakeAgreesWithSDK(t *testing.T) {
 	unanswered := p
 	unanswered.Messages = append(append([]anthropic.MessageParam(nil), p.Messages[:2]...), anthropic.NewUserMessage(anthropic.NewTextBlock("And?")))
 	refused["tool_use without tool_result"] = unanswered
+	thinkingOn := func(change func(p *anthropic.MessageNewParams)) anthropic.MessageNewParams {
+		p := params(anthropic.NewTextBlock("Say hello."))
+		p.MaxTokens, p.Thinking = 4096, anthropic.ThinkingConfigParamOfEnabled(2048)
+		change(&p)
+		return p
+	}
+	refused["thinking with temperature 0.5"] = thinkingOn(func(p *anthropic.MessageNewParams) { p.Temperature = anthropic.Float(0.5) })
+	refused["thinking with top_p 0.9"] = thinkingOn(func(p *anthropic.MessageNewParams) { p.TopP = anthropic.Float(0.9) })
+	refused["thinking budget not under max_tokens"] = thinkingOn(func(p *anthropic.MessageNewParams) { p.MaxTokens = 2048 })
+	refused["thinking budget under 1024"] = thinkingOn(func(p *anthropic.MessageNewParams) { p.Thinking = anthropic.ThinkingConfigParamOfEnabled(1023) })
+	refused["thinking with a forced tool"] = thinkingOn(func(p *anthropic.MessageNewParams) {
+		p.Tools = think.Tools
+		p.ToolChoice = anthropic.ToolChoiceParamOfTool(providertest.ToolName)
+	})
+	refused["thinking, the tool turn without its thinking"] = thinkingOn(func(p *anthropic.MessageNewParams) {
+		p.Tools = think.Tools
+		p.Messages = append(append([]anthropic.MessageParam(nil), think.Messages[0], call.ToParam()), think.Messages[2])
+	})
 	for name, p := range refused {
 		_, err := c.Messages.New(ctx, p)
 		var apiErr *anthropic.Error

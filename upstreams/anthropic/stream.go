@@ -15,10 +15,12 @@ type stream struct {
 	events       *translate.EventReader
 	forced       string
 	includeUsage bool
-	// blocks maps a content block's index to its tool call's index, -1
-	// for text, or -2 for the forced tool whose input is the content.
+	// blocks maps a content block's index to its tool call's index, or
+	// to textBlock, forcedBlock (the forced tool whose input is the
+	// content), thinkingBlock or otherBlock.
 	blocks     map[int]int
 	tools      translate.ToolIndex
+	thoughts   translate.Thoughts
 	usage      usage
 	stopReason string
 	done       bool
@@ -39,6 +41,8 @@ type event struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
 		PartialJSON string `json:"partial_json"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
 	Usage usage `json:"usage"`
@@ -52,6 +56,8 @@ const (
 	textBlock   = -1
 	forcedBlock = -2
 	otherBlock  = -3
+	// thinkingBlock: thinking_delta and signature_delta go to thoughts.
+	thinkingBlock = -4
 )
 
 func (s *stream) Next(w *translate.ChunkWriter) error {
@@ -81,8 +87,19 @@ func (s *stream) Next(w *translate.ChunkWriter) error {
 		case ev.ContentBlock.Type == "tool_use":
 			call := s.tools.Next(0)
 			s.blocks[ev.Index] = call
-			w.ToolCallStart(0, call, ev.ContentBlock.ID, ev.ContentBlock.Name)
-		default: // thinking, redacted_thinking, server tools: not part of the chat reply
+			id := ev.ContentBlock.ID
+			if call == 0 {
+				id = translate.WithThoughts(id, s.thoughts.List())
+			}
+			w.ToolCallStart(0, call, id, ev.ContentBlock.Name)
+		case ev.ContentBlock.Type == "thinking" || ev.ContentBlock.Type == "redacted_thinking":
+			// Not part of the chat reply; gathered for a tool call's id.
+			s.blocks[ev.Index] = thinkingBlock
+			if t := ev.ContentBlock.ThinkingBlock; t != nil {
+				return s.thoughts.Start(t.Thinking, t.Signature, t.Data)
+			}
+			return s.thoughts.Start("", "", "")
+		default: // server tools: not part of the chat reply
 			s.blocks[ev.Index] = otherBlock
 		}
 	case "content_block_delta":
@@ -93,6 +110,8 @@ func (s *stream) Next(w *translate.ChunkWriter) error {
 			w.Text(0, ev.Delta.PartialJSON)
 		case ev.Delta.Type == "input_json_delta" && kind >= 0:
 			w.ToolCallArguments(0, kind, ev.Delta.PartialJSON)
+		case kind == thinkingBlock:
+			return s.thoughts.Add(ev.Delta.Thinking, ev.Delta.Signature, "")
 		}
 	case "message_delta":
 		s.stopReason = ev.Delta.StopReason

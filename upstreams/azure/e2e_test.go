@@ -234,7 +234,7 @@ func startAzure(t *testing.T) *providertest.Suite {
 			}
 			return fmt.Sprintf("base_url %s\n\t\t\t%s\n\t\t\talias gpt-4o %s\n\t\t\talias %s %s", url, auth, deployment, providertest.EmbeddingModel, embedDep)
 		},
-		Serve: serve, Fail: fail, Overloaded: http.StatusServiceUnavailable, MaxN: 2, Embeddings: true,
+		Serve: serve, Fail: fail, Overloaded: http.StatusServiceUnavailable, MaxN: 2, Embeddings: true, AuthStatus: http.StatusUnauthorized,
 		HeldEvent: 2, // event 0 carries only content filter results and is left out
 	})
 }

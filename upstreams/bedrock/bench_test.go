@@ -35,7 +35,7 @@ func BenchmarkRequest(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		out, forced, err := p.translateRequest(in)
+		out, forced, err := p.translateRequest(in, "anthropic.claude-3-5-sonnet-20240620-v1:0")
 		if err != nil {
 			b.Fatal(err)
 		}

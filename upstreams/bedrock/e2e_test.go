@@ -20,7 +20,7 @@ func TestBedrockThroughGateway(t *testing.T) {
 			}
 			return fmt.Sprintf("base_url %s\n\t\t\t%s\n\t\t\talias claude-sonnet %s\n\t\t\talias %s %s", url, auth, modelID, providertest.EmbeddingModel, titanModel)
 		},
-		Serve: serve, Fail: fail, Overloaded: http.StatusServiceUnavailable, MaxN: 1, Embeddings: true, NoRetryAfter: true,
+		Serve: serve, Fail: fail, Overloaded: http.StatusServiceUnavailable, MaxN: 1, Embeddings: true, NoRetryAfter: true, Translated: true, ReasoningEffort: "low",
 		ContextWindowPrompt: contextWindowPrompt, StreamErrorPrompt: streamErrorPrompt, AuthStatus: http.StatusForbidden,
 	})
 	s.RunAll(t)

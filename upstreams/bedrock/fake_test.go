@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -109,7 +110,13 @@ type wireRequest struct {
 		} `json:"tools"`
 		ToolChoice map[string]map[string]string `json:"toolChoice"`
 	} `json:"toolConfig"`
-	RequestMetadata map[string]string `json:"requestMetadata"`
+	RequestMetadata              map[string]string `json:"requestMetadata"`
+	AdditionalModelRequestFields *struct {
+		Thinking *struct {
+			Type         string `json:"type"`
+			BudgetTokens int    `json:"budget_tokens"`
+		} `json:"thinking"`
+	} `json:"additionalModelRequestFields"`
 }
 
 type wireBlock struct {
@@ -132,12 +139,19 @@ type wireBlock struct {
 			Text *string         `json:"text"`
 		} `json:"content"`
 	} `json:"toolResult"`
+	ReasoningContent *struct {
+		ReasoningText *struct {
+			Text      string `json:"text"`
+			Signature string `json:"signature"`
+		} `json:"reasoningText"`
+		RedactedContent string `json:"redactedContent"`
+	} `json:"reasoningContent"`
 }
 
 // members counts the block's members; a ContentBlock is a union.
 func (b *wireBlock) members() int {
 	n := 0
-	for _, set := range []bool{b.Text != nil, b.Image != nil, b.ToolUse != nil, b.ToolResult != nil} {
+	for _, set := range []bool{b.Text != nil, b.Image != nil, b.ToolUse != nil, b.ToolResult != nil, b.ReasoningContent != nil} {
 		if set {
 			n++
 		}
@@ -160,11 +174,68 @@ func target(r *http.Request) (string, string, error) {
 	return id, action, nil
 }
 
+// reasoningText and reasoningSignature are the scripted thinking of a
+// Claude model with extended thinking on.
+const reasoningText, reasoningSignature = "The user wants the weather.", "ErUBCkgIAxABGAIiQHc0Ks9Vr4q"
+
+// thinks reports whether the request turns on a Claude model's extended
+// thinking.
+func (req *wireRequest) thinks() bool {
+	f := req.AdditionalModelRequestFields
+	return f != nil && f.Thinking != nil && f.Thinking.Type == "enabled"
+}
+
+// validateThinking checks additionalModelRequestFields as Bedrock and
+// Claude do: only a Claude model takes thinking, with a budget of at
+// least 1,024 under maxTokens, no temperature but 1, no top_p under
+// 0.95, no forced tool, and the last assistant turn, when it uses tools,
+// starting with its thinking (the fake wants its own back).
+func validateThinking(req *wireRequest, id string) error {
+	f := req.AdditionalModelRequestFields
+	if f == nil {
+		return nil
+	}
+	if !strings.Contains(id, "anthropic.claude") || f.Thinking == nil {
+		return fmt.Errorf("The model returned the following errors: additionalModelRequestFields: extraneous key not permitted")
+	}
+	if !req.thinks() {
+		return nil
+	}
+	ic, tc := req.InferenceConfig, req.ToolConfig
+	switch {
+	case f.Thinking.BudgetTokens < 1024:
+		return fmt.Errorf("The model returned the following errors: thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
+	case ic == nil || ic.MaxTokens == nil || *ic.MaxTokens <= f.Thinking.BudgetTokens:
+		return fmt.Errorf("The model returned the following errors: `max_tokens` must be greater than `thinking.budget_tokens`")
+	case ic.Temperature != nil && *ic.Temperature != 1:
+		return fmt.Errorf("The model returned the following errors: `temperature` may only be set to 1 when thinking is enabled")
+	case ic.TopP != nil && *ic.TopP < 0.95:
+		return fmt.Errorf("The model returned the following errors: `top_p` must be greater than or equal to 0.95 when thinking is enabled")
+	case tc != nil && (tc.ToolChoice["any"] != nil || tc.ToolChoice["tool"] != nil):
+		return fmt.Errorf("The model returned the following errors: Thinking may not be enabled when tool_choice forces tool use.")
+	}
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		m := req.Messages[i]
+		if m.Role != "assistant" {
+			continue
+		}
+		if slices.ContainsFunc(m.Content, func(b wireBlock) bool { return b.ToolUse != nil }) {
+			rc := m.Content[0].ReasoningContent
+			if rc == nil || rc.ReasoningText == nil || rc.ReasoningText.Text != reasoningText || rc.ReasoningText.Signature != reasoningSignature {
+				return fmt.Errorf("The model returned the following errors: messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found another block. When `thinking` is enabled, a final `assistant` message must start with a thinking block", i)
+			}
+		}
+		break
+	}
+	return nil
+}
+
 // validate checks a Converse request as Bedrock does: turns alternate
 // from user, each block has one member, text is not blank, toolUse and
 // toolResult pair up across consecutive turns and need a toolConfig,
-// toolChoice has one member, inference settings are in range.
-func validate(req *wireRequest) error {
+// toolChoice has one member, inference settings are in range, thinking
+// as validateThinking checks it.
+func validate(req *wireRequest, id string) error {
 	if len(req.Messages) == 0 {
 		return fmt.Errorf("messages: at least one message is required")
 	}
@@ -186,6 +257,8 @@ func validate(req *wireRequest) error {
 					return fmt.Errorf("messages.%d.content.%d: bad toolUse", i, j)
 				}
 				uses[b.ToolUse.ToolUseID], usesTools = true, true
+			case b.ReasoningContent != nil && (m.Role != "assistant" || (b.ReasoningContent.ReasoningText == nil) == (b.ReasoningContent.RedactedContent == "")):
+				return fmt.Errorf("messages.%d.content.%d: bad reasoningContent", i, j)
 			case b.ToolResult != nil:
 				if m.Role != "user" || !pending[b.ToolResult.ToolUseID] || len(b.ToolResult.Content) == 0 {
 					return fmt.Errorf("messages.%d.content.%d: toolResult for %q, which the previous turn did not use", i, j, b.ToolResult.ToolUseID)
@@ -213,7 +286,7 @@ func validate(req *wireRequest) error {
 			return fmt.Errorf("inferenceConfig out of range")
 		}
 	}
-	return nil
+	return validateThinking(req, id)
 }
 
 // serve is the fake Bedrock runtime.
@@ -237,7 +310,7 @@ func serve(f *providertest.Fake, w http.ResponseWriter, r *http.Request, body []
 		awsError(w, http.StatusBadRequest, "ValidationException", "Malformed input request: "+err.Error())
 		return
 	}
-	if err := validate(&req); err != nil {
+	if err := validate(&req, id); err != nil {
 		awsError(w, http.StatusBadRequest, "ValidationException", err.Error())
 		return
 	}
@@ -265,7 +338,7 @@ func serve(f *providertest.Fake, w http.ResponseWriter, r *http.Request, body []
 	tc := req.ToolConfig
 	structured := tc != nil && tc.ToolChoice["tool"]["name"] == providertest.SchemaName && len(tc.Tools) == 1 && tc.Tools[0].ToolSpec.InputSchema.JSON["type"] == "object"
 	offers := tc != nil && len(tc.Tools) == 1 && tc.Tools[0].ToolSpec.Name == providertest.ToolName && tc.Tools[0].ToolSpec.InputSchema.JSON["type"] == "object"
-	a := answer{Answer: providertest.Ask(hasResult, offers, structured, hasImage), stop: "end_turn"}
+	a := answer{Answer: providertest.Ask(hasResult, offers, structured, hasImage), stop: "end_turn", thinks: req.thinks()}
 	switch last {
 	case contextWindowPrompt:
 		a.stop = "model_context_window_exceeded"
@@ -281,6 +354,9 @@ func serve(f *providertest.Fake, w http.ResponseWriter, r *http.Request, body []
 	content, stop := `[{"text":`+quote(a.Text())+`}]`, a.stop
 	if id, name, input, ok := toolAnswer(a.Answer); ok {
 		content, stop = fmt.Sprintf(`[{"toolUse":{"toolUseId":%q,"name":%q,"input":%s}}]`, id, name, input), "tool_use"
+		if a.thinks {
+			content = fmt.Sprintf(`[{"reasoningContent":{"reasoningText":{"text":%q,"signature":%q}}},%s`, reasoningText, reasoningSignature, content[1:])
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, `{"output":{"message":{"role":"assistant","content":%s}},"stopReason":%q,%s,"metrics":{"latencyMs":120}}`, content, stop, usage)
@@ -361,6 +437,8 @@ type answer struct {
 	providertest.Answer
 	stop        string
 	streamError bool
+	// thinks: extended thinking is on; a tool call comes after thinking.
+	thinks bool
 }
 
 // stream answers ConverseStream in AWS event-stream framing, encoded by
@@ -391,10 +469,19 @@ func (a *answer) stream(f *providertest.Fake, w http.ResponseWriter, r *http.Req
 	}
 	event("messageStart", `{"role":"assistant"}`)
 	stop := a.stop
+	index := 0
 	if id, name, input, ok := toolAnswer(a.Answer); ok {
-		event("contentBlockStart", fmt.Sprintf(`{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":%q,"name":%q}}}`, id, name))
+		if a.thinks {
+			for _, piece := range providertest.Split(reasoningText) {
+				event("contentBlockDelta", fmt.Sprintf(`{"contentBlockIndex":0,"delta":{"reasoningContent":{"text":%s}}}`, quote(piece)))
+			}
+			event("contentBlockDelta", fmt.Sprintf(`{"contentBlockIndex":0,"delta":{"reasoningContent":{"signature":%q}}}`, reasoningSignature))
+			event("contentBlockStop", `{"contentBlockIndex":0}`)
+			index = 1
+		}
+		event("contentBlockStart", fmt.Sprintf(`{"contentBlockIndex":%d,"start":{"toolUse":{"toolUseId":%q,"name":%q}}}`, index, id, name))
 		for _, piece := range providertest.Split(input) {
-			event("contentBlockDelta", fmt.Sprintf(`{"contentBlockIndex":0,"delta":{"toolUse":{"input":%s}}}`, quote(piece)))
+			event("contentBlockDelta", fmt.Sprintf(`{"contentBlockIndex":%d,"delta":{"toolUse":{"input":%s}}}`, index, quote(piece)))
 		}
 		stop = "tool_use"
 	} else {
@@ -410,7 +497,7 @@ func (a *answer) stream(f *providertest.Fake, w http.ResponseWriter, r *http.Req
 			event("contentBlockDelta", fmt.Sprintf(`{"contentBlockIndex":0,"delta":{"text":%s}}`, quote(piece)))
 		}
 	}
-	event("contentBlockStop", `{"contentBlockIndex":0}`)
+	event("contentBlockStop", fmt.Sprintf(`{"contentBlockIndex":%d}`, index))
 	event("messageStop", fmt.Sprintf(`{"stopReason":%q}`, stop))
 	event("metadata", `{`+usage+`,"metrics":{"latencyMs":120}}`)
 }

@@ -31,7 +31,8 @@ func (p *Provider) Forward(c *upstreams.Call) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, forced, err := p.translateRequest(in)
+	modelID := p.ProviderModel(c.Model)
+	out, forced, err := p.translateRequest(in, modelID)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +40,7 @@ func (p *Provider) Forward(c *upstreams.Call) (*http.Response, error) {
 	if in.Stream {
 		action = "/converse-stream"
 	}
-	resp, err := p.post(c, p.ProviderModel(c.Model), action, out)
+	resp, err := p.post(c, modelID, action, out)
 	if err != nil || resp.StatusCode >= 300 {
 		return resp, err
 	}
@@ -127,8 +128,9 @@ type converseReply struct {
 }
 
 type replyBlock struct {
-	Text    *string  `json:"text"`
-	ToolUse *toolUse `json:"toolUse"`
+	Text             *string           `json:"text"`
+	ToolUse          *toolUse          `json:"toolUse"`
+	ReasoningContent *reasoningContent `json:"reasoningContent"`
 }
 
 type usage struct {
@@ -165,12 +167,21 @@ func malformed(stopReason string) *upstreams.Error {
 		Message: "bedrock: the model's reply was malformed (" + stopReason + "); the request may succeed if sent again."}
 }
 
+// completion is the reply as a chat.completion. A Claude model's
+// thinking (reasoningContent) is no part of the chat reply; that of a
+// reply that calls tools travels in the first call's id
+// (translate.WithThoughts).
 func (r *converseReply) completion(id, model, forced string) *translate.Completion {
 	var text []byte
 	hasText := false
 	var calls []translate.ToolCall
+	var thoughts []translate.Thought
 	for _, b := range r.Output.Message.Content {
 		switch {
+		case b.ReasoningContent != nil && b.ReasoningContent.ReasoningText != nil:
+			thoughts = append(thoughts, translate.Thought{Text: b.ReasoningContent.ReasoningText.Text, Signature: b.ReasoningContent.ReasoningText.Signature})
+		case b.ReasoningContent != nil:
+			thoughts = append(thoughts, translate.Thought{Redacted: b.ReasoningContent.RedactedContent})
 		case b.Text != nil:
 			text, hasText = append(text, *b.Text...), true
 		case b.ToolUse != nil && forced != "" && b.ToolUse.Name == forced:
@@ -179,6 +190,9 @@ func (r *converseReply) completion(id, model, forced string) *translate.Completi
 			calls = append(calls, translate.ToolCall{ID: b.ToolUse.ToolUseID, Type: "function",
 				Function: translate.FunctionCall{Name: b.ToolUse.Name, Arguments: string(b.ToolUse.Input)}})
 		}
+	}
+	if len(calls) > 0 {
+		calls[0].ID = translate.WithThoughts(calls[0].ID, thoughts)
 	}
 	msg := translate.ReplyMessage{Role: "assistant", ToolCalls: calls}
 	if hasText {

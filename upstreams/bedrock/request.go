@@ -15,6 +15,17 @@ type converseRequest struct {
 	InferenceConfig *inferenceConfig  `json:"inferenceConfig,omitempty"`
 	ToolConfig      *toolConfig       `json:"toolConfig,omitempty"`
 	RequestMetadata map[string]string `json:"requestMetadata,omitempty"`
+	// AdditionalModelRequestFields carries a Claude model's extended
+	// thinking.
+	AdditionalModelRequestFields *modelFields `json:"additionalModelRequestFields,omitempty"`
+}
+
+// modelFields are the model's own fields Converse passes through.
+type modelFields struct {
+	Thinking struct {
+		Type         string `json:"type"`
+		BudgetTokens int    `json:"budget_tokens"`
+	} `json:"thinking"`
 }
 
 type message struct {
@@ -28,6 +39,19 @@ type block struct {
 	Image      *image      `json:"image,omitempty"`
 	ToolUse    *toolUse    `json:"toolUse,omitempty"`
 	ToolResult *toolResult `json:"toolResult,omitempty"`
+	// ReasoningContent is a Claude model's thinking, given back first in
+	// the assistant turn that called tools after it.
+	ReasoningContent *reasoningContent `json:"reasoningContent,omitempty"`
+}
+
+// reasoningContent is a ReasoningContentBlock: the thinking text with
+// its signature, or the redacted thinking.
+type reasoningContent struct {
+	ReasoningText *struct {
+		Text      string `json:"text"`
+		Signature string `json:"signature,omitempty"`
+	} `json:"reasoningText,omitempty"`
+	RedactedContent string `json:"redactedContent,omitempty"`
 }
 
 type image struct {
@@ -84,9 +108,14 @@ func spec(name, description string, schema json.RawMessage) toolSpecEntry {
 // imageFormats are the image media types Converse takes.
 var imageFormats = map[string]string{"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
 
-// translateRequest builds the Converse request and names the forced
-// tool standing for structured output ("" when there is none).
-func (p *Provider) translateRequest(in *translate.ChatRequest) (*converseRequest, string, error) {
+// translateRequest builds the Converse request for model (the model ID)
+// and names the forced tool standing for structured output ("" when there
+// is none).
+func (p *Provider) translateRequest(in *translate.ChatRequest, model string) (*converseRequest, string, error) {
+	think, err := p.thinking(in, model)
+	if err != nil {
+		return nil, "", err
+	}
 	if err := in.Refuse("bedrock", 1); err != nil {
 		return nil, "", err
 	}
@@ -102,7 +131,7 @@ func (p *Provider) translateRequest(in *translate.ChatRequest) (*converseRequest
 	}
 	usesTools := false
 	for i := range in.Messages {
-		used, err := out.addMessage(&in.Messages[i], i)
+		used, err := out.addMessage(&in.Messages[i], i, think != nil)
 		if err != nil {
 			return nil, "", err
 		}
@@ -111,6 +140,11 @@ func (p *Provider) translateRequest(in *translate.ChatRequest) (*converseRequest
 	ic := inferenceConfig{MaxTokens: in.MaxOutputTokens(), Temperature: in.Temperature, TopP: in.TopP, StopSequences: in.Stop}
 	if ic.MaxTokens == 0 {
 		ic.MaxTokens = p.MaxTokens
+	}
+	if think != nil {
+		ic.MaxTokens = think.MaxTokens
+		out.AdditionalModelRequestFields = &modelFields{}
+		out.AdditionalModelRequestFields.Thinking.Type, out.AdditionalModelRequestFields.Thinking.BudgetTokens = "enabled", think.Budget
 	}
 	if ic.MaxTokens != 0 || ic.Temperature != nil || ic.TopP != nil || ic.StopSequences != nil {
 		out.InferenceConfig = &ic
@@ -150,11 +184,35 @@ func (p *Provider) translateRequest(in *translate.ChatRequest) (*converseRequest
 	return out, "", nil
 }
 
+// thinking reads reasoning_effort: a Claude model's extended thinking
+// (see translate.ReadThinking), through additionalModelRequestFields;
+// for any other model (or a model ID that does not say it is Claude, such
+// as an application inference profile's ARN) an effort other than none
+// is a 400 naming it, since Converse has no reasoning setting of its own.
+func (p *Provider) thinking(in *translate.ChatRequest, model string) (*translate.Thinking, error) {
+	if strings.Contains(model, "anthropic.claude") {
+		return translate.ReadThinking("bedrock", in, p.MaxTokens)
+	}
+	switch u := in.Untranslated; {
+	case u == nil || len(u.ReasoningEffort) == 0 || string(u.ReasoningEffort) == "null":
+	case string(u.ReasoningEffort) == `"none"`:
+		u.ReasoningEffort = nil // no thinking: what the model does anyway
+	default:
+		return nil, translate.Unsupported("bedrock", "reasoning_effort", "reasoning_effort can be sent to Bedrock only for Anthropic's Claude models (as extended thinking); %s is not one.", model)
+	}
+	return nil, nil
+}
+
 // addMessage appends one chat message, merging it into the previous turn
 // of the same role (Converse wants them alternating); it reports whether
-// the message has tool calls or results.
-func (r *converseRequest) addMessage(m *translate.Message, i int) (bool, error) {
+// the message has tool calls or results. Tool call ids lose the thinking
+// they carry (translate.WithThoughts), which goes first in the
+// assistant's turn when thinking is on.
+func (r *converseRequest) addMessage(m *translate.Message, i int, thinking bool) (bool, error) {
 	param := fmt.Sprintf("messages[%d]", i)
+	if err := m.RefuseExtras("bedrock", param); err != nil {
+		return false, err
+	}
 	var blocks []block
 	role := m.Role
 	switch m.Role {
@@ -171,10 +229,14 @@ func (r *converseRequest) addMessage(m *translate.Message, i int) (bool, error) 
 			return false, err
 		}
 		uses, err := translate.Calls("bedrock", m, param, func(c *translate.ToolCall, input json.RawMessage) block {
-			return block{ToolUse: &toolUse{ToolUseID: c.ID, Name: c.Function.Name, Input: input}}
+			id := translate.ProviderID(c.ID)
+			return block{ToolUse: &toolUse{ToolUseID: id, Name: c.Function.Name, Input: input}}
 		})
 		if err != nil {
 			return false, err
+		}
+		if thinking {
+			blocks = append(reasoningBlocks(m.Thoughts()), blocks...)
 		}
 		blocks = append(blocks, uses...)
 	case "tool":
@@ -186,7 +248,8 @@ func (r *converseRequest) addMessage(m *translate.Message, i int) (bool, error) 
 			s := m.Content.Text()
 			result.Text = &s
 		}
-		blocks = []block{{ToolResult: &toolResult{ToolUseID: m.ToolCallID, Content: []toolResultContent{result}}}}
+		id := translate.ProviderID(m.ToolCallID)
+		blocks = []block{{ToolResult: &toolResult{ToolUseID: id, Content: []toolResultContent{result}}}}
 	default:
 		return false, translate.Unsupported("bedrock", param+".role", "Messages of role %q cannot be sent to Bedrock.", m.Role)
 	}
@@ -268,4 +331,20 @@ func contentBlock(part *translate.Part, param string) (*block, error) {
 		return &block{Image: img}, nil
 	}
 	return nil, translate.Unsupported("bedrock", param+".type", "Content parts of type %q cannot be sent to Bedrock.", part.Type)
+}
+
+// reasoningBlocks are the reasoningContent blocks of thoughts.
+func reasoningBlocks(thoughts []translate.Thought) []block {
+	var out []block
+	for _, t := range thoughts {
+		rc := &reasoningContent{RedactedContent: t.Redacted}
+		if t.Redacted == "" {
+			rc.ReasoningText = &struct {
+				Text      string `json:"text"`
+				Signature string `json:"signature,omitempty"`
+			}{t.Text, t.Signature}
+		}
+		out = append(out, block{ReasoningContent: rc})
+	}
+	return out
 }

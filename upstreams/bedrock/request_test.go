@@ -39,7 +39,7 @@ func TestRequestFields(t *testing.T) {
 			in, err := translate.DecodeChat("bedrock", &upstreams.Call{Body: []byte(tc.body)}, 1)
 			var out *converseRequest
 			if err == nil {
-				out, _, err = (&Provider{}).translateRequest(in)
+				out, _, err = (&Provider{}).translateRequest(in, "anthropic.claude-3-5-sonnet-20240620-v1:0")
 			}
 			var ue *upstreams.Error
 			if tc.param != "" {

@@ -54,17 +54,27 @@ func TestFakeAgreesWithSDK(t *testing.T) {
 	tools := &types.ToolConfiguration{Tools: []types.Tool{&types.ToolMemberToolSpec{Value: types.ToolSpecification{
 		Name: aws.String(providertest.ToolName), InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(
 			map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}})}}}}}
+	// thinking, when set, turns on a Claude model's extended thinking in
+	// what both sends, under maxTokens.
+	var thinking document.Interface
+	var maxTokens *int32
 	// both asks plainly and streamed; the two must agree.
 	both := func(name, model string, msgs []types.Message, tc *types.ToolConfiguration) (string, *types.Message) {
 		t.Helper()
 		system := []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: "Be brief."}}
-		plain, err := c.Converse(ctx, &bedrockruntime.ConverseInput{ModelId: aws.String(model), System: system, Messages: msgs, ToolConfig: tc})
+		var ic *types.InferenceConfiguration
+		if maxTokens != nil {
+			ic = &types.InferenceConfiguration{MaxTokens: maxTokens}
+		}
+		plain, err := c.Converse(ctx, &bedrockruntime.ConverseInput{ModelId: aws.String(model), System: system, Messages: msgs, ToolConfig: tc,
+			InferenceConfig: ic, AdditionalModelRequestFields: thinking})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		msg := plain.Output.(*types.ConverseOutputMemberMessage).Value
 		got := string(plain.StopReason) + summary(msg.Content) + fmt.Sprintf(" usage %d/%d/%d", *plain.Usage.InputTokens, *plain.Usage.OutputTokens, *plain.Usage.CacheReadInputTokens)
-		so, err := c.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{ModelId: aws.String(model), System: system, Messages: msgs, ToolConfig: tc})
+		so, err := c.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{ModelId: aws.String(model), System: system, Messages: msgs, ToolConfig: tc,
+			InferenceConfig: ic, AdditionalModelRequestFields: thinking})
 		if err != nil {
 			t.Fatalf("%s: stream: %v", name, err)
 		}
@@ -82,6 +92,13 @@ func TestFakeAgreesWithSDK(t *testing.T) {
 					content["text"] += d.Value
 				case *types.ContentBlockDeltaMemberToolUse:
 					content["input"] += *d.Value.Input
+				case *types.ContentBlockDeltaMemberReasoningContent:
+					switch r := d.Value.(type) {
+					case *types.ReasoningContentBlockDeltaMemberText:
+						content["reasoning"] += r.Value
+					case *types.ReasoningContentBlockDeltaMemberSignature:
+						content["signature"] += r.Value
+					}
 				}
 			case *types.ConverseStreamOutputMemberMessageStop:
 				stop = string(v.Value.StopReason)
@@ -95,6 +112,9 @@ func TestFakeAgreesWithSDK(t *testing.T) {
 		}
 		if content["use"] != "" {
 			streamed = content["use"] + content["input"] + streamed
+			if content["reasoning"] != "" {
+				streamed = " reasoning:" + content["reasoning"] + " (" + content["signature"] + ")" + streamed
+			}
 		} else {
 			streamed = " text:" + content["text"] + streamed
 		}
@@ -126,6 +146,31 @@ func TestFakeAgreesWithSDK(t *testing.T) {
 	if got, _ := both("tool result", modelID, msgs, tools); got != "end_turn text:"+providertest.AfterTool+" usage 8/7/3" {
 		t.Fatalf("after the tool = %s", got)
 	}
+
+	// Extended thinking: the tool call comes after the model's reasoning,
+	// which the SDK gives back in the next turn, as Claude wants.
+	thinking, maxTokens = document.NewLazyDocument(map[string]any{"thinking": map[string]any{"type": "enabled", "budget_tokens": 2048}}), aws.Int32(4096)
+	thinkMsgs := user(text("Weather in Paris?"))
+	got, call = both("tool call after thinking", modelID, thinkMsgs, tools)
+	if want := "tool_use reasoning:" + reasoningText + " (" + reasoningSignature + ") tool_use:" + providertest.ToolCallID + " " + providertest.ToolName + providertest.ToolArgs + " usage 8/7/3"; got != want {
+		t.Fatalf("tool call after thinking = %s, want %s", got, want)
+	}
+	thinkMsgs = append(thinkMsgs, *call, msgs[2])
+	if got, _ := both("tool result with thinking", modelID, thinkMsgs, tools); got != "end_turn text:"+providertest.AfterTool+" usage 8/7/3" {
+		t.Fatalf("after the tool, thinking = %s", got)
+	}
+	withoutThought := append(append([]types.Message(nil), thinkMsgs[0], msgs[1]), msgs[2])
+	for name, in := range map[string]*bedrockruntime.ConverseInput{
+		"thinking, the tool turn without its reasoning": {Messages: withoutThought, ToolConfig: tools, InferenceConfig: &types.InferenceConfiguration{MaxTokens: maxTokens}},
+		"thinking with temperature 0.5":                 {Messages: user(text("Say hello.")), InferenceConfig: &types.InferenceConfiguration{MaxTokens: maxTokens, Temperature: aws.Float32(0.5)}},
+		"thinking budget not under maxTokens":           {Messages: user(text("Say hello.")), InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(2048)}},
+	} {
+		in.ModelId, in.AdditionalModelRequestFields = aws.String(modelID), thinking
+		if _, err := c.Converse(ctx, in); !errors.As(err, new(*types.ValidationException)) {
+			t.Errorf("%s: %v, want a ValidationException", name, err)
+		}
+	}
+	thinking, maxTokens = nil, nil
 
 	// The exception message ends the SDK's stream with its type.
 	so, err := c.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{ModelId: aws.String(modelID), Messages: user(text(streamErrorPrompt))})
@@ -186,6 +231,9 @@ func summary(blocks []types.ContentBlock) string {
 		case *types.ContentBlockMemberToolUse:
 			input, _ := b.Value.Input.MarshalSmithyDocument()
 			s += " tool_use:" + *b.Value.ToolUseId + " " + *b.Value.Name + string(input)
+		case *types.ContentBlockMemberReasoningContent:
+			r := b.Value.(*types.ReasoningContentBlockMemberReasoningText).Value
+			s += " reasoning:" + *r.Text + " (" + *r.Signature + ")"
 		default:
 			s += fmt.Sprintf(" %T", b)
 		}

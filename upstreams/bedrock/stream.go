@@ -21,15 +21,20 @@ type stream struct {
 	payload      []byte
 	forced       string
 	includeUsage bool
-	// blocks maps a content block's index to its tool call's index, or
-	// forcedBlock for the structured-output tool.
-	blocks  map[int]int
-	tools   translate.ToolIndex
-	stopped bool
-	done    bool
+	// blocks maps a content block's index to its tool call's index,
+	// forcedBlock for the structured-output tool, or reasoningBlock.
+	blocks   map[int]int
+	tools    translate.ToolIndex
+	thoughts translate.Thoughts
+	stopped  bool
+	done     bool
 }
 
-const forcedBlock = -1
+const (
+	forcedBlock = -1
+	// reasoningBlock: a Claude model's thinking, gathered in thoughts.
+	reasoningBlock = -2
+)
 
 func newStream(body io.Reader, forced string, includeUsage bool) *stream {
 	return &stream{frames: newFrames(body), decoder: eventstream.NewDecoder(), payload: make([]byte, 0, 4<<10),
@@ -51,6 +56,11 @@ type event struct {
 		ToolUse *struct {
 			Input string `json:"input"`
 		} `json:"toolUse"`
+		ReasoningContent *struct {
+			Text            string `json:"text"`
+			Signature       string `json:"signature"`
+			RedactedContent string `json:"redactedContent"`
+		} `json:"reasoningContent"`
 	} `json:"delta"`
 	StopReason string `json:"stopReason"`
 	Usage      usage  `json:"usage"`
@@ -90,11 +100,20 @@ func (s *stream) Next(w *translate.ChunkWriter) error {
 			}
 			call := s.tools.Next(0)
 			s.blocks[ev.ContentBlockIndex] = call
-			w.ToolCallStart(0, call, tu.ToolUseID, tu.Name)
+			id := tu.ToolUseID
+			if call == 0 {
+				id = translate.WithThoughts(id, s.thoughts.List())
+			}
+			w.ToolCallStart(0, call, id, tu.Name)
 		}
 	case "contentBlockDelta":
 		call, isTool := s.blocks[ev.ContentBlockIndex]
-		switch {
+		switch rc := ev.Delta.ReasoningContent; {
+		case rc != nil && !isTool:
+			s.blocks[ev.ContentBlockIndex] = reasoningBlock
+			return s.thoughts.Start(rc.Text, rc.Signature, rc.RedactedContent)
+		case rc != nil && call == reasoningBlock:
+			return s.thoughts.Add(rc.Text, rc.Signature, rc.RedactedContent)
 		case ev.Delta.Text != nil:
 			w.Text(0, *ev.Delta.Text)
 		case ev.Delta.ToolUse != nil && isTool && call == forcedBlock:

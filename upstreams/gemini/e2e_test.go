@@ -20,7 +20,7 @@ func geminiBlock(key string) func(url string, _ bool) string {
 func startGemini(t *testing.T, key string) *providertest.Suite {
 	return providertest.Start(t, providertest.Provider{
 		Kind: "gemini", Model: model, Block: geminiBlock(key),
-		Serve: serve, Fail: fail, Overloaded: http.StatusServiceUnavailable, MaxN: 8, Embeddings: true, ReasoningTokens: 2,
+		Serve: serve, Fail: fail, Overloaded: http.StatusServiceUnavailable, MaxN: 8, Embeddings: true, ReasoningTokens: 2, AuthStatus: http.StatusForbidden, Translated: true,
 	})
 }
 

@@ -15,38 +15,6 @@ import (
 	"github.com/modelgate/modelgate/internal/providertest"
 )
 
-// chat asks the gateway with openai-go, streamed (accumulated, every
-// chunk accepted by the SDK's accumulator) or not.
-func chat(t *testing.T, s *providertest.Suite, stream bool, p openai.ChatCompletionNewParams, opts ...option.RequestOption) (*openai.ChatCompletion, error) {
-	t.Helper()
-	ctx := context.Background()
-	if !stream {
-		return s.Client().Chat.Completions.New(ctx, p, opts...)
-	}
-	st := s.Client().Chat.Completions.NewStreaming(ctx, p, opts...)
-	defer st.Close()
-	acc := openai.ChatCompletionAccumulator{}
-	for st.Next() {
-		if !acc.AddChunk(st.Current()) {
-			t.Fatalf("openai-go's accumulator refused chunk %s", st.Current().RawJSON())
-		}
-	}
-	return &acc.ChatCompletion, st.Err()
-}
-
-// wantRefused checks err is a 400 naming param and that no request
-// reached the provider.
-func wantRefused(t *testing.T, s *providertest.Suite, err error, param string) {
-	t.Helper()
-	var apiErr *openai.Error
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != param {
-		t.Fatalf("error = %v, want a 400 naming %s", err, param)
-	}
-	if got := s.Primary.Requests(); len(got) != 0 {
-		t.Fatalf("the refused request reached Gemini: %s", got[0].Body)
-	}
-}
-
 func hello(m string) openai.ChatCompletionNewParams {
 	return openai.ChatCompletionNewParams{Model: m, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Say hello.")}}
 }
@@ -59,7 +27,7 @@ func TestGeminiLogprobs(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		p := hello(model)
 		p.Logprobs, p.TopLogprobs = openai.Bool(true), openai.Int(2)
-		got, err := chat(t, s, stream, p)
+		got, err := s.Chat(t, stream, p)
 		if err != nil {
 			t.Fatalf("stream %v: %v", stream, err)
 		}
@@ -88,7 +56,7 @@ func TestGeminiFieldsReachGemini(t *testing.T) {
 	} {
 		p := hello(tc.model)
 		p.PresencePenalty, p.FrequencyPenalty, p.ReasoningEffort = openai.Float(0.5), openai.Float(-0.25), shared.ReasoningEffortLow
-		if _, err := chat(t, s, false, p); err != nil {
+		if _, err := s.Chat(t, false, p); err != nil {
 			t.Fatal(err)
 		}
 		got := s.Primary.Requests()
@@ -120,18 +88,18 @@ func TestGeminiRefusesFields(t *testing.T) {
 		{"functions", []map[string]any{{"name": "f"}}},
 	} {
 		for _, stream := range []bool{false, true} {
-			_, err := chat(t, s, stream, hello(model), option.WithJSONSet(tc.field, tc.value))
-			wantRefused(t, s, err, tc.field)
+			_, err := s.Chat(t, stream, hello(model), option.WithJSONSet(tc.field, tc.value))
+			s.WantRefused(t, err, tc.field)
 		}
 	}
 	p := hello(model)
 	p.Tools, p.ParallelToolCalls = []openai.ChatCompletionToolUnionParam{providertest.WeatherTool()}, openai.Bool(false)
-	_, err := chat(t, s, false, p)
-	wantRefused(t, s, err, "parallel_tool_calls")
+	_, err := s.Chat(t, false, p)
+	s.WantRefused(t, err, "parallel_tool_calls")
 	p = hello(model)
 	p.TopLogprobs = openai.Int(2)
-	_, err = chat(t, s, false, p)
-	wantRefused(t, s, err, "top_logprobs")
+	_, err = s.Chat(t, false, p)
+	s.WantRefused(t, err, "top_logprobs")
 }
 
 // TestGeminiResponseFormatWithTools: Gemini 2.x answers in structured
@@ -144,10 +112,10 @@ func TestGeminiResponseFormatWithTools(t *testing.T) {
 		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
 			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: providertest.SchemaName, Schema: map[string]any{"type": "object"}}}}}
 	for _, stream := range []bool{false, true} {
-		_, err := chat(t, s, stream, p)
-		wantRefused(t, s, err, "response_format")
+		_, err := s.Chat(t, stream, p)
+		s.WantRefused(t, err, "response_format")
 		p.Model = model3
-		got, err := chat(t, s, stream, p)
+		got, err := s.Chat(t, stream, p)
 		if err != nil || got.Choices[0].Message.Content != providertest.Structured {
 			t.Fatalf("gemini 3, stream %v: %v %v", stream, got, err)
 		}
@@ -168,12 +136,12 @@ func TestGeminiBlockedAndMalformed(t *testing.T) {
 			Tools: []openai.ChatCompletionToolUnionParam{providertest.WeatherTool()}}
 	}
 	for _, stream := range []bool{false, true} {
-		got, err := chat(t, s, stream, ask(blockedPrompt))
+		got, err := s.Chat(t, stream, ask(blockedPrompt))
 		if err != nil || len(got.Choices) != 1 || got.Choices[0].FinishReason != "content_filter" || got.Choices[0].Message.Content != "" {
 			t.Fatalf("blocked, stream %v: %+v %v", stream, got, err)
 		}
 		s.Primary.Requests()
-		_, err = chat(t, s, stream, ask(malformedPrompt))
+		_, err = s.Chat(t, stream, ask(malformedPrompt))
 		var apiErr *openai.Error
 		if stream {
 			if err == nil || !strings.Contains(err.Error(), "upstream_malformed_function_call") {
@@ -224,7 +192,7 @@ func TestGeminiEmbeddingBatches(t *testing.T) {
 // form).
 func TestGeminiModelNameEncoding(t *testing.T) {
 	s := startGemini(t, apiKey)
-	got, err := chat(t, s, false, hello("gemini-slash"))
+	got, err := s.Chat(t, false, hello("gemini-slash"))
 	if err != nil || got.Choices[0].Message.Content != providertest.Greeting {
 		t.Fatalf("%v %v", got, err)
 	}
@@ -239,7 +207,7 @@ func TestGeminiModelNameEncoding(t *testing.T) {
 // SDKs not to retry.
 func TestGeminiInvalidKey(t *testing.T) {
 	s := startGemini(t, "not-the-key")
-	_, err := chat(t, s, false, hello(model), option.WithMaxRetries(0))
+	_, err := s.Chat(t, false, hello(model), option.WithMaxRetries(0))
 	var apiErr *openai.Error
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 502 || apiErr.Code != "upstream_authentication" || apiErr.Response.Header.Get("X-Should-Retry") != "false" {
 		t.Fatalf("error = %v", err)

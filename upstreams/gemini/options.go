@@ -12,11 +12,6 @@ type thinkingConfig struct {
 	ThinkingLevel  string `json:"thinkingLevel,omitempty"`
 }
 
-// thinkingBudgets is reasoning_effort as the thinking budget of a Gemini
-// 1.x/2.x model (Google's own OpenAI endpoint maps low, medium and high
-// to 1K, 8K and 24K tokens; none turns thinking off).
-var thinkingBudgets = map[string]int{"none": 0, "minimal": 1024, "low": 1024, "medium": 8192, "high": 24576, "xhigh": 24576}
-
 // thinkingLevels is reasoning_effort as the thinkingLevel of the later
 // models (none has no level below minimal; xhigh none above high).
 // The levels are the enum's names, as the official SDK sends them.
@@ -29,7 +24,9 @@ func thinking(effort, model string) *thinkingConfig {
 		return nil
 	}
 	if budgetModel(model) {
-		budget := thinkingBudgets[effort] // the same efforts as thinkingLevels (readOptions refused others)
+		// A Gemini 1.x/2.x model's thinking budget; the same efforts as
+		// thinkingLevels (readOptions refused others).
+		budget := translate.ThinkingBudgets[effort]
 		return &thinkingConfig{ThinkingBudget: &budget}
 	}
 	return &thinkingConfig{ThinkingLevel: thinkingLevels[effort]}

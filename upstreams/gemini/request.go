@@ -146,6 +146,9 @@ func translateRequest(in *translate.ChatRequest, model string) (*generateRequest
 // merging it into the previous one of the same role.
 func (r *generateRequest) addMessage(m *translate.Message, i int, names map[string]string) error {
 	param := fmt.Sprintf("messages[%d]", i)
+	if err := m.RefuseExtras("gemini", param); err != nil {
+		return err
+	}
 	var role string
 	var parts []part
 	switch m.Role {

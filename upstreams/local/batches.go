@@ -109,6 +109,9 @@ func (l *Local) createBatch(w http.ResponseWriter, c *upstreams.Call) error {
 	if f.Purpose != "batch" {
 		return upstreams.InvalidRequest("input_file_id", "The file '%s' was uploaded with purpose '%s'; a batch's input file must have purpose 'batch'.", f.ID, f.Purpose)
 	}
+	if err := l.checkQueue(ctx, w, c.Principal.KeyName, f); err != nil {
+		return err
+	}
 	created := store.Now()
 	b := &store.Batch{
 		ID: store.NewID("batch_"), Owner: c.Principal.Owner, KeyName: c.Principal.KeyName, Endpoint: body.Endpoint,

@@ -5,6 +5,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/dustin/go-humanize"
 )
 
 // UnmarshalCaddyfile reads the upstream's block:
@@ -18,8 +19,14 @@ import (
 //	    max_attempts <n>
 //	    file_sweep_interval <duration>
 //	    postgres <dsn>
+//	    pool_wait <duration>
 //	    embedding_model <model>
 //	    search_dialect spec|openai|auto
+//	    storage_quota <size>|off
+//	    max_batch_output <size>|off
+//	    max_queued_batches <n>|off
+//	    max_queued_lines <n>|off
+//	    disk_reserve <size>|off
 //	}
 func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the upstream's name or type
@@ -44,7 +51,7 @@ func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			*map[string]*int{"batch_concurrency": &l.BatchConcurrency, "max_attempts": &l.MaxAttempts,
 				"max_batches": &l.MaxBatches, "max_ingestions": &l.MaxIngestions}[option] = n
-		case "batch_lease", "file_sweep_interval":
+		case "batch_lease", "file_sweep_interval", "pool_wait", "provider_object_retention", "busy_timeout":
 			option := d.Val()
 			var v string
 			if !d.AllArgs(&v) {
@@ -54,7 +61,8 @@ func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err != nil {
 				return d.Errf("%s: %v", option, err)
 			}
-			*map[string]*caddy.Duration{"batch_lease": &l.BatchLease, "file_sweep_interval": &l.FileSweepInterval}[option] = caddy.Duration(dur)
+			*map[string]*caddy.Duration{"batch_lease": &l.BatchLease, "file_sweep_interval": &l.FileSweepInterval, "pool_wait": &l.PoolWait,
+				"provider_object_retention": &l.ProviderObjectRetention, "busy_timeout": &l.BusyTimeout}[option] = caddy.Duration(dur)
 		case "postgres":
 			if !d.AllArgs(&l.Postgres) {
 				return d.ArgErr()
@@ -67,9 +75,51 @@ func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&l.SearchDialect) {
 				return d.ArgErr()
 			}
+		case "storage_quota", "max_batch_output", "disk_reserve", "max_queued_lines":
+			if err := parseLimit(d, map[string]*int64{"storage_quota": &l.StorageQuota, "max_batch_output": &l.MaxBatchOutput,
+				"disk_reserve": &l.DiskReserve, "max_queued_lines": &l.MaxQueuedLines}[d.Val()], d.Val() != "max_queued_lines"); err != nil {
+				return err
+			}
+		case "max_queued_batches":
+			var n int64
+			if err := parseLimit(d, &n, false); err != nil {
+				return err
+			}
+			l.MaxQueuedBatches = int(n)
 		default:
 			return d.Errf("unrecognized local upstream option %q", d.Val())
 		}
 	}
+	return nil
+}
+
+// parseLimit reads the option's one argument into v: `off` (-1), or a
+// positive size (64MiB, 10GB) when size is set, else a positive integer.
+func parseLimit(d *caddyfile.Dispenser, v *int64, size bool) error {
+	option := d.Val()
+	var arg string
+	if !d.AllArgs(&arg) {
+		return d.ArgErr()
+	}
+	if arg == "off" {
+		*v = -1
+		return nil
+	}
+	var n int64
+	var err error
+	if size {
+		var u uint64
+		u, err = humanize.ParseBytes(arg)
+		n = int64(u)
+	} else {
+		n, err = strconv.ParseInt(arg, 10, 64)
+	}
+	if err != nil || n < 1 {
+		if size {
+			return d.Errf("%s must be off or a positive size such as 10GiB, got %q", option, arg)
+		}
+		return d.Errf("%s must be off or a positive integer, got %q", option, arg)
+	}
+	*v = n
 	return nil
 }

@@ -54,7 +54,7 @@ func conversationItems(raw json.RawMessage) ([]store.ResponseItem, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
-	items, err := inputItems(raw)
+	items, err := inputItems(raw, nil)
 	if err != nil {
 		if e := (*upstreams.Error)(nil); errors.As(err, &e) {
 			renamed := *e

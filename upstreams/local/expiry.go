@@ -17,21 +17,24 @@ const defaultFileSweep = time.Minute
 const sweepPage = 100
 
 // fileSweeper deletes the files past their expires_at (contents, rows and
-// vector store chunks) in the background, at once and then every
+// vector store chunks) and forgets the owners of provider objects older
+// than the retention, in the background, at once and then every
 // interval, between StartWork and StopWork. Before it passes, an expired
 // file is already gone for every reader (the store's GetFile and ListFiles
 // see no expired file).
 type fileSweeper struct {
 	store    store.Store
 	interval time.Duration
-	logger   *zap.Logger
-	stop     context.CancelFunc
-	done     chan struct{}
+	// retention is provider_object_retention.
+	retention time.Duration
+	logger    *zap.Logger
+	stop      context.CancelFunc
+	done      chan struct{}
 }
 
-func startFileSweeper(s store.Store, interval time.Duration, logger *zap.Logger) *fileSweeper {
+func startFileSweeper(s store.Store, interval, retention time.Duration, logger *zap.Logger) *fileSweeper {
 	ctx, cancel := context.WithCancel(context.Background())
-	fs := &fileSweeper{store: s, interval: interval, logger: logger, stop: cancel, done: make(chan struct{})}
+	fs := &fileSweeper{store: s, interval: interval, retention: retention, logger: logger, stop: cancel, done: make(chan struct{})}
 	go fs.loop(ctx)
 	return fs
 }
@@ -43,6 +46,9 @@ func (fs *fileSweeper) loop(ctx context.Context) {
 	for {
 		if _, err := sweepExpiredFiles(ctx, fs.store); err != nil && ctx.Err() == nil {
 			fs.logger.Warn("deleting expired files", zap.Error(err))
+		}
+		if err := forgetOldProviderObjects(ctx, fs.store, fs.retention); err != nil && ctx.Err() == nil {
+			fs.logger.Warn("forgetting old provider objects", zap.Error(err))
 		}
 		select {
 		case <-ctx.Done():

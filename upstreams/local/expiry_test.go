@@ -50,6 +50,18 @@ func callLocal(t *testing.T, l *Local, op, method, target string, params map[str
 	return rec
 }
 
+// sweptSoon waits, a bounded number of times, for the first sweep (which
+// runs as the work starts) to have made done true.
+func sweptSoon(done func() bool) bool {
+	for range 2000 {
+		if done() {
+			return true
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return false
+}
+
 // TestExpiredFilesThroughTheAPI: a file uploaded with expires_after gets
 // expires_at = created_at + seconds; from then on retrieve, content and
 // delete answer 404 and list leaves it out, as the public API does once it
@@ -118,14 +130,7 @@ func TestExpiredFilesThroughTheAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	sweeper := l.sweeper
-	deleted := false
-	for range 2000 { // the first sweep runs as the work starts
-		if _, err := os.Stat(blob); err != nil {
-			deleted = true
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	deleted := sweptSoon(func() bool { _, err := os.Stat(blob); return err != nil })
 	l.StopWork()
 	if !deleted {
 		t.Fatal("the sweeper never deleted the expired file's content")

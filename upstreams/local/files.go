@@ -66,12 +66,12 @@ func (l *Local) createFile(w http.ResponseWriter, c *upstreams.Call) error {
 	}
 	var form uploadForm
 	var f *store.File
-	err = l.readUpload(c, mr, &form, &f)
+	err = l.readUpload(w, c, mr, &form, &f)
 	if err == nil {
 		err = checkUpload(f, &form)
 	}
 	if err == nil {
-		err = l.store.InsertFile(r.Context(), f)
+		err = l.overQuotaOr(w, l.store.InsertFile(r.Context(), f))
 	}
 	if err != nil {
 		if f != nil {
@@ -89,8 +89,9 @@ func (l *Local) createFile(w http.ResponseWriter, c *upstreams.Call) error {
 const maxFormBytes = 1 << 20
 
 // readUpload reads every part: the form fields into form, the file's
-// content into the store (as *f).
-func (l *Local) readUpload(c *upstreams.Call, mr *multipart.Reader, form *uploadForm, f **store.File) error {
+// content into the store (as *f), within what is left of the owner's
+// storage quota.
+func (l *Local) readUpload(w http.ResponseWriter, c *upstreams.Call, mr *multipart.Reader, form *uploadForm, f **store.File) error {
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
@@ -112,12 +113,22 @@ func (l *Local) readUpload(c *upstreams.Call, mr *multipart.Reader, form *upload
 			if form.purpose == "batch" {
 				limit = maxBatchFileBytes
 			}
-			nf := &store.File{ID: store.NewID("file-"), Owner: c.Principal.Owner, Filename: name, CreatedAt: store.Now()}
-			src := &countingReader{r: part, left: limit}
+			room, err := l.storageRoom(c.Request.Context(), c.Principal.Owner)
+			if err != nil {
+				return err
+			}
+			left := limit
+			if room >= 0 && room < limit {
+				left = room
+			}
+			nf := &store.File{ID: store.NewID("file-"), Owner: c.Principal.Owner, Filename: name, CreatedAt: store.Now(), Quota: l.StorageQuota}
+			src := &countingReader{r: part, left: left}
 			n, err := l.store.WriteFileContent(c.Request.Context(), nf.ID, src)
 			if err != nil {
 				l.store.DiscardFileContent(nf.ID)
 				switch {
+				case src.over && left < limit:
+					return l.storageQuotaError(w)
 				case src.over:
 					return tooLarge(limit)
 				case src.readErr != nil:
@@ -125,7 +136,8 @@ func (l *Local) readUpload(c *upstreams.Call, mr *multipart.Reader, form *upload
 				}
 				return fmt.Errorf("storing upload: %w", err)
 			}
-			nf.Bytes = n
+			lines := src.lines.count()
+			nf.Bytes, nf.Lines = n, &lines
 			*f = nf
 		case "purpose", "expires_after[anchor]", "expires_after[seconds]":
 			value, err := io.ReadAll(io.LimitReader(part, maxFormFieldBytes))
@@ -219,18 +231,21 @@ func uploadReadError(err error) *upstreams.Error {
 }
 
 // countingReader reads an upload part, failing once more than left bytes
-// come, and remembers whether reading (the client's side) failed.
+// come, counts its lines, and remembers whether reading (the client's
+// side) failed.
 type countingReader struct {
 	r       io.Reader
 	left    int64
 	over    bool
 	readErr error
+	lines   lineCounter
 }
 
 var errTooLarge = errors.New("upload over the size limit")
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
+	c.lines.Write(p[:n])
 	c.left -= int64(n)
 	if c.left < 0 {
 		c.over = true

@@ -93,18 +93,43 @@ type Local struct {
 	// Caddyfile: `file_sweep_interval <duration>`
 	FileSweepInterval caddy.Duration `json:"file_sweep_interval,omitempty"`
 
+	// BusyTimeout is how long a write to the SQLite store waits for
+	// another writer before the call is answered 503 store_busy with
+	// Retry-After (configs sharing a data_dir share the first one's).
+	// Default: 10s.
+	//
+	// Caddyfile: `busy_timeout <duration>`
+	BusyTimeout caddy.Duration `json:"busy_timeout,omitempty"`
+
+	// ProviderObjectRetention is how long the gateway remembers which
+	// owner created an object a provider keeps for it (a response, file,
+	// vector store, batch, conversation or thread served by an openai
+	// upstream): afterwards the row is forgotten by the file sweeper and
+	// the object answers 404 through the gateway to every key. Default:
+	// 720h (30 days, the time a provider keeps a response).
+	//
+	// Caddyfile: `provider_object_retention <duration>`
+	ProviderObjectRetention caddy.Duration `json:"provider_object_retention,omitempty"`
+
 	// Postgres, when set, keeps everything (file contents included) in the
 	// PostgreSQL database this connection string names instead, so that
 	// several instances share one store; data_dir is then not used. A URL
 	// (postgres://user:password@host:5432/db?sslmode=disable) or key=value
-	// pairs, which may also set the pool (pool_max_conns: each upload in
-	// progress holds a connection; default max(4, CPUs)) and the schema
-	// (search_path). Placeholders are expanded, so the password can come
-	// from the environment. Tables are created or migrated at start.
-	// Default: empty (SQLite in data_dir).
+	// pairs, which may also set the pool (pool_max_conns; default
+	// 3 x max_batches + 2 x max_ingestions + 8, see store.PoolSize) and
+	// the schema (search_path). Placeholders are expanded, so the password
+	// can come from the environment. Tables are created or migrated at
+	// start. Default: empty (SQLite in data_dir).
 	//
 	// Caddyfile: `postgres <dsn>`, e.g. `postgres {env.MODELGATE_POSTGRES_DSN}`
 	Postgres string `json:"postgres,omitempty"`
+
+	// PoolWait bounds how long a call to the PostgreSQL store waits for a
+	// free connection of its pool; one that waits longer answers 503
+	// store_busy (Retry-After: 1). Default: 5s.
+	//
+	// Caddyfile: `pool_wait <duration>`
+	PoolWait caddy.Duration `json:"pool_wait,omitempty"`
 
 	// EmbeddingModel, when set, has files attached to vector stores
 	// embedded with this model through the gateway's embeddings.create
@@ -124,6 +149,48 @@ type Local struct {
 	// Caddyfile: `search_dialect spec|openai|auto`
 	SearchDialect string `json:"search_dialect,omitempty"`
 
+	// StorageQuota bounds the bytes of files (uploads and batch outputs)
+	// one owner keeps, in bytes; negative: no quota. An upload that would
+	// pass it is refused with 429 insufficient_quota (param `file`) as it
+	// streams, before it is written past the quota; a batch's outputs are
+	// bounded by what is left of it when the batch starts. Per owner, not
+	// per key: files belong to the owner, every key of which sees them,
+	// so the keys of one owner share one quota. Default: 10 GiB.
+	//
+	// Caddyfile: `storage_quota <size>|off`
+	StorageQuota int64 `json:"storage_quota,omitempty"`
+
+	// MaxBatchOutput bounds the output of one batch (its output and error
+	// files together), in bytes; negative: no bound. A request whose
+	// result would pass it gets an error line (output_too_large) in its
+	// place. Default: 1 GiB.
+	//
+	// Caddyfile: `max_batch_output <size>|off`
+	MaxBatchOutput int64 `json:"max_batch_output,omitempty"`
+
+	// MaxQueuedBatches bounds the batches one key has validating or in
+	// progress; creating one more is refused with 429
+	// insufficient_quota. Negative: no bound. Default: 100.
+	//
+	// Caddyfile: `max_queued_batches <n>|off`
+	MaxQueuedBatches int `json:"max_queued_batches,omitempty"`
+
+	// MaxQueuedLines bounds the lines not yet run of the batches one key
+	// has validating or in progress; a batch whose input file would pass
+	// it is refused at create with 429 insufficient_quota (param
+	// input_file_id). Negative: no bound. Default: 1,000,000.
+	//
+	// Caddyfile: `max_queued_lines <n>|off`
+	MaxQueuedLines int64 `json:"max_queued_lines,omitempty"`
+
+	// DiskReserve is the size of a file kept in data_dir (SQLite only) so
+	// that deletes work on a full disk: a delete refused for want of space
+	// releases it and runs again, and other writes answer 507 until it is
+	// back. Negative: none. Default: 16 MiB.
+	//
+	// Caddyfile: `disk_reserve <size>|off`
+	DiskReserve int64 `json:"disk_reserve,omitempty"`
+
 	store store.Store
 	// dispatcher routes this config's work through its gateway.
 	dispatcher upstreams.Dispatcher
@@ -131,13 +198,21 @@ type Local struct {
 	// read it to wake or cancel it.
 	batches *atomic.Pointer[batches.Runner]
 	// sweeper deletes expired files between StartWork and StopWork.
-	sweeper  *fileSweeper
-	vectors  *vectorstores.Vectors
-	storeKey string
-	logger   *zap.Logger
-	// late is the opening of a store that could not be reached at
-	// provision (see openLater); nil when it opened then.
+	sweeper *fileSweeper
+	// largeTurns holds the turn of the one large response being made
+	// (see largeTurn).
+	largeTurns chan struct{}
+	vectors    *vectorstores.Vectors
+	storeKey   string
+	logger     *zap.Logger
+	// opening opens the store at start, or on the first call served
+	// before (ensureOpen); set by Provision.
+	opening *storeOpening
+	// late is the opening of a store that could not be reached when it
+	// was first opened (see openLater); nil when it opened then.
 	late *lateOpen
+	// events emits the batch and ingestion events (events.go).
+	events *upstreams.Events
 }
 
 // CaddyModule returns the Caddy module information.
@@ -163,9 +238,14 @@ type pooledStore struct {
 
 func (p pooledStore) Destruct() error { return p.Close() }
 
-// Provision opens (or shares) the store.
+// Provision checks the configuration and says where the store is; it
+// opens nothing (see ensureOpen), so `caddy validate` creates no file.
 func (l *Local) Provision(ctx caddy.Context) error {
 	l.logger = ctx.Logger()
+	var err error
+	if l.events, err = upstreams.LoadEvents(ctx); err != nil {
+		return fmt.Errorf("local upstream: %w", err)
+	}
 	l.batches = new(atomic.Pointer[batches.Runner])
 	if l.BatchConcurrency == 0 {
 		l.BatchConcurrency = 8
@@ -184,6 +264,26 @@ func (l *Local) Provision(ctx caddy.Context) error {
 	}
 	if l.FileSweepInterval == 0 {
 		l.FileSweepInterval = caddy.Duration(defaultFileSweep)
+	}
+	if l.PoolWait == 0 {
+		l.PoolWait = caddy.Duration(defaultPoolWait)
+	}
+	if l.PoolWait < 0 {
+		return fmt.Errorf("local upstream: pool_wait must be positive, got %v", time.Duration(l.PoolWait))
+	}
+	l.provisionLimits()
+	l.largeTurns = make(chan struct{}, 1)
+	if l.BusyTimeout == 0 {
+		l.BusyTimeout = caddy.Duration(store.DefaultBusyTimeout)
+	}
+	if l.BusyTimeout < 0 {
+		return fmt.Errorf("local upstream: busy_timeout must be positive, got %v", time.Duration(l.BusyTimeout))
+	}
+	if l.ProviderObjectRetention == 0 {
+		l.ProviderObjectRetention = caddy.Duration(defaultProviderObjectRetention)
+	}
+	if l.ProviderObjectRetention < 0 {
+		return fmt.Errorf("local upstream: provider_object_retention must be positive, got %v", time.Duration(l.ProviderObjectRetention))
 	}
 	if l.FileSweepInterval < 0 {
 		return fmt.Errorf("local upstream: file_sweep_interval must be positive, got %v", time.Duration(l.FileSweepInterval))
@@ -208,24 +308,21 @@ func (l *Local) Provision(ctx caddy.Context) error {
 			return errors.New("local upstream: data_dir and postgres exclude each other: the PostgreSQL store keeps file contents in the database")
 		}
 		dsn := repl.ReplaceAll(l.Postgres, "")
+		if err := store.CheckPostgresDSN(dsn); err != nil {
+			return fmt.Errorf("local upstream: %w", err)
+		}
 		// The key tells databases apart without keeping the password in it.
 		sum := sha256.Sum256([]byte(dsn))
 		key := "postgres:" + hex.EncodeToString(sum[:])
-		open := func() (store.Store, string, error) {
-			s, err := store.OpenPostgres(ctx, dsn)
+		l.opening = &storeOpening{key: key, open: func() (store.Store, string, error) {
+			s, err := store.OpenPostgres(ctx, dsn, store.PoolOptions{MaxConns: store.PoolSize(l.MaxBatches, l.MaxIngestions), Wait: time.Duration(l.PoolWait)})
 			if err != nil {
 				return nil, "", fmt.Errorf("local upstream: opening the PostgreSQL store: %w", err)
 			}
 			s.WarnOfClockSkew(ctx, time.Now, l.logger)
 			return s, "postgres://" + s.Location, nil
-		}
-		err := l.share(key, open)
-		if errors.Is(err, store.ErrUnreachable) {
-			l.logger.Warn("starting without the store: store operations answer 503 until it can be reached", zap.Error(err))
-			l.openLater(key, open)
-			return nil
-		}
-		return err
+		}}
+		return nil
 	}
 	dir := repl.ReplaceAll(l.DataDir, "")
 	if dir == "" {
@@ -235,13 +332,14 @@ func (l *Local) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("local upstream: data_dir: %w", err)
 	}
-	return l.share("sqlite:"+abs, func() (store.Store, string, error) {
-		s, err := store.OpenSQLite(abs)
+	l.opening = &storeOpening{key: "sqlite:" + abs, open: func() (store.Store, string, error) {
+		s, err := store.OpenSQLiteWaiting(abs, time.Duration(l.BusyTimeout))
 		if err != nil {
 			return nil, "", fmt.Errorf("local upstream: opening store in %s: %w", abs, err)
 		}
 		return s, abs, nil
-	})
+	}}
+	return nil
 }
 
 // share takes the store pooled under key, opening it when no config
@@ -268,8 +366,12 @@ func (l *Local) share(key string, open func() (store.Store, string, error)) erro
 	l.storeKey = key
 	p := val.(pooledStore)
 	l.store = p.Store
+	if r, ok := l.store.(reserver); ok {
+		r.KeepReserve(max(l.DiskReserve, 0))
+	}
 	if p.vectors != nil {
 		l.vectors = &vectorstores.Vectors{Model: l.EmbeddingModel, Ingest: vectorstores.NewIngester(p.vectors, p.Store, l.logger.Named("ingest"), l.MaxIngestions, l.MaxAttempts), Cache: p.cache}
+		l.vectors.Ingest.Ended = l.ingestionEnded
 	}
 	return nil
 }
@@ -277,10 +379,6 @@ func (l *Local) share(key string, open func() (store.Store, string, error)) erro
 // UseDispatcher has this config's batches and embeddings (ingestion's and
 // search's) routed through d, its gateway. It starts nothing.
 func (l *Local) UseDispatcher(d upstreams.Dispatcher) {
-	if l.late != nil {
-		l.late.mu.Lock()
-		defer l.late.mu.Unlock()
-	}
 	l.dispatcher = d
 	if l.opened() && l.vectors != nil {
 		l.vectors.Ingest.Use(d)
@@ -295,10 +393,13 @@ func (l *Local) StartWork() error {
 	if l.dispatcher == nil {
 		return errors.New("local upstream: no gateway to send work through")
 	}
-	if l.late != nil {
-		l.late.mu.Lock()
-		defer l.late.mu.Unlock()
-		l.late.work = true
+	if err := l.ensureOpen(); err != nil {
+		return err
+	}
+	if late := l.lateOpening(); late != nil {
+		late.mu.Lock()
+		defer late.mu.Unlock()
+		late.work = true
 		if !l.opened() {
 			return nil // started once the store is open
 		}
@@ -310,9 +411,14 @@ func (l *Local) StartWork() error {
 // startWork starts the runner, the sweeper and ingestion on the open store.
 func (l *Local) startWork() {
 	r := batches.NewRunner(l.store, l.store, l.dispatcher, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency, l.MaxBatches, l.MaxAttempts)
+	r.MaxOutput, r.StorageQuota = max(l.MaxBatchOutput, 0), max(l.StorageQuota, 0)
+	if space, ok := l.store.(reserver); ok {
+		r.Room = space.RoomToWrite
+	}
+	r.Ended = l.batchEnded
 	r.Start()
 	l.batches.Store(r)
-	l.sweeper = startFileSweeper(l.store, time.Duration(l.FileSweepInterval), l.logger.Named("files"))
+	l.sweeper = startFileSweeper(l.store, time.Duration(l.FileSweepInterval), time.Duration(l.ProviderObjectRetention), l.logger.Named("files"))
 	if l.vectors != nil {
 		l.vectors.Ingest.Start()
 	}
@@ -321,10 +427,10 @@ func (l *Local) startWork() {
 // StopWork stops the batch runner, the file sweeper and ingestion and
 // waits for them.
 func (l *Local) StopWork() {
-	if l.late != nil {
-		l.late.mu.Lock()
-		defer l.late.mu.Unlock()
-		l.late.work = false
+	if late := l.lateOpening(); late != nil {
+		late.mu.Lock()
+		defer late.mu.Unlock()
+		late.work = false
 	}
 	l.sweeper.Stop()
 	l.sweeper = nil
@@ -402,11 +508,14 @@ func (l *Local) ServeCall(w http.ResponseWriter, c *upstreams.Call) error {
 		return &upstreams.Error{Status: http.StatusNotImplemented, Type: upstreams.TypeNotImplemented,
 			Message: fmt.Sprintf("The local upstream does not implement %s.", c.Operation)}
 	}
+	if err := l.ensureOpen(); err != nil {
+		l.logger.Error("opening the store", zap.Error(err))
+	}
 	if !l.opened() {
 		w.Header().Set("Retry-After", "1")
 		return errStoreUnavailable
 	}
-	return l.outage(w, c, h(l, w, c))
+	return l.outage(w, c, l.serveSpace(w, c, h))
 }
 
 // notFoundOr turns ErrNotFound into the public 404 for the object kind.
@@ -426,3 +535,16 @@ var (
 	_ upstreams.OperationServer = (*Local)(nil)
 	_ upstreams.Worker          = (*Local)(nil)
 )
+
+// GatewayStore is the store the gateway keeps its issued keys and spend
+// in: this upstream's, once it is open.
+func (l *Local) GatewayStore() (store.GatewayStore, error) {
+	if !l.opened() {
+		return nil, errNotOpened
+	}
+	gs, ok := l.store.(store.GatewayStore)
+	if !ok {
+		return nil, fmt.Errorf("the store %T keeps no gateway keys", l.store)
+	}
+	return gs, nil
+}

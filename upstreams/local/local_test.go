@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -15,15 +16,19 @@ import (
 	"github.com/modelgate/modelgate/upstreams/local/store"
 )
 
-// provisionLocal provisions l the way Caddy does and cleans it up when
-// the test ends.
+// provisionLocal provisions l the way Caddy does, opens its store as its
+// start does (without the work, which needs a gateway) and cleans it up
+// when the test ends.
 func provisionLocal(t *testing.T, l *Local) error {
 	t.Helper()
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
 	t.Cleanup(cancel)
 	err := l.Provision(ctx)
 	t.Cleanup(func() { l.Cleanup() })
-	return err
+	if err != nil {
+		return err
+	}
+	return l.ensureOpen()
 }
 
 // TestLocalPostgresStoresByDatabase provisions several local upstreams:
@@ -147,5 +152,28 @@ func TestWorkerCountsCaddyfile(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), option+" must be a positive integer") {
 			t.Fatalf("%s 0: %v", option, err)
 		}
+	}
+}
+
+// TestPoolCaddyfile reads pool_wait, refuses a negative one, and sizes
+// the PostgreSQL pool from max_batches and max_ingestions when the DSN
+// sets no pool_max_conns.
+func TestPoolCaddyfile(t *testing.T) {
+	var l Local
+	if err := l.UnmarshalCaddyfile(caddyfile.NewTestDispenser("local {\n pool_wait 750ms\n}")); err != nil || time.Duration(l.PoolWait) != 750*time.Millisecond {
+		t.Fatalf("%+v %v", l, err)
+	}
+	if err := provisionLocal(t, &Local{PoolWait: caddy.Duration(-time.Second)}); err == nil || !strings.Contains(err.Error(), "pool_wait must be positive") {
+		t.Fatalf("pool_wait -1s: %v", err)
+	}
+	sized := &Local{Postgres: testpg.DSN(t), MaxBatches: 4, MaxIngestions: 3}
+	if err := provisionLocal(t, sized); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sized.store.(*store.Postgres).MaxConns(), store.PoolSize(4, 3); got != want || want != 26 {
+		t.Fatalf("pool of %d connections, want PoolSize(4, 3) = 26", got)
+	}
+	if sized.PoolWait != caddy.Duration(defaultPoolWait) {
+		t.Fatalf("pool_wait %v, want the default %v", time.Duration(sized.PoolWait), defaultPoolWait)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/local/store"
 )
 
 // pingTimeout bounds a check of whether the store can be reached.
@@ -30,13 +31,31 @@ func (l *Local) StoreUp(ctx context.Context) error {
 var errStoreUnavailable = &upstreams.Error{Status: http.StatusServiceUnavailable, Type: upstreams.TypeServer, Code: "store_unavailable",
 	Message: "The gateway's store cannot be reached right now. Please try again shortly."}
 
+// errStoreBusy is the answer to a call that waited too long for the
+// store: for a connection of its pool (PostgreSQL, pool_wait) or for its
+// other writers (SQLite, busy_timeout). The store answers but is
+// overloaded, and a retry a moment later may pass.
+var errStoreBusy = &upstreams.Error{Status: http.StatusServiceUnavailable, Type: upstreams.TypeServer, Code: "store_busy",
+	Message: "The gateway's store is busy right now. Please try again shortly."}
+
 // outage turns the failure of a call into errStoreUnavailable when the
-// store cannot be reached; a public error, or a failure while the store
+// store cannot be reached, into errStoreBusy when it stayed busy past its
+// bound, and into errInsufficientStorage when its disk is full; a public
+// error, or another failure while the store
 // answers, is returned as it is.
 func (l *Local) outage(w http.ResponseWriter, c *upstreams.Call, err error) error {
 	var public *upstreams.Error
 	if err == nil || errors.As(err, &public) || c.Request.Context().Err() != nil {
 		return err
+	}
+	if store.IsBusy(err) {
+		l.logger.Warn("store busy", zap.String("operation", c.Operation), zap.Error(err))
+		w.Header().Set("Retry-After", "1")
+		return errStoreBusy
+	}
+	if store.DiskFull(err) {
+		l.logger.Warn("disk full", zap.String("operation", c.Operation), zap.Error(err))
+		return errInsufficientStorage
 	}
 	down := l.StoreUp(c.Request.Context())
 	if down == nil {
@@ -46,3 +65,6 @@ func (l *Local) outage(w http.ResponseWriter, c *upstreams.Call, err error) erro
 	w.Header().Set("Retry-After", "1")
 	return errStoreUnavailable
 }
+
+// defaultPoolWait is pool_wait's default.
+const defaultPoolWait = 5 * time.Second

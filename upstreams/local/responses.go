@@ -93,12 +93,17 @@ type responseUsage struct {
 }
 
 func (l *Local) createResponse(w http.ResponseWriter, c *upstreams.Call) error {
+	release, err := l.largeTurn(c)
+	if err != nil {
+		return err
+	}
+	defer release()
 	var req responseRequest
 	if err := json.Unmarshal(c.Body, &req); err != nil {
 		return upstreams.InvalidRequest("", "The request body is not a valid response request: %s.", schemas.DescribeJSONError(err))
 	}
 	ctx := c.Request.Context()
-	items, err := inputItems(req.Input)
+	items, err := inputItems(req.Input, c.Doc["input"])
 	if err != nil {
 		return err
 	}

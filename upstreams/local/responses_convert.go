@@ -16,6 +16,10 @@ type inputItem struct {
 	id  string
 	raw json.RawMessage
 	ref string
+	// plain: a message of one string, its role and text (plainItem),
+	// which the chat takes as they are.
+	plain      bool
+	role, text string
 }
 
 // itemFields are the fields of an input item the conversion reads.
@@ -33,7 +37,12 @@ type itemFields struct {
 // inputItems reads `input`: a string (one user message) or an array of
 // input items: messages, function calls and their outputs, item
 // references and the other items of the public API (see asIsItem).
-func inputItems(raw json.RawMessage) ([]inputItem, error) {
+// decoded is the same input as the gateway decoded it (nil when it did
+// not), read instead where its items are all plain messages.
+func inputItems(raw json.RawMessage, decoded any) ([]inputItem, error) {
+	if items, ok := plainItems(decoded); ok {
+		return items, nil
+	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		it, err := messageItem(itemFields{Role: "user", Content: raw}, "input")
@@ -156,27 +165,19 @@ func chatRequest(req *responseRequest, history []json.RawMessage, items []inputI
 	if req.Instructions != nil && *req.Instructions != "" {
 		msgs = append(msgs, map[string]any{"role": "developer", "content": *req.Instructions})
 	}
-	all := append([]json.RawMessage(nil), history...)
-	for _, it := range items {
-		all = append(all, it.raw)
-	}
-	for _, raw := range all {
-		var f itemFields
-		if err := json.Unmarshal(raw, &f); err != nil {
-			return nil, fmt.Errorf("reading conversation item: %w", err)
+	var err error
+	for _, raw := range history {
+		if msgs, err = appendChatMessage(msgs, raw); err != nil {
+			return nil, err
 		}
-		switch f.Type {
-		case "message":
-			msgs = append(msgs, map[string]any{"role": f.Role, "content": chatContent(f.Role, f.Content)})
-		case "function_call":
-			call := map[string]any{"id": f.CallID, "type": "function", "function": map[string]any{"name": f.Name, "arguments": f.Arguments}}
-			if n := len(msgs); n > 0 && msgs[n-1]["role"] == "assistant" && msgs[n-1]["tool_calls"] != nil {
-				msgs[n-1]["tool_calls"] = append(msgs[n-1]["tool_calls"].([]any), call)
-				continue
-			}
-			msgs = append(msgs, map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{call}})
-		case "function_call_output":
-			msgs = append(msgs, map[string]any{"role": "tool", "tool_call_id": f.CallID, "content": outputText(f.Output)})
+	}
+	for _, it := range items {
+		if it.plain {
+			msgs = append(msgs, map[string]any{"role": it.role, "content": it.text})
+			continue
+		}
+		if msgs, err = appendChatMessage(msgs, it.raw); err != nil {
+			return nil, err
 		}
 	}
 	if len(msgs) == 0 {
@@ -211,6 +212,30 @@ func chatRequest(req *responseRequest, history []json.RawMessage, items []inputI
 		body["reasoning_effort"] = *req.Reasoning.Effort
 	}
 	return json.Marshal(body)
+}
+
+// appendChatMessage adds a stored item to the chat's messages: a message,
+// a function call (joining the assistant's calls before it) or its output;
+// other items have no place in a chat.
+func appendChatMessage(msgs []map[string]any, raw json.RawMessage) ([]map[string]any, error) {
+	var f itemFields
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, fmt.Errorf("reading conversation item: %w", err)
+	}
+	switch f.Type {
+	case "message":
+		msgs = append(msgs, map[string]any{"role": f.Role, "content": chatContent(f.Role, f.Content)})
+	case "function_call":
+		call := map[string]any{"id": f.CallID, "type": "function", "function": map[string]any{"name": f.Name, "arguments": f.Arguments}}
+		if n := len(msgs); n > 0 && msgs[n-1]["role"] == "assistant" && msgs[n-1]["tool_calls"] != nil {
+			msgs[n-1]["tool_calls"] = append(msgs[n-1]["tool_calls"].([]any), call)
+			return msgs, nil
+		}
+		msgs = append(msgs, map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{call}})
+	case "function_call_output":
+		msgs = append(msgs, map[string]any{"role": "tool", "tool_call_id": f.CallID, "content": outputText(f.Output)})
+	}
+	return msgs, nil
 }
 
 // chatTools translates function tools and tool_choice.
@@ -380,10 +405,39 @@ func newResponse(req *responseRequest) *responseObject {
 	for _, v := range []struct {
 		from json.RawMessage
 		to   *json.RawMessage
-	}{{req.Text, &r.Text}, {req.ToolChoice, &r.ToolChoice}, {req.Tools, &r.Tools}} {
+	}{{req.Text, &r.Text}, {req.ToolChoice, &r.ToolChoice}, {echoedTools(req.Tools), &r.Tools}} {
 		if len(v.from) > 0 && string(v.from) != "null" {
 			*v.to = v.from
 		}
 	}
 	return r
+}
+
+// echoedTools is tools as a response repeats them: a function tool's
+// parameters and strict are required members of the response's tool
+// (null where the request left them out).
+func echoedTools(tools json.RawMessage) json.RawMessage {
+	var list []map[string]any
+	if len(tools) == 0 || json.Unmarshal(tools, &list) != nil {
+		return tools // checked when the request is made into a chat
+	}
+	filled := false
+	for _, t := range list {
+		if t["type"] != "function" {
+			continue
+		}
+		for _, k := range []string{"parameters", "strict"} {
+			if _, ok := t[k]; !ok {
+				t[k], filled = nil, true
+			}
+		}
+	}
+	if !filled {
+		return tools
+	}
+	out, err := json.Marshal(list)
+	if err != nil {
+		return tools
+	}
+	return out
 }

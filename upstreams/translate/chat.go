@@ -73,13 +73,26 @@ func (r *ChatRequest) IncludeUsage() bool {
 	return r.StreamOptions != nil && r.StreamOptions.IncludeUsage
 }
 
-// Message is one chat message of any role.
+// Message is one chat message of any role, with every field the
+// request schema gives a message (RefuseExtras refuses those a
+// translating provider has no counterpart for).
 type Message struct {
 	Role       string     `json:"role"`
 	Content    Content    `json:"content"`
 	Name       string     `json:"name"`
 	ToolCalls  []ToolCall `json:"tool_calls"`
 	ToolCallID string     `json:"tool_call_id"`
+	// MessageExtras is allocated only when the message sets one of its
+	// fields.
+	*MessageExtras
+}
+
+// MessageExtras are the rarer fields of a message.
+type MessageExtras struct {
+	// Refusal is an assistant message's earlier refusal, sent as text.
+	Refusal      *string         `json:"refusal"`
+	Audio        json.RawMessage `json:"audio"`
+	FunctionCall json.RawMessage `json:"function_call"`
 }
 
 // Content is a message's content: a string (one text part) or parts.
@@ -292,16 +305,25 @@ func FinishReason(table map[string]string, reason string, calledTools bool) stri
 }
 
 // Parts translates a user or assistant message's content parts with one,
-// which returns nil for a part to leave out; param names the message.
+// which returns nil for a part to leave out, and then an assistant's
+// refusal as a part of type refusal; param names the message.
 func Parts[T any](m *Message, param string, one func(p *Part, param string) (*T, error)) ([]T, error) {
 	var out []T
-	for j := range m.Content {
-		t, err := one(&m.Content[j], fmt.Sprintf("%s.content[%d]", param, j))
-		if err != nil {
-			return nil, err
-		}
+	add := func(p *Part, param string) error {
+		t, err := one(p, param)
 		if t != nil {
 			out = append(out, *t)
+		}
+		return err
+	}
+	for j := range m.Content {
+		if err := add(&m.Content[j], fmt.Sprintf("%s.content[%d]", param, j)); err != nil {
+			return nil, err
+		}
+	}
+	if m.MessageExtras != nil && m.Refusal != nil && *m.Refusal != "" {
+		if err := add(&Part{Type: "refusal", Refusal: *m.Refusal}, param+".refusal"); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

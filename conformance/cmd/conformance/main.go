@@ -1,14 +1,15 @@
 // Command conformance runs the modelgate conformance suite against any
 // implementation of the model API, and checks or replays recorded traffic.
 //
-//	conformance run --base-url URL --api-key KEY [--second-api-key KEY] [--profile spec|openai] [--areas a,b] [--format text|json] [--junit FILE] [--html FILE] [--seed N] [--max-cases N] [--expect-stream-interval D]
+//	conformance run --base-url URL --api-key KEY [--second-api-key KEY] [--profile spec|openai] [--areas a,b] [--format text|json] [--junit FILE] [--html FILE] [--seed N] [--max-cases N] [--expect-stream-interval D] [--strict] [--unsupported a,b] [--deterministic]
 //	conformance list
 //	conformance check FILE.jsonl...           (also: check-records)
 //	conformance replay --base-url URL --api-key KEY [--areas a,b] FILE.jsonl...
+//	conformance diff --base-url A --against B --api-key KEY [--against-api-key KEY] [--model M] [--format text|json]
 //
-// The exit status is 0 when everything passed, 1 when a check failed (or a
-// record has findings, or a replay differs), 2 when the run could not be
-// made.
+// The exit status is 0 when everything passed, 1 when a check failed (with
+// --strict, also when one warned; or a record has findings, or a replay or
+// diff differs), 2 when the run could not be made.
 package main
 
 import (
@@ -45,7 +46,8 @@ const usage = `usage:
   conformance run --base-url URL --api-key KEY [flags]   run the suite
   conformance list                                        list the checks
   conformance check FILE...                               check recorded traffic against the schemas
-  conformance replay --base-url URL --api-key KEY FILE... send recorded requests again and compare`
+  conformance replay --base-url URL --api-key KEY FILE... send recorded requests again and compare
+  conformance diff --base-url A --against B [flags]       send the same requests to both and list what B changes`
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 {
@@ -60,6 +62,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return checkRecords(args[1:], out)
 	case "replay":
 		return replay(ctx, args[1:], out)
+	case "diff":
+		return diff(ctx, args[1:], out)
 	}
 	return fmt.Errorf("unknown command %q\n%s", args[0], usage)
 }
@@ -117,6 +121,12 @@ func runSuite(ctx context.Context, args []string, out io.Writer) error {
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the generated cases (the same seed, the same requests)")
 	fs.IntVar(&cfg.MaxCases, "max-cases", 40, "generated cases per generated check at most")
 	fs.BoolVar(&cfg.Heavy, "heavy", false, "include the limit probes that upload large inputs")
+	fs.BoolVar(&cfg.Strict, "strict", false, "warnings (allowed but discouraged, or model-dependent) fail the run too")
+	fs.BoolVar(&cfg.Deterministic, "deterministic", false, "the target answers the same request the same way (assumed with --model reference): model-dependent differences fail instead of warning")
+	fs.Func("unsupported", "comma-separated areas or check IDs (patterns) the target declares it does not serve: reported unsupported, not run", func(s string) error {
+		cfg.Unsupported = strings.Split(s, ",")
+		return nil
+	})
 	fs.StringVar(&cfg.SecondAPIKey, "second-api-key", os.Getenv("CONFORMANCE_SECOND_API_KEY"), "a valid key of another owner, for the isolation checks (default $CONFORMANCE_SECOND_API_KEY; without it they are skipped)")
 	fs.DurationVar(&cfg.ExpectStreamInterval, "expect-stream-interval", 0, "pacing the target declares between stream events (e.g. the reference engine's stream_interval); a stream delivered in one burst then fails")
 	format := fs.String("format", "text", "report format on stdout: text or json")
@@ -125,18 +135,14 @@ func runSuite(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *format != "text" && *format != "json" {
-		return fmt.Errorf("format must be text or json, got %q", *format)
+	if err := checkFormat(*format); err != nil {
+		return err
 	}
 	report, err := conformance.Run(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	write := report.WriteText
-	if *format == "json" {
-		write = report.WriteJSON
-	}
-	if err := write(out); err != nil {
+	if err := writeFormat(out, *format, report.WriteText, report.WriteJSON); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	for _, out := range []struct {
@@ -150,7 +156,7 @@ func runSuite(ctx context.Context, args []string, out io.Writer) error {
 			return fmt.Errorf("writing the %s report: %w", out.what, err)
 		}
 	}
-	if report.Count(conformance.Fail) > 0 {
+	if report.Failed() > 0 {
 		return errFailed
 	}
 	return nil
@@ -219,4 +225,53 @@ func replay(ctx context.Context, args []string, out io.Writer) error {
 		return errFailed
 	}
 	return nil
+}
+
+// diff runs the differential mode: the same requests to two targets.
+func diff(ctx context.Context, args []string, out io.Writer) error {
+	var base, against conformance.Config
+	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
+	targetFlags(fs, &base)
+	fs.StringVar(&against.BaseURL, "against", "", "root URL of the second target, whose differences from the first are reported")
+	fs.StringVar(&against.APIKey, "against-api-key", "", "a valid API key of the second target (default: --api-key)")
+	fs.StringVar(&base.Model, "model", "", "chat model to ask both for (default reference)")
+	fs.StringVar(&base.BetaHeader, "beta-header", "", "name of the header carrying assistants=v2 (default Vendor-Beta)")
+	format := fs.String("format", "text", "report format on stdout: text or json")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := checkFormat(*format); err != nil {
+		return err
+	}
+	if against.APIKey == "" {
+		against.APIKey = base.APIKey
+	}
+	against.Model, against.BetaHeader, against.RequestTimeout = base.Model, base.BetaHeader, base.RequestTimeout
+	report, err := conformance.Diff(ctx, base, against)
+	if err != nil {
+		return err
+	}
+	if err := writeFormat(out, *format, report.WriteText, report.WriteJSON); err != nil {
+		return fmt.Errorf("writing the diff: %w", err)
+	}
+	if len(report.Differences) > 0 {
+		return errFailed
+	}
+	return nil
+}
+
+// checkFormat refuses a --format other than text or json.
+func checkFormat(format string) error {
+	if format != "text" && format != "json" {
+		return fmt.Errorf("format must be text or json, got %q", format)
+	}
+	return nil
+}
+
+// writeFormat writes a report in the format --format chose.
+func writeFormat(out io.Writer, format string, text, json func(io.Writer) error) error {
+	if format == "json" {
+		return json(out)
+	}
+	return text(out)
 }

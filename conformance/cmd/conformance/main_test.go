@@ -125,3 +125,41 @@ func TestReplayTakesFlagsAfterFilesAndAreas(t *testing.T) {
 		t.Fatalf("sent %v; report:\n%s", sent, out.String())
 	}
 }
+
+// TestUnsupportedAndStrictFlags: --unsupported reports the declared
+// areas' checks unsupported and runs none (exit 0 against a target that
+// serves none of them).
+func TestUnsupportedAndStrictFlags(t *testing.T) {
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"run", "--base-url", notImplemented(t), "--api-key", "k", "--areas", "threads", "--unsupported", "threads", "--strict"}, &out)
+	if err != nil || !strings.Contains(out.String(), "UNSUP threads.lifecycle") || !strings.Contains(out.String(), "0 failed, 0 warned") {
+		t.Fatalf("run with --unsupported threads: %v\n%s", err, out.String())
+	}
+}
+
+// TestDiffCommand: the same replies from both targets are no difference
+// (exit 0); one member changed on one operation is exactly one (exit 1).
+func TestDiffCommand(t *testing.T) {
+	serve := func(embeddings string) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			if r.URL.Path == "/v1/embeddings" {
+				io.WriteString(w, embeddings)
+				return
+			}
+			io.WriteString(w, `{"id":"x-`+r.URL.Path+`","object":"thing","created_at":1700000000}`)
+		}))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	a, same, other := serve(`{"object":"list","n":1}`), serve(`{"object":"list","n":1}`), serve(`{"object":"list","n":2}`)
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"diff", "--base-url", a, "--against", same, "--api-key", "k"}, &out); err != nil || !strings.Contains(out.String(), " 0 differences") {
+		t.Fatalf("identical targets: %v\n%s", err, out.String())
+	}
+	out.Reset()
+	err := run(context.Background(), []string{"diff", "--base-url", a, "--against", other, "--api-key", "k"}, &out)
+	if !errors.Is(err, errFailed) || !strings.Contains(out.String(), " 1 differences") || !strings.Contains(out.String(), "embeddings.create: body.n") {
+		t.Fatalf("one difference: %v\n%s", err, out.String())
+	}
+}

@@ -3,8 +3,9 @@
 // batch, across instances), validates each input file line by line
 // (validate.go), sends its requests through the gateway's Dispatcher,
 // concurrency at a time, waiting out 429s and retrying 5xx (execute.go),
-// stores every outcome as it arrives so that another runner resumes
-// where a dead one stopped, and writes the output and error files.
+// starts them and stores their outcomes in groups as they arrive
+// (groups.go) so that another runner resumes where a dead one stopped,
+// and writes the output and error files.
 //
 // It depends on the store (package store: the batch rows, their states
 // and leases) and on upstreams for the Dispatcher; the HTTP handlers that

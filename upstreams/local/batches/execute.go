@@ -31,11 +31,15 @@ const pendingPage = 256
 func (r *Runner) execute(ctx context.Context, b *store.Batch) error {
 	op := batchEndpoints[b.Endpoint]
 	who := upstreams.Principal{KeyName: b.KeyName, Owner: b.Owner}
+	budget, err := r.outputBudget(ctx, b)
+	if err != nil {
+		return err
+	}
 	for {
 		if store.Now() >= b.ExpiresAt {
 			return r.finish(ctx, b, store.StatusExpired, "batch_expired", "This request was not executed before the batch expired.")
 		}
-		sent, err := r.executePass(ctx, b, op, who)
+		sent, err := r.executePass(ctx, b, op, who, budget)
 		if err != nil {
 			return err
 		}
@@ -48,71 +52,57 @@ func (r *Runner) execute(ctx context.Context, b *store.Batch) error {
 }
 
 // executePass sends every request pending at its start once and reports
-// how many it sent.
+// how many it sent (quarantined ones included).
 //
-// A refused start or finish (the lease lost, the batch cancelled) stops
-// the pass at once: no request starts after the holder knows.
-func (r *Runner) executePass(ctx context.Context, b *store.Batch, op string, who upstreams.Principal) (int, error) {
+// Requests are started in groups (see groups.go) and handed to
+// concurrency workers; their outcomes are stored in groups as they
+// arrive. A refused start or finish (the lease lost, the batch cancelled)
+// stops the pass at once: no request starts after the holder knows, and
+// the requests started but not sent have their attempts taken back.
+func (r *Runner) executePass(ctx context.Context, b *store.Batch, op string, who upstreams.Principal, budget *outputBudget) (int, error) {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	lease := b.Leased()
-	jobs := make(chan store.BatchRequest)
-	var wg sync.WaitGroup
 	var storeErr error
 	var once sync.Once
-	// A request started before without finishing (its worker died) runs
-	// alone: if it kills the process again, no other request in flight
-	// is blamed with it, and one that was only in flight with it the
-	// first time finishes on its own the next.
-	var solo sync.RWMutex
+	fail := func(err error) {
+		if ctx.Err() != nil {
+			return
+		}
+		once.Do(func() { storeErr = err })
+		if errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrConflict) || store.DiskFull(err) {
+			stop()
+		}
+	}
+	out := r.newGroupWriter(ctx, lease, fail)
+	var left abandoned
+	jobs := make(chan store.BatchRequest, r.startGroup())
+	// inflight counts the requests handed to the workers and not yet
+	// done with, for a request that runs alone to wait for.
+	var inflight, workers sync.WaitGroup
 	for range r.concurrency {
-		wg.Add(1)
+		workers.Add(1)
 		go func() {
-			defer wg.Done()
+			defer workers.Done()
 			for req := range jobs {
-				lock, unlock := solo.RLock, solo.RUnlock
-				if req.Attempts > 0 {
-					lock, unlock = solo.Lock, solo.Unlock
+				if o, ok := r.run1(ctx, b, op, who, req); ok {
+					out.put(budget.keep(req, o))
+				} else {
+					left.add(req.Line)
 				}
-				lock()
-				o, ok, err := r.attempt(ctx, b, op, who, req)
-				if ok {
-					err = r.retry(ctx, "finish", func() error { return r.store.FinishBatchRequest(ctx, lease, o) })
-				}
-				unlock()
-				if err != nil && ctx.Err() == nil {
-					once.Do(func() { storeErr = err })
-					if errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrConflict) {
-						stop()
-					}
-				}
+				inflight.Done()
 			}
 		}()
 	}
-	sent, after := 0, 0
-	var err error
-feed:
-	for store.Now() < b.ExpiresAt {
-		var page []store.BatchRequest
-		err = r.retry(ctx, "pending", func() (err error) {
-			page, err = r.store.PendingBatchRequests(ctx, b.ID, after, pendingPage)
-			return err
-		})
-		if err != nil || len(page) == 0 {
-			break
-		}
-		for _, req := range page {
-			select {
-			case jobs <- req:
-				sent++
-			case <-ctx.Done():
-				break feed
-			}
-		}
-		after = page[len(page)-1].Line
-	}
+	sent, err := r.feed(ctx, b, jobs, &inflight, out, &left)
 	close(jobs)
-	wg.Wait()
+	workers.Wait()
+	out.close()
+	if len(left.lines) > 0 {
+		if err := r.store.AbandonBatchRequests(context.WithoutCancel(ctx), lease, left.lines); err != nil {
+			r.logger.Warn("taking back attempts at batch requests", zap.String("batch", b.ID), zap.Int("requests", len(left.lines)), zap.Error(err))
+		}
+	}
 	if err == nil {
 		err = storeErr
 	}
@@ -122,35 +112,109 @@ feed:
 	return sent, err
 }
 
-// attempt runs one request as one counted attempt. The attempt is stored
-// before the request is sent, so a request that killed the process (or
-// left it hung until its lease ran out) has been counted when the batch
-// resumes; one that has had maxAttempts already is quarantined, failed
-// with an error line, instead of run again. A panic while it runs fails
-// it. false: the request has an outcome already, or the batch stopped
-// first (the attempt is taken back: a stop is no crash).
-func (r *Runner) attempt(ctx context.Context, b *store.Batch, op string, who upstreams.Principal, req store.BatchRequest) (store.BatchOutcome, bool, error) {
-	var n int
-	err := r.retry(ctx, "start", func() (err error) {
-		n, err = r.store.StartBatchRequest(ctx, b.Leased(), req.Line)
-		return err
-	})
-	if err != nil || n == 0 {
-		return store.BatchOutcome{}, false, err
-	}
-	if n > r.maxAttempts {
-		r.logger.Warn("batch request quarantined", zap.String("batch", b.ID), zap.Int("line", req.Line), zap.Int("attempts", n-1))
-		o, ok := outcome(req.Line, store.OutputLine{ID: store.NewID("batch_req_"), CustomID: req.CustomID, Error: &store.OutputError{Code: "request_quarantined",
-			Message: fmt.Sprintf("This request was started %d times and each time the worker running it crashed or was cut off; it is not run again.", n-1)}}, true)
-		return o, ok, nil
-	}
-	o, ok := r.sendRecovering(ctx, b, op, who, req)
-	if !ok {
-		if err := r.store.AbandonBatchRequest(context.WithoutCancel(ctx), b.Leased(), req.Line); err != nil {
-			r.logger.Warn("taking back an attempt at a batch request", zap.String("batch", b.ID), zap.Int("line", req.Line), zap.Error(err))
+// feed reads the pending requests a page at a time, starts them a group
+// at a time and hands them to the workers. A request started before
+// without finishing (its worker died) runs alone: started alone once
+// every request before it is done and stored, and done and stored before
+// the next group starts, so that if it kills the process again no other
+// request is blamed with it, and one that was only in flight with it the
+// first time finishes on its own the next.
+func (r *Runner) feed(ctx context.Context, b *store.Batch, jobs chan<- store.BatchRequest, inflight *sync.WaitGroup, out *groupWriter, left *abandoned) (int, error) {
+	sent, after := 0, 0
+	for store.Now() < b.ExpiresAt {
+		var page []store.BatchRequest
+		err := r.retry(ctx, "pending", func() (err error) {
+			page, err = r.store.PendingBatchRequests(ctx, b.ID, after, pendingPage)
+			return err
+		})
+		if err != nil || len(page) == 0 {
+			return sent, err
+		}
+		after = page[len(page)-1].Line
+		for len(page) > 0 && ctx.Err() == nil {
+			n := 1
+			solo := page[0].Attempts > 0
+			if !solo {
+				for n < len(page) && n < r.startGroup() && page[n].Attempts == 0 {
+					n++
+				}
+			}
+			group := page[:n]
+			page = page[n:]
+			if solo {
+				inflight.Wait()
+				out.sync()
+			}
+			k, err := r.startAndHand(ctx, b, group, jobs, inflight, out, left)
+			sent += k
+			if err != nil {
+				return sent, err
+			}
+			if solo {
+				inflight.Wait()
+				out.sync()
+			}
+		}
+		if ctx.Err() != nil {
+			return sent, nil
 		}
 	}
-	return o, ok, nil
+	return sent, nil
+}
+
+// startAndHand counts one attempt at each request of a group, in one
+// statement, then hands them to the workers; a request started more than
+// maxAttempts times (each time, the worker running it crashed or was cut
+// off) is quarantined instead: failed with an error line, never sent
+// again. It returns how many requests it handed or quarantined.
+func (r *Runner) startAndHand(ctx context.Context, b *store.Batch, group []store.BatchRequest, jobs chan<- store.BatchRequest, inflight *sync.WaitGroup, out *groupWriter, left *abandoned) (int, error) {
+	lines := make([]int, len(group))
+	for i, req := range group {
+		lines[i] = req.Line
+	}
+	started, err := out.start(lines)
+	if err != nil {
+		return 0, err
+	}
+	handed := 0
+	for i, req := range group {
+		n, ok := started[req.Line]
+		if !ok {
+			continue // it has its outcome already
+		}
+		if n > r.maxAttempts {
+			r.logger.Warn("batch request quarantined", zap.String("batch", b.ID), zap.Int("line", req.Line), zap.Int("attempts", n-1))
+			o, _ := outcome(req.Line, store.OutputLine{ID: store.NewID("batch_req_"), CustomID: req.CustomID, Error: &store.OutputError{Code: "request_quarantined",
+				Message: fmt.Sprintf("This request was started %d times and each time the worker running it crashed or was cut off; it is not run again.", n-1)}}, true)
+			out.put(o)
+			handed++
+			continue
+		}
+		inflight.Add(1)
+		select {
+		case jobs <- req:
+			handed++
+		case <-ctx.Done():
+			inflight.Done()
+			for _, rest := range group[i:] {
+				if _, ok := started[rest.Line]; ok {
+					left.add(rest.Line)
+				}
+			}
+			return handed, nil
+		}
+	}
+	return handed, nil
+}
+
+// run1 sends one started request; false when the batch stopped before it
+// was sent or while it ran (its attempt is to be taken back: a stop is no
+// crash). A panic while it runs fails it.
+func (r *Runner) run1(ctx context.Context, b *store.Batch, op string, who upstreams.Principal, req store.BatchRequest) (store.BatchOutcome, bool) {
+	if ctx.Err() != nil {
+		return store.BatchOutcome{}, false
+	}
+	return r.sendRecovering(ctx, b, op, who, req)
 }
 
 // sendRecovering is send, with a panic turned into the request's failure.

@@ -55,8 +55,8 @@ func TestBatchRequestThatKilledTheWorkerIsQuarantined(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, line := range []int{2, 2, 4} {
-		if n, err := f.store.StartBatchRequest(ctx, b.Leased(), line); err != nil || n == 0 {
-			t.Fatalf("attempt at line %d: %d %v", line, n, err)
+		if n, err := f.store.WriteBatchGroup(ctx, b.Leased(), nil, []int{line}); err != nil || n[line] == 0 {
+			t.Fatalf("attempt at line %d: %v %v", line, n, err)
 		}
 	}
 	if err := f.store.ReleaseLease(ctx, b.Leased()); err != nil {

@@ -15,12 +15,13 @@ import (
 // (a database restart, a dropped connection), with backoff for as long as
 // a lease lasts: a blip does not make the holder drop its batch. What
 // waiting cannot change (the lease lost, the batch moved on, a stop)
-// returns at once.
+// returns at once, and so does a full disk, which the batch's run waits
+// out at its own pace (see space.go).
 func (r *Runner) retry(ctx context.Context, what string, call func() error) error {
 	var giveUp time.Time
 	for attempt := 0; ; attempt++ {
 		err := call()
-		if err == nil || ctx.Err() != nil || errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+		if err == nil || ctx.Err() != nil || errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) || store.DiskFull(err) {
 			return err
 		}
 		if attempt == 0 {

@@ -31,6 +31,20 @@ type Runner struct {
 	// maxAttempts is how many times a request is started before it is
 	// quarantined (see attempt).
 	maxAttempts int
+	// MaxOutput, when positive, bounds the bytes of one batch's results,
+	// and StorageQuota, when positive, the bytes of files an owner
+	// keeps: a batch's results take at most what is left of it when the
+	// batch starts (see outputBudget). Set before Start.
+	MaxOutput, StorageQuota int64
+	// Room, when set, reports whether the store's disk has room for a
+	// batch's writes; without room they are not tried (see space.go).
+	Room func() bool
+	// full paces the claims and runs while the disk is full (see space.go).
+	full diskPause
+
+	// Ended, when set, is told of each batch this runner brought to a
+	// final state (completed, failed, expired, cancelled), once stored.
+	Ended func(*store.Batch)
 
 	wakeup chan struct{}
 	// cancels holds, by batch ID, what stops the work of the batches
@@ -108,6 +122,9 @@ func (r *Runner) loop(ctx context.Context) {
 	for {
 	claim:
 		for {
+			if r.full.paused() {
+				break claim
+			}
 			select {
 			case slots <- struct{}{}:
 			default:
@@ -121,7 +138,10 @@ func (r *Runner) loop(ctx context.Context) {
 			b, err := r.store.ClaimBatch(context.WithoutCancel(ctx), r.worker+"/"+store.NewID("")[:8], store.Now(), store.LeaseEnd(r.lease))
 			if err != nil || b == nil {
 				<-slots
-				if err != nil && ctx.Err() == nil {
+				if store.DiskFull(err) {
+					pause, _ := r.full.hit(r.pollInterval())
+					r.logger.Warn("claiming a batch: the disk is full", zap.Duration("pause", pause), zap.Error(err))
+				} else if err != nil && ctx.Err() == nil {
 					r.logger.Error("claiming a batch", zap.Error(err))
 				}
 				break
@@ -164,15 +184,16 @@ func (r *Runner) run(ctx context.Context, b *store.Batch) {
 	go r.heartbeat(ctx, lease, lost, cancelled)
 	defer r.release(ctx, lease)
 	for ctx.Err() == nil {
-		var err error
-		switch b.Status {
-		case store.StatusValidating:
+		err := r.hasRoom()
+		switch {
+		case err != nil:
+		case b.Status == store.StatusValidating:
 			err = r.validate(work, b)
-		case store.StatusInProgress:
+		case b.Status == store.StatusInProgress:
 			err = r.execute(work, b)
-		case store.StatusFinalizing:
+		case b.Status == store.StatusFinalizing:
 			err = r.finish(ctx, b, store.StatusCompleted, "", "")
-		case store.StatusCancelling:
+		case b.Status == store.StatusCancelling:
 			err = r.finish(ctx, b, store.StatusCancelled, "batch_cancelled", "The batch was cancelled before this request was sent.")
 		default:
 			return // a final state
@@ -181,7 +202,20 @@ func (r *Runner) run(ctx context.Context, b *store.Batch) {
 			log.Warn("batch lease lost")
 			return
 		}
-		if err != nil && ctx.Err() == nil && work.Err() == nil && !errors.Is(err, store.ErrConflict) {
+		switch {
+		case err == nil:
+			r.full.clear()
+		case store.DiskFull(err) && ctx.Err() == nil:
+			wait, streak := r.full.hit(r.pollInterval())
+			if streak >= diskFullTries {
+				r.failForSpace(ctx, b, log)
+				return
+			}
+			log.Warn("running a batch: the disk is full; waiting", zap.String("status", b.Status), zap.Int("try", streak), zap.Duration("wait", wait), zap.Error(err))
+			if !upstreams.Sleep(ctx, wait) {
+				return
+			}
+		case ctx.Err() == nil && work.Err() == nil && !errors.Is(err, store.ErrConflict):
 			log.Error("running a batch", zap.String("status", b.Status), zap.Error(err))
 			if !upstreams.Sleep(ctx, r.pollInterval()) {
 				return
@@ -259,7 +293,22 @@ func (r *Runner) validate(ctx context.Context, b *store.Batch) error {
 		store.Move(b, store.StatusInProgress, at)
 		b.Total, b.Model = in.total, in.model
 	}
-	return r.store.UpdateBatch(ctx, b, store.StatusValidating)
+	return r.update(ctx, b, store.StatusValidating)
+}
+
+// update stores b, moved from the status from, and tells Ended of a final
+// state.
+func (r *Runner) update(ctx context.Context, b *store.Batch, from string) error {
+	if err := r.store.UpdateBatch(ctx, b, from); err != nil {
+		return err
+	}
+	switch b.Status {
+	case store.StatusCompleted, store.StatusFailed, store.StatusExpired, store.StatusCancelled:
+		if r.Ended != nil {
+			r.Ended(b)
+		}
+	}
+	return nil
 }
 
 func (r *Runner) readInput(ctx context.Context, b *store.Batch) (batchInput, error) {
@@ -301,5 +350,5 @@ func (r *Runner) finish(ctx context.Context, b *store.Batch, to, code, message s
 	if !ok {
 		return fmt.Errorf("batch %s cannot go from %s to %s", b.ID, from, to)
 	}
-	return r.store.UpdateBatch(ctx, b, from)
+	return r.update(ctx, b, from)
 }

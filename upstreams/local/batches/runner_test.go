@@ -81,9 +81,13 @@ func newBatchFixture(t *testing.T) *batchFixture {
 	return &batchFixture{t: t, store: s, owner: "alice"}
 }
 
-// start runs a batch runner on the fixture's store until the test ends.
-func (f *batchFixture) start(d upstreams.Dispatcher, lease time.Duration) *Runner {
+// start runs a batch runner on the fixture's store until the test ends,
+// set up by the options first.
+func (f *batchFixture) start(d upstreams.Dispatcher, lease time.Duration, options ...func(*Runner)) *Runner {
 	r := NewRunner(f.store, f.store, d, zap.NewNop(), lease, 4, 2, 2)
+	for _, o := range options {
+		o(r)
+	}
 	r.Start()
 	f.t.Cleanup(r.Stop)
 	f.runner = r
@@ -486,7 +490,11 @@ func TestBatchResultFilesAreWrittenOnce(t *testing.T) {
 	if err := f.store.AddBatchRequests(ctx, b.Leased(), []store.BatchRequest{{Line: 1, CustomID: "a", Body: json.RawMessage(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.store.FinishBatchRequest(ctx, b.Leased(), store.BatchOutcome{Line: 1, Result: []byte(`{"custom_id":"a"}`)}); err != nil {
+	store.Move(b, store.StatusInProgress, store.Now())
+	if err := f.store.UpdateBatch(ctx, b, store.StatusValidating); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.WriteBatchGroup(ctx, b.Leased(), []store.BatchOutcome{{Line: 1, Result: []byte(`{"custom_id":"a"}`)}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	first, err := r.writeResults(ctx, b, "output", false)

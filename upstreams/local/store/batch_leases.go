@@ -5,21 +5,29 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // openStatuses are the states a worker still has something to do in.
 const openStatuses = `'validating', 'in_progress', 'finalizing', 'cancelling'`
 
-// ClaimBatch picks and leases a batch in one statement. On PostgreSQL the
+// ClaimBatch picks and leases a batch in one statement, taking turns
+// across owners: the pick is a batch of the owner with the fewest batches
+// leased now, of those the owner whose last claim is oldest (one never
+// claimed first), and of that owner's the oldest, so one owner's long
+// queue delays another's batch by one batch at most. On PostgreSQL the
 // pick locks the row and passes over rows other statements hold (SKIP
 // LOCKED: no lock is held beyond a statement, see BatchStore), and the
 // lease is checked again on the row as it is when updated, so two claims
 // at once never lease one batch twice; SQLite runs one writer at a time.
 func (r records) ClaimBatch(ctx context.Context, token string, now, until int64) (*Batch, error) {
-	b, err := scanBatch(r.db.QueryRowContext(ctx, r.db.q(`UPDATE batches SET lease_owner = ?, lease_until = ?
-		WHERE id = (SELECT id FROM batches WHERE status IN (`+openStatuses+`) AND lease_until < ? ORDER BY seq LIMIT 1`+r.db.skipLocked+`)
+	b, err := scanBatch(r.db.QueryRowContext(ctx, r.db.q(`UPDATE batches SET lease_owner = ?, lease_until = ?, claimed = ?
+		WHERE id = (SELECT id FROM batches c WHERE status IN (`+openStatuses+`) AND lease_until < ?
+			ORDER BY (SELECT COUNT(*) FROM batches l WHERE l.owner = c.owner AND l.status IN (`+openStatuses+`) AND l.lease_until >= ?),
+				(SELECT MAX(claimed) FROM batches o WHERE o.owner = c.owner), seq
+			LIMIT 1`+r.db.skipLocked+`)
 		AND lease_until < ?
-		RETURNING `+batchColumns), token, until, now, now))
+		RETURNING `+batchColumns), token, until, claimOrder(), now, now, now))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -29,6 +37,11 @@ func (r records) ClaimBatch(ctx context.Context, token string, now, until int64)
 	b.Lease = token
 	return b, nil
 }
+
+// claimOrder stamps a claim: later claims, here or on another instance,
+// get larger stamps (clocks of instances sharing a store agree to well
+// within the time a batch runs, see WarnOfClockSkew).
+func claimOrder() int64 { return time.Now().UnixNano() }
 
 func (r records) RenewLease(ctx context.Context, l Lease, until int64) (string, error) {
 	var status string

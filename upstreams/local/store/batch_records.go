@@ -170,69 +170,113 @@ func (r records) PendingBatchRequests(ctx context.Context, id string, afterLine,
 	return out, nil
 }
 
-// StartBatchRequest is fenced by the lease and by the batch's status in
-// one statement: a start either commits before a cancel (and the request
+// WriteBatchGroup runs in one transaction on SQLite, fenced once at its
+// start: its writers take turns, so the lease and the status it reads
+// hold to the commit, and a start either commits before a cancel (and
 // was started before the cancel was answered) or is refused after it.
-func (r records) StartBatchRequest(ctx context.Context, l Lease, line int) (int, error) {
-	var attempts int
-	err := r.db.QueryRowContext(ctx, r.db.q(`UPDATE batch_requests SET attempts = attempts + 1
-		WHERE batch_id = ? AND line = ? AND result IS NULL AND EXISTS (SELECT 1 FROM batches
-			WHERE id = ? AND lease_owner = ? AND status = '`+StatusInProgress+`'`+r.db.shareLock+`) RETURNING attempts`),
-		l.Batch, line, l.Batch, l.Token).Scan(&attempts)
+// Of two workers racing on one request's outcome, the second finds the
+// result set and counts nothing. PostgreSQL has a statement of its own.
+func (r records) WriteBatchGroup(ctx context.Context, l Lease, outs []BatchOutcome, start []int) (map[int]int, error) {
+	tx, err := r.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("writing a group of batch requests: %w", err)
+	}
+	defer tx.Rollback()
+	var status string
+	err = tx.QueryRowContext(ctx, r.db.q(`SELECT status FROM batches WHERE id = ? AND lease_owner = ?`), l.Batch, l.Token).Scan(&status)
 	if errors.Is(err, sql.ErrNoRows) {
-		status, err := r.leaseStatus(ctx, l)
-		if err == nil && status != StatusInProgress {
-			err = ErrConflict
-		}
-		return 0, err
+		return nil, ErrLeaseLost
 	}
 	if err != nil {
-		return 0, fmt.Errorf("counting an attempt at line %d: %w", line, err)
+		return nil, fmt.Errorf("writing a group of batch requests: %w", err)
 	}
-	return attempts, nil
+	if err := finishOutcomes(ctx, r.db, tx, l.Batch, outs); err != nil {
+		return nil, err
+	}
+	var started map[int]int
+	if len(start) > 0 && status == StatusInProgress {
+		if started, err = startLines(ctx, r.db, tx, l.Batch, start); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("writing a group of batch requests: %w", err)
+	}
+	if status != StatusInProgress {
+		return nil, ErrConflict
+	}
+	return started, nil
 }
 
-func (r records) AbandonBatchRequest(ctx context.Context, l Lease, line int) error {
-	if _, err := r.db.ExecContext(ctx, r.db.q(`UPDATE batch_requests SET attempts = attempts - 1
-		WHERE batch_id = ? AND line = ? AND result IS NULL AND attempts > 0 AND `+r.leased()), l.Batch, line, l.Batch, l.Token); err != nil {
-		return fmt.Errorf("taking back an attempt at line %d: %w", line, err)
+// finishOutcomes stores outs where no outcome is yet and counts those.
+func finishOutcomes(ctx context.Context, db *sqlDB, tx *sql.Tx, batch string, outs []BatchOutcome) error {
+	var completed, failed int
+	var input, output int64
+	for _, o := range outs {
+		res, err := tx.ExecContext(ctx, db.q(`UPDATE batch_requests SET result = ?, failed = ? WHERE batch_id = ? AND line = ? AND result IS NULL`),
+			string(o.Result), o.Failed, batch, o.Line)
+		if err != nil {
+			return fmt.Errorf("storing the outcome of line %d: %w", o.Line, err)
+		}
+		if n, err := affected(res); err != nil || n == 0 {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		c, f := outcomeCounts(o)
+		completed, failed = completed+c, failed+f
+		input, output = input+o.InputTokens, output+o.OutputTokens
+	}
+	if completed+failed == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, db.q(`UPDATE batches SET completed = completed + ?, failed = failed + ?,
+		input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?`),
+		completed, failed, input, output, batch); err != nil {
+		return fmt.Errorf("counting the outcomes of %d lines: %w", len(outs), err)
 	}
 	return nil
 }
 
-// FinishBatchRequest stores the outcome only where none is yet, and counts
-// it only if it did: of two workers racing on one request (the second
-// waits for the first's row lock, then finds the result set), one counts.
-// SQLite runs the two statements in a transaction, which only this
-// process's writers wait for; Postgres has a single statement of its own.
-func (r records) FinishBatchRequest(ctx context.Context, l Lease, o BatchOutcome) error {
-	tx, err := r.db.BeginTx(ctx, nil)
+// startLines counts an attempt at each of lines without an outcome and
+// returns the attempts by line.
+func startLines(ctx context.Context, db *sqlDB, tx *sql.Tx, batch string, lines []int) (map[int]int, error) {
+	args := make([]any, 0, len(lines)+1)
+	args = append(args, batch)
+	for _, line := range lines {
+		args = append(args, line)
+	}
+	rows, err := tx.QueryContext(ctx, db.q(`UPDATE batch_requests SET attempts = attempts + 1
+		WHERE batch_id = ? AND line IN (`+placeholders(len(lines))+`) AND result IS NULL RETURNING line, attempts`), args...)
 	if err != nil {
-		return fmt.Errorf("storing a batch outcome: %w", err)
+		return nil, fmt.Errorf("counting attempts at lines %d to %d: %w", lines[0], lines[len(lines)-1], err)
 	}
-	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, r.db.q(`UPDATE batch_requests SET result = ?, failed = ? WHERE batch_id = ? AND line = ? AND result IS NULL AND `+r.leased()),
-		string(o.Result), o.Failed, l.Batch, o.Line, l.Batch, l.Token)
-	if err != nil {
-		return fmt.Errorf("storing the outcome of line %d: %w", o.Line, err)
+	defer rows.Close()
+	started := make(map[int]int, len(lines))
+	for rows.Next() {
+		var line, attempts int
+		if err := rows.Scan(&line, &attempts); err != nil {
+			return nil, fmt.Errorf("counting attempts at lines %d to %d: %w", lines[0], lines[len(lines)-1], err)
+		}
+		started[line] = attempts
 	}
-	n, err := affected(res)
-	if err != nil {
-		return err
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("counting attempts at lines %d to %d: %w", lines[0], lines[len(lines)-1], err)
 	}
-	if n == 0 {
-		tx.Rollback()
-		_, err := r.leaseStatus(ctx, l)
-		return err
+	return started, nil
+}
+
+func (r records) AbandonBatchRequests(ctx context.Context, l Lease, lines []int) error {
+	args := make([]any, 0, len(lines)+3)
+	args = append(args, l.Batch)
+	for _, line := range lines {
+		args = append(args, line)
 	}
-	completed, failed := outcomeCounts(o)
-	if _, err := tx.ExecContext(ctx, r.db.q(`UPDATE batches SET completed = completed + ?, failed = failed + ?,
-		input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?`),
-		completed, failed, o.InputTokens, o.OutputTokens, l.Batch); err != nil {
-		return fmt.Errorf("counting the outcome of line %d: %w", o.Line, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("storing the outcome of line %d: %w", o.Line, err)
+	args = append(args, l.Batch, l.Token)
+	if _, err := r.db.ExecContext(ctx, r.db.q(`UPDATE batch_requests SET attempts = attempts - 1
+		WHERE batch_id = ? AND line IN (`+placeholders(len(lines))+`) AND result IS NULL AND attempts > 0 AND `+r.leased()), args...); err != nil {
+		return fmt.Errorf("taking back the attempts at %d lines: %w", len(lines), err)
 	}
 	return nil
 }

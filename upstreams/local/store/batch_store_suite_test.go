@@ -30,6 +30,9 @@ func testBatchStore(t *testing.T, loc batchLocation) {
 	t.Run("FinishOnceAcrossInstances", func(t *testing.T) { testBatchFinishOnce(t, loc(t)) })
 	t.Run("ConcurrentClaims", func(t *testing.T) { testBatchConcurrentClaims(t, loc(t)) })
 	t.Run("Fencing", func(t *testing.T) { testBatchFencing(t, loc(t)) })
+	t.Run("Groups", func(t *testing.T) { testBatchGroups(t, loc(t)(t)) })
+	t.Run("FairClaims", func(t *testing.T) { testBatchFairClaims(t, loc(t)) })
+	t.Run("StorageAccounting", func(t *testing.T) { testStorageAccounting(t, loc(t)(t)) })
 }
 
 // newStoredBatch creates a validating batch of owner, created at the
@@ -56,6 +59,17 @@ func leaseOf(t *testing.T, s Store, b *Batch) Lease {
 		if claimed.ID == b.ID {
 			return claimed.Leased()
 		}
+	}
+}
+
+// running moves b, leased by lease, to in_progress, as its holder does
+// once its requests are validated: only then are outcomes stored.
+func running(t *testing.T, s Store, b *Batch, lease Lease) {
+	t.Helper()
+	b.Lease = lease.Token
+	Move(b, StatusInProgress, Now())
+	if err := s.UpdateBatch(t.Context(), b, StatusValidating); err != nil {
+		t.Fatalf("starting batch %s: %v", b.ID, err)
 	}
 }
 
@@ -226,6 +240,7 @@ func testBatchRequests(t *testing.T, s Store) {
 	b := newStoredBatch(t, s, NewID("owner-"), 1_800_000_000)
 	other := newStoredBatch(t, s, NewID("owner-"), 1_800_000_000)
 	lease, otherLease := leaseOf(t, s, b), leaseOf(t, s, other)
+	running(t, s, b, lease)
 	// More than one INSERT's worth, over two calls, lines not contiguous.
 	const n = requestsPerInsert*2 + 17
 	var reqs []BatchRequest
@@ -265,7 +280,7 @@ func testBatchRequests(t *testing.T, s Store) {
 	finish := func(i int, failed bool, in, out int64) {
 		t.Helper()
 		o := BatchOutcome{Line: reqs[i].Line, Result: []byte(fmt.Sprintf(`{"custom_id":"req-%d","failed":%v}`, i, failed)), Failed: failed, InputTokens: in, OutputTokens: out}
-		if err := s.FinishBatchRequest(ctx, lease, o); err != nil {
+		if _, err := s.WriteBatchGroup(ctx, lease, []BatchOutcome{o}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -331,6 +346,7 @@ func testBatchFailPending(t *testing.T, s Store) {
 	ctx := t.Context()
 	b := newStoredBatch(t, s, NewID("owner-"), 1_800_000_000)
 	lease := leaseOf(t, s, b)
+	running(t, s, b, lease)
 	tricky := `a "quoted" \ id, ünïcode ✓ </tag>`
 	reqs := []BatchRequest{
 		{Line: 1, CustomID: "done", Body: json.RawMessage(`{}`)},
@@ -340,7 +356,7 @@ func testBatchFailPending(t *testing.T, s Store) {
 	if err := s.AddBatchRequests(ctx, lease, reqs); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishBatchRequest(ctx, lease, BatchOutcome{Line: 1, Result: []byte(`{"custom_id":"done"}`)}); err != nil {
+	if _, err := s.WriteBatchGroup(ctx, lease, []BatchOutcome{{Line: 1, Result: []byte(`{"custom_id":"done"}`)}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	const message = `The batch was "cancelled" before this request was sent.`
@@ -397,6 +413,7 @@ func testBatchFinishOnce(t *testing.T, open func(t *testing.T) Store) {
 	instances := []Store{open(t), open(t), open(t)}
 	b := newStoredBatch(t, instances[0], NewID("owner-"), 1_800_000_000)
 	lease := leaseOf(t, instances[0], b)
+	running(t, instances[0], b, lease)
 	const n = 60
 	reqs := make([]BatchRequest, n)
 	for i := range reqs {
@@ -409,9 +426,15 @@ func testBatchFinishOnce(t *testing.T, open func(t *testing.T) Store) {
 	errs := make(chan error, len(instances)*n)
 	for w, s := range instances {
 		wg.Go(func() {
-			for _, r := range reqs {
-				o := BatchOutcome{Line: r.Line, Result: []byte(fmt.Sprintf(`{"worker":%d}`, w)), Failed: r.Line%3 == 0, InputTokens: 1, OutputTokens: 2}
-				if err := s.FinishBatchRequest(ctx, lease, o); err != nil {
+			// Each worker stores the outcomes in groups of its own size,
+			// so the groups of two workers overlap in part.
+			size := 1 + 6*w
+			for start := 0; start < n; start += size {
+				var group []BatchOutcome
+				for _, r := range reqs[start:min(n, start+size)] {
+					group = append(group, BatchOutcome{Line: r.Line, Result: []byte(fmt.Sprintf(`{"worker":%d}`, w)), Failed: r.Line%3 == 0, InputTokens: 1, OutputTokens: 2})
+				}
+				if _, err := s.WriteBatchGroup(ctx, lease, group, nil); err != nil {
 					errs <- err
 				}
 			}
@@ -420,7 +443,7 @@ func testBatchFinishOnce(t *testing.T, open func(t *testing.T) Store) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Fatalf("FinishBatchRequest: %v", err)
+		t.Fatalf("WriteBatchGroup: %v", err)
 	}
 	got, err := instances[1].GetBatch(ctx, b.Owner, b.ID)
 	if err != nil || got.Completed != 40 || got.Failed != 20 || got.InputTokens != n || got.OutputTokens != 2*n {

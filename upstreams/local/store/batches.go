@@ -122,25 +122,32 @@ type BatchStore interface {
 	// PendingBatchRequests returns up to limit requests without an outcome,
 	// after the given line, in line order.
 	PendingBatchRequests(ctx context.Context, id string, afterLine, limit int) ([]BatchRequest, error)
-	// StartBatchRequest counts an attempt at a pending request, durably,
-	// before it is sent, and returns the attempts so far (this one
-	// included); 0 when the request has an outcome already. A process that
-	// dies while the request runs has counted it. Only a batch in_progress
-	// starts requests: once a cancel is stored, ErrConflict.
-	StartBatchRequest(ctx context.Context, l Lease, line int) (int, error)
-	// AbandonBatchRequest takes back the attempt of a request that a stop
-	// cut short (the runner stopped, the batch was cancelled): it did not
-	// crash anything.
-	AbandonBatchRequest(ctx context.Context, l Lease, line int) error
-	// FinishBatchRequest stores an outcome and counts it, once: a request
-	// that already has one is left as it is.
-	FinishBatchRequest(ctx context.Context, l Lease, o BatchOutcome) error
+	// WriteBatchGroup is a holder's write of a group of requests, in one
+	// transaction fenced once: it stores the outcomes outs and counts
+	// each, once (a request that has one already is left as it is); then
+	// it counts an attempt at each request of start, durably, before they
+	// are sent, and returns the attempts so far (this one included) by
+	// line, leaving out lines with an outcome. A process that dies while
+	// the requests run has counted them. Only a batch in_progress starts
+	// requests: once a cancel is stored, the outcomes are stored still but
+	// the starts are refused, and the call answers ErrConflict (with or
+	// without starts, so the holder learns of the cancel at its next
+	// write).
+	WriteBatchGroup(ctx context.Context, l Lease, outs []BatchOutcome, start []int) (map[int]int, error)
+	// AbandonBatchRequests takes back the attempts of requests that a stop
+	// cut short or kept from being sent (the runner stopped, the batch was
+	// cancelled): they did not crash anything.
+	AbandonBatchRequests(ctx context.Context, l Lease, lines []int) error
 	// FailPendingBatchRequests gives every request without an outcome a
 	// failed one with the error code (batch_cancelled, batch_expired).
 	FailPendingBatchRequests(ctx context.Context, l Lease, code, message string) error
 	// EachBatchResult calls fn for every request in line order with its
 	// stored result (nil when it never finished).
 	EachBatchResult(ctx context.Context, id string, fn func(customID string, result []byte, failed bool) error) error
+	// BatchResultBytes is the size of the results stored for a batch so far.
+	BatchResultBytes(ctx context.Context, id string) (int64, error)
+	// QueuedBatches is what the key has queued (see Queue).
+	QueuedBatches(ctx context.Context, keyName string) (Queue, error)
 }
 
 // OutputLine is a line of a batch's output or error file.

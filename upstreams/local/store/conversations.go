@@ -68,20 +68,11 @@ func (r records) CreateConversation(ctx context.Context, c *Conversation, items 
 		c.ID, c.Owner, c.CreatedAt, string(c.Metadata)); err != nil {
 		return fmt.Errorf("creating conversation: %w", err)
 	}
-	if err := r.insertConversationItems(ctx, tx, c.ID, items); err != nil {
+	if err := r.insertItems(ctx, tx, "conversation_items", "conversation_id", c.ID, items); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("creating conversation: %w", err)
-	}
-	return nil
-}
-
-func (r records) insertConversationItems(ctx context.Context, ex execer, id string, items []ResponseItem) error {
-	for _, it := range items {
-		if _, err := ex.ExecContext(ctx, r.db.q(`INSERT INTO conversation_items(id, conversation_id, item) VALUES (?,?,?)`), it.ID, id, string(it.Item)); err != nil {
-			return fmt.Errorf("storing conversation item: %w", err)
-		}
 	}
 	return nil
 }
@@ -135,7 +126,7 @@ func (r records) AddConversationItems(ctx context.Context, owner, id string, ite
 	if err := foundIfAffected(res); err != nil {
 		return err
 	}
-	if err := r.insertConversationItems(ctx, tx, id, items); err != nil {
+	if err := r.insertItems(ctx, tx, "conversation_items", "conversation_id", id, items); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {

@@ -161,6 +161,10 @@ var sqliteMigrations = []string{
 	sqliteTypes.Replace(responseItemIndex),
 	// 9: conversations and their items
 	sqliteTypes.Replace(conversationTables),
+	// 10: storage accounting and fair claims
+	sqliteTypes.Replace(quotaColumns),
+	// 11: the owners of objects providers keep for the gateway
+	sqliteTypes.Replace(providerObjectTables),
 }
 
 // expiringFilesIndex finds the files past their expires_at.
@@ -228,4 +232,8 @@ var postgresMigrations = []string{
 	postgresTypes.Replace(responseItemIndex),
 	// 7: sqliteMigrations 9
 	postgresTypes.Replace(conversationTables),
+	// 8: sqliteMigrations 10
+	postgresTypes.Replace(quotaColumns),
+	// 9: sqliteMigrations 11
+	postgresTypes.Replace(providerObjectTables),
 }

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // chunkSize is how much of a file's content one row of file_chunks holds:
@@ -37,21 +37,23 @@ type Postgres struct {
 	Location string
 
 	mu sync.Mutex
-	// uploads are the open transactions of contents written and not yet
-	// listed, by file ID: InsertFile commits one, DiscardFileContent (or
-	// the end of the upload's context) rolls it back.
-	uploads map[string]*sql.Tx
+	// uploads are the spooled contents of files not yet listed, by file
+	// ID: InsertFile writes one to the database with the file's row,
+	// DiscardFileContent (or the end of the upload's context) removes it.
+	uploads map[string]*os.File
 }
 
 // OpenPostgres connects to the database dsn names and applies pending
-// migrations. Pool settings (pool_max_conns, ...) are read from the DSN.
-func OpenPostgres(ctx context.Context, dsn string) (*Postgres, error) {
+// migrations. Pool settings (pool_max_conns, ...) are read from the DSN;
+// opts size the pool when it sets none, and bound the wait for a
+// connection.
+func OpenPostgres(ctx context.Context, dsn string, opts PoolOptions) (*Postgres, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		// The parser's message may quote the password: it is not passed on.
-		return nil, errors.New("the postgres DSN is malformed: expected postgres://user:password@host:port/database?options or key=value pairs")
+		return nil, errMalformedDSN
 	}
 	cfg.AfterConnect = registerVector
+	setPoolSize(cfg, dsn, opts)
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating the connection pool: %w", err)
@@ -62,16 +64,20 @@ func OpenPostgres(ctx context.Context, dsn string) (*Postgres, error) {
 		location += "?search_path=" + path
 	}
 	s := &Postgres{
-		records:  records{db: &sqlDB{DB: stdlib.OpenDBFromPool(pool), dialect: postgresDialect}},
+		records:  records{db: &sqlDB{DB: openBounded(pool, opts.Wait), dialect: postgresDialect}},
 		pool:     pool,
 		Location: location,
-		uploads:  map[string]*sql.Tx{},
+		uploads:  map[string]*os.File{},
 	}
 	if err := s.reach(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("%s: %w", location, err)
 	}
 	if err := migrate(ctx, s.db, postgresMigrations, migrationLock); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("%s: %w", location, err)
+	}
+	if err := migrateGateway(ctx, s.db, postgresGatewayMigrations, migrationLock); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("%s: %w", location, err)
 	}
@@ -103,15 +109,14 @@ func (s *Postgres) reach(ctx context.Context) error {
 	return err
 }
 
-// Close rolls back unfinished uploads, whose connections the pool would
-// otherwise wait for, then closes the pool.
+// Close removes unfinished uploads' spools, then closes the pool.
 func (s *Postgres) Close() error {
 	s.mu.Lock()
 	uploads := s.uploads
-	s.uploads = map[string]*sql.Tx{}
+	s.uploads = map[string]*os.File{}
 	s.mu.Unlock()
-	for _, tx := range uploads {
-		tx.Rollback()
+	for _, spool := range uploads {
+		removeSpool(spool)
 	}
 	err := s.db.Close()
 	s.pool.Close()
@@ -121,68 +126,85 @@ func (s *Postgres) Close() error {
 	return nil
 }
 
-// WriteFileContent streams content into chunks inside a transaction that
-// stays open until InsertFile commits it with the file's row: an upload
-// cut short, refused or interrupted by a crash is rolled back whole.
+// WriteFileContent spools content to a temporary file (in the system's
+// temporary folder) and holds no connection meanwhile: a client sending
+// slowly keeps nothing of the database's. InsertFile writes it to the
+// database with the file's row, in one transaction: an upload cut short,
+// refused or interrupted by a crash leaves nothing there.
 func (s *Postgres) WriteFileContent(ctx context.Context, id string, content io.Reader) (int64, error) {
+	spool, err := os.CreateTemp("", "modelgate-upload-")
+	if err != nil {
+		return 0, fmt.Errorf("spooling upload: %w", err)
+	}
+	n, err := io.Copy(spool, content)
+	if err == nil {
+		_, err = spool.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		removeSpool(spool)
+		return 0, fmt.Errorf("reading content: %w", err)
+	}
+	s.mu.Lock()
+	s.uploads[id] = spool
+	s.mu.Unlock()
+	// Forget the spool when the upload's context ends without InsertFile.
+	context.AfterFunc(ctx, func() { s.DiscardFileContent(id) })
+	return n, nil
+}
+
+// removeSpool closes and removes an upload's spool.
+func removeSpool(spool *os.File) error {
+	spool.Close()
+	if err := os.Remove(spool.Name()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing an upload's spool: %w", err)
+	}
+	return nil
+}
+
+// takeUpload removes and returns the spool of id's content.
+func (s *Postgres) takeUpload(id string) *os.File {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	spool := s.uploads[id]
+	delete(s.uploads, id)
+	return spool
+}
+
+func (s *Postgres) DiscardFileContent(id string) error {
+	if spool := s.takeUpload(id); spool != nil {
+		return removeSpool(spool)
+	}
+	return nil
+}
+
+// InsertFile writes the spooled content in chunks and lists the file, in
+// one transaction that holds a connection only while it writes.
+func (s *Postgres) InsertFile(ctx context.Context, f *File) error {
+	spool := s.takeUpload(f.ID)
+	if spool == nil {
+		return fmt.Errorf("recording file %s: no content written for it, or it was discarded", f.ID)
+	}
+	defer removeSpool(spool)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, fmt.Errorf("starting upload: %w", err)
+		return fmt.Errorf("recording file: %w", err)
 	}
+	defer tx.Rollback()
 	buf := make([]byte, chunkSize)
-	var total int64
 	for n := 0; ; n++ {
-		k, rerr := io.ReadFull(content, buf)
+		k, rerr := io.ReadFull(spool, buf)
 		if k > 0 {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO file_chunks(file_id, n, data) VALUES ($1, $2, $3)`, id, n, buf[:k]); err != nil {
-				tx.Rollback()
-				return 0, fmt.Errorf("storing content: %w", err)
+			if _, err := tx.ExecContext(ctx, `INSERT INTO file_chunks(file_id, n, data) VALUES ($1, $2, $3)`, f.ID, n, buf[:k]); err != nil {
+				return fmt.Errorf("storing content: %w", err)
 			}
-			total += int64(k)
 		}
 		if errors.Is(rerr, io.EOF) || errors.Is(rerr, io.ErrUnexpectedEOF) {
 			break
 		}
 		if rerr != nil {
-			tx.Rollback()
-			return 0, fmt.Errorf("reading content: %w", rerr)
+			return fmt.Errorf("reading the spooled content: %w", rerr)
 		}
 	}
-	s.mu.Lock()
-	s.uploads[id] = tx
-	s.mu.Unlock()
-	// database/sql rolls the transaction back when ctx ends; forget it then.
-	context.AfterFunc(ctx, func() { s.takeUpload(id) })
-	return total, nil
-}
-
-// takeUpload removes and returns the open transaction of id's content.
-func (s *Postgres) takeUpload(id string) *sql.Tx {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	tx := s.uploads[id]
-	delete(s.uploads, id)
-	return tx
-}
-
-func (s *Postgres) DiscardFileContent(id string) error {
-	tx := s.takeUpload(id)
-	if tx == nil {
-		return nil
-	}
-	if err := tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
-		return fmt.Errorf("discarding content: %w", err)
-	}
-	return nil
-}
-
-// InsertFile lists the file and commits its content with it.
-func (s *Postgres) InsertFile(ctx context.Context, f *File) error {
-	tx := s.takeUpload(f.ID)
-	if tx == nil {
-		return fmt.Errorf("recording file %s: no content written for it, or it was discarded", f.ID)
-	}
-	defer tx.Rollback()
 	if err := s.insertFile(ctx, tx, f); err != nil {
 		return err
 	}

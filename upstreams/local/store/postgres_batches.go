@@ -3,34 +3,73 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 )
 
-// FinishBatchRequest on PostgreSQL stores and counts an outcome in one
-// statement, so no transaction stays open between the two writes (a
-// holder paused there would keep the batch's row locked against claims
-// and cancels). The lease's row is locked first, for the statement only:
-// finishes of one batch take turns on it, and none runs once another
-// worker has claimed the batch. No row back: the lease is lost.
-func (s *Postgres) FinishBatchRequest(ctx context.Context, l Lease, o BatchOutcome) error {
-	completed, failed := outcomeCounts(o)
-	var row int
-	err := s.db.QueryRowContext(ctx, `WITH lease AS (
-			SELECT id FROM batches WHERE id = $1 AND lease_owner = $2 FOR NO KEY UPDATE
+// WriteBatchGroup on PostgreSQL is one statement, so no transaction stays
+// open between its writes (a holder paused there would keep the batch's
+// row locked against claims and cancels) and a group costs one round
+// trip and one commit. The lease's row is locked first, for the statement
+// only: groups of one batch take turns on it, none is written once
+// another worker has claimed the batch (no row back: the lease is lost),
+// and a start either commits before a cancel or sees it.
+func (s *Postgres) WriteBatchGroup(ctx context.Context, l Lease, outs []BatchOutcome, start []int) (map[int]int, error) {
+	lines := make([]int64, len(outs))
+	results := make([]string, len(outs))
+	failed := make([]bool, len(outs))
+	input := make([]int64, len(outs))
+	output := make([]int64, len(outs))
+	for i, o := range outs {
+		lines[i], results[i], failed[i], input[i], output[i] = int64(o.Line), string(o.Result), o.Failed, o.InputTokens, o.OutputTokens
+	}
+	starts := make([]int64, len(start))
+	for i, line := range start {
+		starts[i] = int64(line)
+	}
+	rows, err := s.db.QueryContext(ctx, `WITH lease AS (
+			SELECT id, status FROM batches WHERE id = $1 AND lease_owner = $2 FOR NO KEY UPDATE
+		), v AS (
+			SELECT * FROM unnest($3::bigint[], $4::text[], $5::boolean[], $6::bigint[], $7::bigint[]) AS v(line, result, failed, input, output)
 		), done AS (
-			UPDATE batch_requests SET result = $3, failed = $4
-			WHERE batch_id = (SELECT id FROM lease) AND line = $5 AND result IS NULL RETURNING 1
+			UPDATE batch_requests r SET result = v.result, failed = v.failed FROM v
+			WHERE r.batch_id = (SELECT id FROM lease) AND r.line = v.line AND r.result IS NULL
+			RETURNING v.failed, v.input, v.output
+		), started AS (
+			UPDATE batch_requests SET attempts = attempts + 1
+			WHERE batch_id = (SELECT id FROM lease WHERE status = '`+StatusInProgress+`') AND line = ANY($8::bigint[]) AND result IS NULL
+			RETURNING line, attempts
+		), counted AS (
+			UPDATE batches SET completed = completed + (SELECT COUNT(*) FROM done WHERE NOT failed),
+				failed = failed + (SELECT COUNT(*) FROM done WHERE failed),
+				input_tokens = input_tokens + (SELECT COALESCE(SUM(input), 0) FROM done),
+				output_tokens = output_tokens + (SELECT COALESCE(SUM(output), 0) FROM done)
+			WHERE id = (SELECT id FROM lease) RETURNING status
 		)
-		UPDATE batches SET completed = completed + $6 * (SELECT COUNT(*) FROM done), failed = failed + $7 * (SELECT COUNT(*) FROM done),
-			input_tokens = input_tokens + $8 * (SELECT COUNT(*) FROM done), output_tokens = output_tokens + $9 * (SELECT COUNT(*) FROM done)
-		WHERE id = (SELECT id FROM lease) RETURNING 1`,
-		l.Batch, l.Token, string(o.Result), o.Failed, o.Line, completed, failed, o.InputTokens, o.OutputTokens).Scan(&row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ErrLeaseLost
-	}
+		SELECT c.status, s.line, s.attempts FROM counted c LEFT JOIN started s ON true`,
+		l.Batch, l.Token, lines, results, failed, input, output, starts)
 	if err != nil {
-		return fmt.Errorf("storing the outcome of line %d: %w", o.Line, err)
+		return nil, fmt.Errorf("writing a group of batch requests: %w", err)
 	}
-	return nil
+	defer rows.Close()
+	var status string
+	started := make(map[int]int, len(start))
+	for rows.Next() {
+		var line, attempts sql.NullInt64
+		if err := rows.Scan(&status, &line, &attempts); err != nil {
+			return nil, fmt.Errorf("writing a group of batch requests: %w", err)
+		}
+		if line.Valid {
+			started[int(line.Int64)] = int(attempts.Int64)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("writing a group of batch requests: %w", err)
+	}
+	switch {
+	case status == "":
+		return nil, ErrLeaseLost
+	case status != StatusInProgress:
+		return nil, ErrConflict
+	}
+	return started, nil
 }

@@ -17,7 +17,7 @@ import (
 // openTestPostgres opens a store on dsn, closed when the test ends.
 func openTestPostgres(t *testing.T, dsn string) *Postgres {
 	t.Helper()
-	s, err := OpenPostgres(t.Context(), dsn)
+	s, err := OpenPostgres(t.Context(), dsn, PoolOptions{})
 	if err != nil {
 		t.Fatalf("opening PostgreSQL store: %v", err)
 	}
@@ -55,7 +55,7 @@ func TestPostgresConcurrentStarts(t *testing.T) {
 	errs := make([]error, instances)
 	for i := range instances {
 		wg.Go(func() {
-			s, err := OpenPostgres(t.Context(), dsn)
+			s, err := OpenPostgres(t.Context(), dsn, PoolOptions{})
 			if err == nil {
 				err = s.Close()
 			}
@@ -92,7 +92,7 @@ func TestPostgresErrorsHideThePassword(t *testing.T) {
 		"host=127.0.0.1 port=1 user=modelgate password=" + password + " dbname=modelgate connect_timeout=5",
 		"host=127.0.0.1 password='" + password,
 	} {
-		_, err := OpenPostgres(t.Context(), dsn)
+		_, err := OpenPostgres(t.Context(), dsn, PoolOptions{})
 		if err == nil {
 			t.Fatalf("opening %q succeeded", dsn)
 		}

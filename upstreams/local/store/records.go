@@ -36,6 +36,10 @@ type dialect struct {
 	jsonString string
 	// randomHex is an expression giving 24 random hexadecimal digits.
 	randomHex string
+	// ownerLock is a statement, binding an owner, that holds the owner's
+	// lock until the transaction ends (see insertFile). Empty on SQLite,
+	// whose writers take turns anyway.
+	ownerLock string
 }
 
 var (
@@ -49,6 +53,7 @@ var (
 		shareLock:  ` FOR SHARE`,
 		jsonString: `to_json(%s)::text`,
 		randomHex:  `substr(md5(gen_random_uuid()::text), 1, 24)`,
+		ownerLock:  `SELECT pg_advisory_xact_lock(hashtext('modelgate files of ' || $1))`,
 	}
 )
 
@@ -129,21 +134,12 @@ type records struct {
 	db *sqlDB
 }
 
-func (r records) insertFile(ctx context.Context, ex execer, f *File) error {
-	_, err := ex.ExecContext(ctx, r.db.q(`INSERT INTO files(id, owner, filename, purpose, bytes, created_at, expires_at) VALUES (?,?,?,?,?,?,?)`),
-		f.ID, f.Owner, f.Filename, f.Purpose, f.Bytes, f.CreatedAt, f.ExpiresAt)
-	if err != nil {
-		return fmt.Errorf("recording file: %w", err)
-	}
-	return nil
-}
-
-const fileColumns = `id, owner, filename, purpose, bytes, created_at, expires_at`
+const fileColumns = `id, owner, filename, purpose, bytes, created_at, expires_at, lines`
 
 func scanFile(row rowScanner) (*File, error) {
 	var f File
 	var expires sql.NullInt64
-	if err := row.Scan(&f.ID, &f.Owner, &f.Filename, &f.Purpose, &f.Bytes, &f.CreatedAt, &expires); err != nil {
+	if err := row.Scan(&f.ID, &f.Owner, &f.Filename, &f.Purpose, &f.Bytes, &f.CreatedAt, &expires, &f.Lines); err != nil {
 		return nil, err
 	}
 	if expires.Valid {

@@ -81,15 +81,11 @@ func (r records) CreateResponse(ctx context.Context, resp *StoredResponse, items
 		resp.ID, resp.Owner, resp.CreatedAt, resp.PreviousID, string(resp.Object)); err != nil {
 		return fmt.Errorf("storing response: %w", err)
 	}
-	for _, kept := range []struct {
-		table string
-		items []ResponseItem
-	}{{"response_items", items}, {"response_outputs", resp.Output}} {
-		for _, it := range kept.items {
-			if _, err := tx.ExecContext(ctx, r.db.q(`INSERT INTO `+kept.table+`(id, response_id, item) VALUES (?,?,?)`), it.ID, resp.ID, string(it.Item)); err != nil {
-				return fmt.Errorf("storing response items: %w", err)
-			}
-		}
+	if err := r.insertItems(ctx, tx, "response_items", "response_id", resp.ID, items); err != nil {
+		return err
+	}
+	if err := r.insertItems(ctx, tx, "response_outputs", "response_id", resp.ID, resp.Output); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("storing response: %w", err)

@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver: no cgo, so xcaddy builds stay simple
 )
@@ -19,11 +21,17 @@ type SQLite struct {
 	records
 	vsRecords
 	blobs string
+	space reserve
 }
 
 // OpenSQLite opens (creating if needed) the store in dir and applies
-// pending migrations. Leftovers of an interrupted upload are removed.
-func OpenSQLite(dir string) (*SQLite, error) {
+// pending migrations, its writes waiting DefaultBusyTimeout for another
+// writer. Leftovers of an interrupted upload are removed.
+func OpenSQLite(dir string) (*SQLite, error) { return OpenSQLiteWaiting(dir, DefaultBusyTimeout) }
+
+// OpenSQLiteWaiting is OpenSQLite whose writes wait at most busy for
+// another writer before they fail (IsBusy).
+func OpenSQLiteWaiting(dir string, busy time.Duration) (*SQLite, error) {
 	blobs := filepath.Join(dir, "files")
 	if err := os.MkdirAll(blobs, 0o750); err != nil {
 		return nil, fmt.Errorf("creating data folder: %w", err)
@@ -32,14 +40,18 @@ func OpenSQLite(dir string) (*SQLite, error) {
 	// fragment and a '?' the query, putting the database somewhere else.
 	path := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(filepath.Join(dir, "modelgate.db"))
 	dsn := "file:" + path +
-		"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+		"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("opening database: %w", err)
 	}
 	d := &sqlDB{DB: db, dialect: sqliteDialect}
-	s := &SQLite{records: records{db: d}, vsRecords: vsRecords{vdb: d, dialect: sqliteVectors}, blobs: blobs}
+	s := &SQLite{records: records{db: d}, vsRecords: vsRecords{vdb: d, dialect: sqliteVectors}, blobs: blobs, space: reserve{dir: dir, path: filepath.Join(dir, reserveName)}}
 	if err := migrate(context.Background(), s.db, sqliteMigrations, ""); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := migrateGateway(context.Background(), s.db, sqliteGatewayMigrations, ""); err != nil {
 		db.Close()
 		return nil, err
 	}

@@ -20,6 +20,12 @@ type File struct {
 	Bytes     int64
 	CreatedAt int64
 	ExpiresAt *int64
+	// Lines is how many lines the content has (the last one may lack its
+	// newline); nil where it was not counted.
+	Lines *int64
+	// Quota, when positive, bounds the owner's stored bytes as InsertFile
+	// lists the file: ErrOverQuota if they would pass it. Not stored.
+	Quota int64
 }
 
 // Thread is a stored thread.
@@ -60,6 +66,8 @@ type FileStore interface {
 	// ExpiredFiles lists up to limit files, of any owner, whose expires_at
 	// is at or before at. GetFile, ListFiles and OpenFile see none of them.
 	ExpiredFiles(ctx context.Context, at int64, limit int) ([]File, error)
+	// StoredBytes is the size of every file the owner keeps.
+	StoredBytes(ctx context.Context, owner string) (int64, error)
 }
 
 // ThreadStore keeps threads and the messages they were created with.
@@ -81,6 +89,7 @@ type Store interface {
 	ThreadStore
 	ResponseStore
 	ConversationStore
+	ProviderObjectStore
 	BatchStore
 	// Ping reports whether the store can be reached now.
 	Ping(ctx context.Context) error

@@ -37,6 +37,8 @@ func testStore(t *testing.T, loc storeLocation) {
 	t.Run("Responses", func(t *testing.T) { testResponseStore(t, s) })
 	t.Run("ResponseItemLookup", func(t *testing.T) { testResponseItemLookup(t, s) })
 	t.Run("Conversations", func(t *testing.T) { testConversationStore(t, s) })
+	t.Run("ProviderObjects", func(t *testing.T) { testProviderObjects(t, s) })
+	t.Run("ItemStatements", func(t *testing.T) { testItemStatements(t, s) })
 	t.Run("TwoInstances", func(t *testing.T) { testTwoInstances(t, s, loc.open(t)) })
 }
 

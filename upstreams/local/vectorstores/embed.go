@@ -63,7 +63,7 @@ func embedOnce(ctx context.Context, d upstreams.Dispatcher, who upstreams.Princi
 			}
 			return nil, &FileError{Code: codeServerError, Message: "The embeddings could not be requested from their upstream."}
 		}
-		if reply.Status == http.StatusTooManyRequests && waits < maxRateLimitWaits {
+		if reply.Status == http.StatusTooManyRequests && waits < maxRateLimitWaits && !upstreams.NoRetry(reply.Header) {
 			if !upstreams.Sleep(ctx, min(upstreams.RetryAfter(reply.Header, time.Second), time.Minute)) {
 				return nil, ctx.Err()
 			}

@@ -56,6 +56,10 @@ type Ingester struct {
 
 	mu      sync.Mutex
 	running int
+
+	// Ended, when set, is told of each ingestion this ingester ended,
+	// once stored: completed (code ""), or failed with the error code.
+	Ended func(f *store.VectorStoreFile, code string)
 }
 
 // NewIngester ingests up to workers files at once.
@@ -198,13 +202,13 @@ func (in *Ingester) ingest(ctx context.Context, f *store.VectorStoreFile) (ended
 		// Claimed that many times by workers that never gave it back:
 		// each died, or hung past its lease, on this file.
 		log.Warn("ingestion quarantined", zap.Int("attempts", f.Attempts-1))
-		return in.vs.FailIngestion(ctx, f, codeServerError, fmt.Sprintf(
+		return in.fail(ctx, f, codeServerError, fmt.Sprintf(
 			"Indexing this file was started %d times and each time the worker crashed or was cut off; it is not tried again.", f.Attempts-1)) == nil
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			log.Error("ingestion panicked", zap.Any("panic", p), zap.StackSkip("stack", 1))
-			ended = in.vs.FailIngestion(ctx, f, codeServerError, "Indexing this file failed with an internal error; it is not tried again.") == nil
+			ended = in.fail(ctx, f, codeServerError, "Indexing this file failed with an internal error; it is not tried again.") == nil
 		}
 	}()
 	text, chunks, err := in.index(ctx, f)
@@ -217,20 +221,35 @@ func (in *Ingester) ingest(ctx context.Context, f *store.VectorStoreFile) (ended
 	if err == nil {
 		var ok bool
 		ok, err = in.vs.CompleteIngestion(ctx, f, text, chunks)
-		if err == nil && !ok {
+		switch {
+		case err == nil && !ok:
 			log.Debug("ingestion outdated: the file was detached or deleted meanwhile, or its lease lost")
+		case err == nil && in.Ended != nil:
+			in.Ended(f, "")
 		}
 	}
 	var fe *FileError
 	if errors.As(err, &fe) {
 		log.Info("file not indexed", zap.String("code", fe.Code), zap.String("reason", fe.Message), zap.NamedError("cause", fe.Cause))
-		err = in.vs.FailIngestion(ctx, f, fe.Code, fe.Message)
+		err = in.fail(ctx, f, fe.Code, fe.Message)
 	}
 	if err != nil && ctx.Err() == nil {
 		log.Error("ingestion interrupted; retrying", zap.Error(err))
 		upstreams.Sleep(ctx, retryPause)
 	}
 	return err == nil
+}
+
+// fail stores the ingestion of f as failed with code and message, and
+// tells Ended.
+func (in *Ingester) fail(ctx context.Context, f *store.VectorStoreFile, code, message string) error {
+	if err := in.vs.FailIngestion(ctx, f, code, message); err != nil {
+		return err
+	}
+	if in.Ended != nil {
+		in.Ended(f, code)
+	}
+	return nil
 }
 
 // errFileDeleted is the ingestion of a file deleted since it was attached.

@@ -42,7 +42,7 @@ func forEachStore(t *testing.T, test func(t *testing.T, open func(t *testing.T) 
 	t.Run("Postgres", func(t *testing.T) {
 		dsn := testpg.VectorDSN(t)
 		test(t, func(t *testing.T) ingestStore {
-			s, err := store.OpenPostgres(t.Context(), dsn)
+			s, err := store.OpenPostgres(t.Context(), dsn, store.PoolOptions{})
 			if err != nil {
 				t.Fatalf("opening PostgreSQL store: %v", err)
 			}

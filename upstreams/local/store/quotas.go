@@ -1,0 +1,92 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Storage accounting: what an owner keeps (the bytes of its files, uploads
+// and batch outputs alike) and what a key has queued (batches and their
+// lines), read from the rows themselves, so that no counter can drift from
+// what is stored.
+
+// quotaColumns is the migration that records an upload's lines (the
+// queued lines of a batch still validating are its input file's) and the
+// order batches were claimed in (claims take turns across owners), with
+// the indexes the sums and the fair claim read.
+const quotaColumns = `ALTER TABLE files ADD COLUMN lines {int64};
+	ALTER TABLE batches ADD COLUMN claimed {int64} NOT NULL DEFAULT 0;
+	CREATE INDEX batches_owner_claimed ON batches(owner, claimed);
+	CREATE INDEX batches_owner_open ON batches(owner, status, lease_until);
+	CREATE INDEX batches_key_open ON batches(key_name, status);`
+
+// ErrOverQuota: listing the file would take its owner's stored bytes past
+// File.Quota.
+var ErrOverQuota = errors.New("over the owner's storage quota")
+
+// StoredBytes is the size of every file the owner keeps, expired ones the
+// sweeper has not removed yet included.
+func (r records) StoredBytes(ctx context.Context, owner string) (int64, error) {
+	var n int64
+	if err := r.db.QueryRowContext(ctx, r.db.q(`SELECT CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM files WHERE owner = ?`), owner).Scan(&n); err != nil {
+		return 0, fmt.Errorf("summing the stored bytes of an owner: %w", err)
+	}
+	return n, nil
+}
+
+// Queue is what a key has queued: its batches still validating or in
+// progress, and their lines not yet run (a validating batch's are its
+// input file's lines).
+type Queue struct {
+	Batches int
+	Lines   int64
+}
+
+func (r records) QueuedBatches(ctx context.Context, keyName string) (Queue, error) {
+	var q Queue
+	err := r.db.QueryRowContext(ctx, r.db.q(`SELECT COUNT(*), CAST(COALESCE(SUM(CASE WHEN b.status = '`+StatusValidating+`'
+			THEN COALESCE(f.lines, 0) ELSE b.total - b.completed - b.failed END), 0) AS BIGINT)
+		FROM batches b LEFT JOIN files f ON f.id = b.input_file_id
+		WHERE b.key_name = ? AND b.status IN ('`+StatusValidating+`', '`+StatusInProgress+`')`), keyName).Scan(&q.Batches, &q.Lines)
+	if err != nil {
+		return Queue{}, fmt.Errorf("counting the queued batches of a key: %w", err)
+	}
+	return q, nil
+}
+
+func (r records) BatchResultBytes(ctx context.Context, id string) (int64, error) {
+	var n int64
+	if err := r.db.QueryRowContext(ctx, r.db.q(`SELECT CAST(COALESCE(SUM(octet_length(result)), 0) AS BIGINT) FROM batch_requests WHERE batch_id = ?`), id).Scan(&n); err != nil {
+		return 0, fmt.Errorf("summing the results of batch %s: %w", id, err)
+	}
+	return n, nil
+}
+
+// insertFile lists f; with f.Quota set, only while the owner's stored
+// bytes, f's included, stay within it (else ErrOverQuota), checked in the
+// statement that lists it. On PostgreSQL ex is the upload's transaction,
+// which first takes the owner's advisory lock: two uploads of one owner
+// at once cannot both pass on the sum from before either.
+func (r records) insertFile(ctx context.Context, ex execer, f *File) error {
+	if f.Quota > 0 && r.db.ownerLock != "" {
+		if _, err := ex.ExecContext(ctx, r.db.ownerLock, f.Owner); err != nil {
+			return fmt.Errorf("locking the owner's storage: %w", err)
+		}
+	}
+	res, err := ex.ExecContext(ctx, r.db.q(`INSERT INTO files(id, owner, filename, purpose, bytes, created_at, expires_at, lines)
+		SELECT ?, ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT)
+		WHERE CAST(? AS BIGINT) <= 0 OR (SELECT COALESCE(SUM(bytes), 0) FROM files WHERE owner = ?) + CAST(? AS BIGINT) <= CAST(? AS BIGINT)`),
+		f.ID, f.Owner, f.Filename, f.Purpose, f.Bytes, f.CreatedAt, f.ExpiresAt, f.Lines, f.Quota, f.Owner, f.Bytes, f.Quota)
+	if err != nil {
+		return fmt.Errorf("recording file: %w", err)
+	}
+	n, err := affected(res)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrOverQuota
+	}
+	return nil
+}
