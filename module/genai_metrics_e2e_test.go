@@ -34,6 +34,25 @@ func scrape(t *testing.T, url string) map[string]float64 {
 	return samples
 }
 
+// sumSeries adds up the samples whose series starts with prefix and
+// contains every one of labels.
+func sumSeries(samples map[string]float64, prefix string, labels ...string) float64 {
+	var sum float64
+	for s, v := range samples {
+		if !strings.HasPrefix(s, prefix) {
+			continue
+		}
+		all := true
+		for _, l := range labels {
+			all = all && strings.Contains(s, l)
+		}
+		if all {
+			sum += v
+		}
+	}
+	return sum
+}
+
 // genAISeries names a GenAI series of the reference engine for a model
 // and origin, its other labels (error_type, gen_ai_token_type) in extra,
 // in the exposition's (alphabetical) order.
@@ -56,8 +75,9 @@ func genAISeries(metric, errorType, op, model, tokenType, origin string) string 
 // traffic on models its routes name: the GenAI series of those models are
 // there at zero before any traffic, and after it count the client's calls
 // with origin live and the batch's lines with origin batch, tokens by
-// type (embeddings: input only), the first token of each call, and a call
-// its upstream failed by its error type.
+// type (embeddings: input only), the first token of each call, a call its
+// upstream failed by its error type, and a vector store ingestion's
+// embeddings with origin batch.
 func TestGenAIMetricsByOrigin(t *testing.T) {
 	failing := newCounting(t, failWith(500, nil, errorEnvelope))
 	base := testgateway.Quickstart(t, fmt.Sprintf(`
@@ -125,7 +145,19 @@ func TestGenAIMetricsByOrigin(t *testing.T) {
 		t.Fatalf("batch: %s, %+v", b.Status, b.RequestCounts)
 	}
 
+	ingestedBefore := sumSeries(scrape(t, base+"/metrics"), "gen_ai_server_request_duration_seconds_count{", `gen_ai_operation_name="embeddings"`, `origin="batch"`)
+	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{Name: openai.String("metrics")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := attachAndPoll(t, client, vs.ID, upload(t, client, "note.txt", []byte("Ingested on the caller's behalf.")), nil); f.Status != "completed" {
+		t.Fatalf("ingestion: %+v", f)
+	}
+
 	after := scrape(t, base+"/metrics")
+	if got := sumSeries(after, "gen_ai_server_request_duration_seconds_count{", `gen_ai_operation_name="embeddings"`, `origin="batch"`); got <= ingestedBefore {
+		t.Errorf("the ingestion's embeddings: batch-origin embeddings calls %v, before it %v", got, ingestedBefore)
+	}
 	for s, want := range map[string]float64{
 		chatTokens("input", "live"):   2,
 		chatTokens("output", "live"):  2,
