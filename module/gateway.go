@@ -151,6 +151,7 @@ type Gateway struct {
 	modelRules     []ModelRule
 	recorder       *recorder
 	dashboard      *dashboard
+	providerNames  map[string]string // GenAI provider names of the routes' upstreams, for the metrics (preinitMetrics)
 	manage         *management
 	routes         map[string]*operationRoutes
 	modelUpstreams []modelSource

@@ -156,25 +156,24 @@ func (g *Gateway) observeGenAI(req *request, origin string, start time.Time, ex 
 	if ex.capture != nil && answered {
 		responded = replyModel(ex.capture.Bytes())
 	}
-	labels := prometheus.Labels{"gen_ai_operation_name": opName, "gen_ai_provider_name": g.providerName(req.upstream),
-		"gen_ai_request_model": modelLabel(requested, answered), "gen_ai_response_model": modelLabel(responded, answered), "origin": origin}
+	// In the order of genAIMetrics.genAILabels.
+	labels := []string{opName, g.providerNames[req.upstream], modelLabel(requested, answered), modelLabel(responded, answered), origin}
 	errorType := ""
 	if !answered {
 		errorType = strconv.Itoa(status)
 	}
 	m := &genAIMetrics
-	m.duration.MustCurryWith(labels).WithLabelValues(errorType).Observe(time.Since(start).Seconds())
+	m.duration.WithLabelValues(append(labels, errorType)...).Observe(time.Since(start).Seconds())
 	if !answered {
 		return
 	}
 	if !ex.firstByte.IsZero() {
-		m.firstToken.With(labels).Observe(ex.firstByte.Sub(start).Seconds())
+		m.firstToken.WithLabelValues(labels...).Observe(ex.firstByte.Sub(start).Seconds())
 	}
 	if u := req.countedUsage(ex); u != nil {
-		usage := m.tokenUsage.MustCurryWith(labels)
-		usage.WithLabelValues("input").Observe(float64(max(0, u.prompt)))
+		m.tokenUsage.WithLabelValues(append(labels, "input")...).Observe(float64(max(0, u.prompt)))
 		if opName != "embeddings" {
-			usage.WithLabelValues("output").Observe(float64(max(0, u.completion)))
+			m.tokenUsage.WithLabelValues(append(labels, "output")...).Observe(float64(max(0, u.completion)))
 		}
 	}
 }
@@ -217,13 +216,17 @@ func (g *Gateway) preinitMetrics() {
 				}
 			}
 			for _, t := range slices.Concat(r.primaries, r.fallbacks) {
+				if g.providerNames == nil {
+					g.providerNames = map[string]string{}
+				}
+				g.providerNames[t.name] = g.providerName(t.name)
 				for _, c := range []*prometheus.CounterVec{gm.retries, gm.fallbacks, gm.findings, unpricedTotal} {
 					c.WithLabelValues(opID, t.name)
 				}
 				for _, reason := range []string{"cut", "event_too_large"} {
 					gm.streamsCut.WithLabelValues(opID, t.name, reason)
 				}
-				preinitGenAI(opName, g.providerName(t.name), models)
+				preinitGenAI(opName, g.providerNames[t.name], models)
 			}
 		}
 	}
