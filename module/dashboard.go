@@ -44,7 +44,8 @@ type dashboard struct {
 	adminKeys adminKeys
 	stats     *dashStats
 	gateway   *Gateway
-	started   time.Time
+	// identity is the key of stats in dashboards.
+	identity string
 }
 
 // dashboardProgressLimit bounds the batches and ingestions listed.
@@ -58,7 +59,7 @@ func (g *Gateway) provisionDashboard(repl *caddy.Replacer) error {
 	if !strings.HasPrefix(c.Path, "/") || c.Path == apiPrefix || strings.HasPrefix(c.Path, apiPrefix+"/") {
 		return fmt.Errorf("modelgate: dashboard path %q must start with / and not be under %s", c.Path, apiPrefix)
 	}
-	d := &dashboard{path: strings.TrimSuffix(c.Path, "/"), stats: &dashStats{}, gateway: g, started: time.Now()}
+	d := &dashboard{path: strings.TrimSuffix(c.Path, "/"), gateway: g}
 	if d.path == "" {
 		d.path = "/"
 	}
@@ -67,6 +68,12 @@ func (g *Gateway) provisionDashboard(repl *caddy.Replacer) error {
 		return err
 	}
 	d.adminKeys = keys
+	d.identity = g.dashboardIdentity(d.path)
+	stats, err := sharedDashStats(d.identity)
+	if err != nil {
+		return fmt.Errorf("modelgate: dashboard counts: %w", err)
+	}
+	d.stats = stats
 	g.dashboard = d
 	return nil
 }

@@ -7,8 +7,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -21,8 +25,11 @@ import (
 // with a rate-limited key, a provider whose replies break the schema and a
 // provider that holds a batch's requests, sends traffic, and opens the
 // dashboard in a real headless Chromium: the 429, the reply-check finding
-// with its example and the running batch are on the page, the screenshot
-// is not blank in light and dark mode, and the page logs no errors.
+// with its example, the models table (live and batch apart), the running
+// batch with its rate and ETA and the plots' axes are on the page; at 1280
+// and 390 px nothing runs past the window's edge; the screenshots (saved,
+// see screenshotDir) are not blank in light and dark mode, and the page
+// logs no errors.
 func TestDashboardInChromium(t *testing.T) {
 	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -30,7 +37,7 @@ func TestDashboardInChromium(t *testing.T) {
 		io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"broken-model","choices":[{"index":0,"message":{"role":"assistant","content":42},"finish_reason":"stop","logprobs":null}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
 	}))
 	t.Cleanup(broken.Close)
-	slow, release := slowUpstream(t, 0)
+	slow, release := slowUpstream(t, 1)
 	t.Cleanup(release)
 	base := testgateway.Quickstart(t, fmt.Sprintf(`
 		key sk-limited {
@@ -71,6 +78,21 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	pollBatch(t, dev, batch.ID, openai.BatchStatusInProgress)
+	// The slow upstream answers the first line and holds the others: the
+	// batch runs with a rate and an ETA.
+	for i := 0; ; i++ {
+		b, err := dev.Batches.Get(ctx, batch.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.RequestCounts.Completed >= 1 {
+			break
+		}
+		if i == 3000 {
+			t.Fatalf("the batch's first line never completed: %+v", b.RequestCounts)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 
 	b := testbrowser.Start(t, nil)
 	if status := b.Open(base + "/dashboard"); status != http.StatusOK {
@@ -88,25 +110,93 @@ func TestDashboardInChromium(t *testing.T) {
 		{`tr[data-batch="` + batch.ID + `"] .status`, "in_progress"},
 		{`#recent`, "429"},
 		{`#plots`, "Requests per second"},
+		{`#models tr[data-model="reference"] .live`, "3"},
+		{`#models tr[data-model="reference"] .errors`, "1"},
+		{`#models tr[data-model="slow-model"] .batch`, "1"},
+		{`#models tr[data-model="slow-model"] .live`, "0"},
+		{`tr[data-key="dev"] .batch`, "1"},
+		{`tr[data-batch="` + batch.ID + `"] .rate`, "/min"},
+		{`#facts .uptime`, "s"},
 	}
 	for _, c := range checks {
 		if got := b.Text(c.selector); !strings.Contains(got, c.want) {
 			t.Errorf("dashboard %s: %q, want %q in it", c.selector, got, c.want)
 		}
 	}
-	if err := testbrowser.CheckNotBlank(b.Screenshot(), 0.02); err != nil {
-		t.Errorf("light mode: %v", err)
+	if eta := b.Text(`tr[data-batch="` + batch.ID + `"] .eta`); !regexp.MustCompile(`^\d+(h|m|s)`).MatchString(eta) {
+		t.Errorf("the running batch's ETA: %q", eta)
 	}
-	b.EmulateDarkMode(true)
-	if bg := testbrowser.Eval[string](b, `getComputedStyle(document.body).backgroundColor`); bg != "rgb(17, 20, 24)" {
-		t.Errorf("dark mode background: %s", bg)
+	checkPlotAxes(t, b)
+	dir := screenshotDir(t)
+	for _, width := range []int64{1280, 390} {
+		b.SetWidth(width)
+		if over := testbrowser.Eval[float64](b, `document.documentElement.scrollWidth - document.documentElement.clientWidth`); over > 0 {
+			t.Errorf("at %d px the page is %v px wider than the window", width, over)
+		}
+		if cut := testbrowser.Eval[float64](b, `[...document.querySelectorAll('.scroll, figure')].filter(d => d.getBoundingClientRect().right > document.documentElement.clientWidth + 1).length`); cut != 0 {
+			t.Errorf("at %d px %v tables or plots run past the window's edge", width, cut)
+		}
+		for _, dark := range []bool{false, true} {
+			b.EmulateDarkMode(dark)
+			mode, bg := "light", "rgb(255, 255, 255)"
+			if dark {
+				mode, bg = "dark", "rgb(17, 20, 24)"
+			}
+			if got := testbrowser.Eval[string](b, `getComputedStyle(document.body).backgroundColor`); got != bg {
+				t.Errorf("%s mode background at %d px: %s", mode, width, got)
+			}
+			png := b.Screenshot()
+			if err := testbrowser.CheckNotBlank(png, 0.02); err != nil {
+				t.Errorf("%s mode at %d px: %v", mode, width, err)
+			}
+			name := filepath.Join(dir, fmt.Sprintf("dashboard-%d-%s.png", width, mode))
+			if err := os.WriteFile(name, png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	if err := testbrowser.CheckNotBlank(b.Screenshot(), 0.02); err != nil {
-		t.Errorf("dark mode: %v", err)
-	}
+	t.Logf("screenshots in %s", dir)
 	if errs := b.ConsoleErrors(); len(errs) != 0 {
 		t.Errorf("the dashboard logs errors in the browser: %q", errs)
 	}
+}
+
+// checkPlotAxes checks the plots in the page: each has a y axis with three
+// labels and an x axis with clock times (HH:MM), and the throughput plot
+// has its batch line.
+func checkPlotAxes(t *testing.T, b *testbrowser.Browser) {
+	t.Helper()
+	if n := testbrowser.Eval[float64](b, `document.querySelectorAll('#plots svg.plot').length`); n != 2 {
+		t.Fatalf("%v plots, want 2", n)
+	}
+	for i := range 2 {
+		ys := testbrowser.Eval[[]string](b, fmt.Sprintf(`[...document.querySelectorAll('#plots svg.plot')[%d].querySelectorAll('.y-axis text')].map(e => e.textContent)`, i))
+		xs := testbrowser.Eval[[]string](b, fmt.Sprintf(`[...document.querySelectorAll('#plots svg.plot')[%d].querySelectorAll('.x-axis text')].map(e => e.lastChild.textContent)`, i))
+		if len(ys) != 3 || len(xs) < 4 {
+			t.Errorf("plot %d: y labels %q, x labels %q", i, ys, xs)
+		}
+		for _, x := range xs {
+			if !regexp.MustCompile(`^\d\d:\d\d$`).MatchString(x) {
+				t.Errorf("plot %d: x label %q is not a clock time", i, x)
+			}
+		}
+	}
+	if n := testbrowser.Eval[float64](b, `document.querySelectorAll('#plots polyline.batch').length`); n != 1 {
+		t.Errorf("%v batch lines in the plots, want 1", n)
+	}
+}
+
+// screenshotDir is where the dashboard's screenshots go:
+// MODELGATE_TEST_ARTIFACTS when set (CI keeps it), else the test's
+// temporary folder.
+func screenshotDir(t *testing.T) string {
+	if dir := os.Getenv("MODELGATE_TEST_ARTIFACTS"); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	return t.TempDir()
 }
 
 // TestDashboardNeedsItsAdminKey: with admin keys, the dashboard answers

@@ -22,8 +22,13 @@ import (
 // dashboard can afford. Only reply-check findings, which are rare, take a
 // mutex of their upstream.
 type dashStats struct {
+	// since is when the counts started: the first load of the dashboard's
+	// config, whatever reloads came after (see dashboards).
+	since time.Time
+
 	keys      sync.Map // key name -> *keyStats
 	upstreams sync.Map // upstream name -> *upstreamStats
+	models    sync.Map // model label (modelLabel) -> *modelStats
 
 	recent  [recentExchanges]atomic.Pointer[exchangeSummary]
 	recentN atomic.Uint64
@@ -46,12 +51,24 @@ const (
 
 type keyStats struct {
 	requests, refusals, errors atomic.Int64
-	promptTokens, completion   atomic.Int64
+	// batch counts the requests of requests that were batch work
+	// (origin batch).
+	batch                    atomic.Int64
+	promptTokens, completion atomic.Int64
 	// spend is the cost of the key's priced work, in picodollars;
 	// unpriced counts its replies with usage that had no price.
 	spend, unpriced atomic.Int64
 	// rate is the key's rate-limit state its last reply carried.
 	rate atomic.Pointer[rateSeen]
+}
+
+// modelStats counts the model calls naming one model, live and batch
+// apart.
+type modelStats struct {
+	live, batch, errors       atomic.Int64
+	inputTokens, outputTokens atomic.Int64
+	// spend is the cost of the priced calls, in picodollars.
+	spend atomic.Int64
 }
 
 // rateSeen is the x-ratelimit-* headers of a key's last reply.
@@ -116,17 +133,22 @@ func (r *sampleRing) percentiles(ps ...float64) ([]time.Duration, int) {
 type seriesBucket struct {
 	epoch      atomic.Int64 // start of the step, in Unix seconds
 	count      atomic.Int64
+	batch      atomic.Int64 // of count, the batch work
 	errors     atomic.Int64
 	latencySum atomic.Int64 // microseconds
 }
 
-func (b *seriesBucket) add(epoch int64, latency time.Duration, failed bool) {
+func (b *seriesBucket) add(epoch int64, latency time.Duration, failed, batch bool) {
 	if e := b.epoch.Load(); e != epoch && b.epoch.CompareAndSwap(e, epoch) {
 		b.count.Store(0)
+		b.batch.Store(0)
 		b.errors.Store(0)
 		b.latencySum.Store(0)
 	}
 	b.count.Add(1)
+	if batch {
+		b.batch.Add(1)
+	}
 	b.latencySum.Add(latency.Microseconds())
 	if failed {
 		b.errors.Add(1)
@@ -152,6 +174,7 @@ func (s *dashStats) observe(req *request, start time.Time, ex *exchange) {
 		return
 	}
 	op, call, upstream := req.opID(), req.call, req.upstream
+	batch := req.origin() == originBatch
 	now := time.Now()
 	latency := now.Sub(start)
 	status := ex.status
@@ -164,21 +187,18 @@ func (s *dashStats) observe(req *request, start time.Time, ex *exchange) {
 		sum.keyName, sum.model = call.Principal.KeyName, call.Model
 		k := loadOrNew[keyStats](&s.keys, sum.keyName)
 		k.requests.Add(1)
+		if batch {
+			k.batch.Add(1)
+		}
+		s.observeModel(req, ex, status, batch)
 		switch {
 		case status == http.StatusTooManyRequests:
 			k.refusals.Add(1)
 		case status >= 400:
 			k.errors.Add(1)
 		}
-		if u := req.countedUsage(ex); u != nil {
-			k.promptTokens.Add(u.prompt)
-			k.completion.Add(u.completion)
-		}
-		if c := &req.cost; c.priced && !c.dispatched {
-			k.spend.Add(c.pico)
-			if c.unpriced {
-				k.unpriced.Add(1)
-			}
+		if countWork(req, ex, &k.promptTokens, &k.completion, &k.spend) {
+			k.unpriced.Add(1)
 		}
 		// The names are canonical: read without Get's canonicalizing them
 		// again (eight names a request).
@@ -206,9 +226,42 @@ func (s *dashStats) observe(req *request, start time.Time, ex *exchange) {
 		}
 	}
 	epoch := now.Unix() / int64(seriesStep/time.Second) * int64(seriesStep/time.Second)
-	s.series[(epoch/int64(seriesStep/time.Second))%seriesBuckets].add(epoch, latency, status >= 500)
+	s.series[(epoch/int64(seriesStep/time.Second))%seriesBuckets].add(epoch, latency, status >= 500, batch)
 	i := s.recentN.Add(1) - 1
 	s.recent[i%recentExchanges].Store(sum)
+}
+
+// observeModel counts a model call (an operation with a GenAI name) under
+// its model's label.
+func (s *dashStats) observeModel(req *request, ex *exchange, status int, batch bool) {
+	if _, ok := genAIOperations[req.opID()]; !ok || req.call.Model == "" {
+		return
+	}
+	m := loadOrNew[modelStats](&s.models, modelLabel(req.call.Model, status < http.StatusBadRequest && req.upstream != ""))
+	if batch {
+		m.batch.Add(1)
+	} else {
+		m.live.Add(1)
+	}
+	if status >= http.StatusBadRequest {
+		m.errors.Add(1)
+	}
+	countWork(req, ex, &m.inputTokens, &m.outputTokens, &m.spend)
+}
+
+// countWork adds an exchange's counted tokens and the cost of its priced
+// work (in picodollars) to the counters, and reports whether the work was
+// unpriced.
+func countWork(req *request, ex *exchange, prompt, completion, spend *atomic.Int64) (unpriced bool) {
+	if u := req.countedUsage(ex); u != nil {
+		prompt.Add(u.prompt)
+		completion.Add(u.completion)
+	}
+	if c := &req.cost; c.priced && !c.dispatched {
+		spend.Add(c.pico)
+		return c.unpriced
+	}
+	return false
 }
 
 // replyFindingPrefix starts the findings the reply check adds (noteFindings).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"html/template"
+	"iter"
 	"slices"
 	"sort"
 	"strings"
@@ -20,6 +21,11 @@ import (
 type dashView struct {
 	Now        time.Time
 	Since      time.Time
+	Version    string
+	Uptime     string
+	Streams    int64
+	InFlight   int64
+	Models     []modelView
 	Keys       []keyView
 	Upstreams  []upstreamView
 	Recent     []recentView
@@ -39,6 +45,7 @@ type dashView struct {
 type keyView struct {
 	Name                           string
 	Requests, Refusals, Errors     int64
+	Batch                          int64
 	PromptTokens, CompletionTokens int64
 	// Spend is the priced work's cost in USD; Unpriced the replies with
 	// usage that had no price.
@@ -74,6 +81,8 @@ type recentView struct {
 type batchView struct {
 	Store, ID, Status, Endpoint, KeyName, Created string
 	Completed, Failed, Total                      int
+	// Rate is the lines done a minute, ETA the time left at that rate.
+	Rate, ETA string
 }
 
 type ingestionView struct {
@@ -82,7 +91,9 @@ type ingestionView struct {
 
 func (d *dashboard) view(ctx context.Context) dashView {
 	s := d.stats
-	v := dashView{Now: time.Now(), Since: d.started}
+	v := dashView{Now: time.Now(), Since: s.since, Version: buildVersion(), Models: s.modelViews(),
+		Streams: gaugeValue(streamsOpen), InFlight: gaugeValue(inFlight)}
+	v.Uptime = v.Now.Sub(processStarted).Round(time.Second).String()
 	// Keys: every configured one, in configuration order, traffic or
 	// not, then the issued ones in use, by name.
 	keys := make([]*principal, 0, len(d.gateway.keys.keys))
@@ -100,7 +111,7 @@ func (d *dashboard) view(ctx context.Context) dashView {
 		kv := keyView{Name: p.KeyName, Limited: p.limiter != nil}
 		if k, ok := s.keys.Load(p.KeyName); ok {
 			k := k.(*keyStats)
-			kv.Requests, kv.Refusals, kv.Errors = k.requests.Load(), k.refusals.Load(), k.errors.Load()
+			kv.Requests, kv.Refusals, kv.Errors, kv.Batch = k.requests.Load(), k.refusals.Load(), k.errors.Load(), k.batch.Load()
 			kv.PromptTokens, kv.CompletionTokens = k.promptTokens.Load(), k.completion.Load()
 			kv.Spend, kv.Unpriced = pricing.USD(k.spend.Load()), k.unpriced.Load()
 			if rs := k.rate.Load(); rs != nil {
@@ -158,8 +169,10 @@ func (d *dashboard) view(ctx context.Context) dashView {
 			continue
 		}
 		for _, b := range p.Batches {
-			v.Batches = append(v.Batches, batchView{Store: name, ID: b.ID, Status: b.Status, Endpoint: b.Endpoint, KeyName: b.KeyName,
-				Created: time.Unix(b.CreatedAt, 0).Format(time.DateTime), Completed: b.Completed, Failed: b.Failed, Total: b.Total})
+			bv := batchView{Store: name, ID: b.ID, Status: b.Status, Endpoint: b.Endpoint, KeyName: b.KeyName,
+				Created: time.Unix(b.CreatedAt, 0).Format(time.DateTime), Completed: b.Completed, Failed: b.Failed, Total: b.Total}
+			bv.Rate, bv.ETA = batchPace(b, v.Now)
+			v.Batches = append(v.Batches, bv)
 		}
 		for _, f := range p.Ingestions {
 			v.Ingestions = append(v.Ingestions, ingestionView{Store: name, VectorStoreID: f.VectorStoreID, FileID: f.FileID,
@@ -196,16 +209,7 @@ func sumByUpstream(cv *prometheus.CounterVec) map[string]int64 {
 	if cv == nil {
 		return out
 	}
-	ch := make(chan prometheus.Metric, 16)
-	go func() {
-		cv.Collect(ch)
-		close(ch)
-	}()
-	for m := range ch {
-		var pb dto.Metric
-		if m.Write(&pb) != nil {
-			continue
-		}
+	for pb := range collected(cv) {
 		for _, l := range pb.GetLabel() {
 			if l.GetName() == "upstream" {
 				out[l.GetValue()] += int64(pb.GetCounter().GetValue())
@@ -215,6 +219,34 @@ func sumByUpstream(cv *prometheus.CounterVec) map[string]int64 {
 	return out
 }
 
+// gaugeValue is the sum of a gauge's (or gauge vector's) values.
+func gaugeValue(c prometheus.Collector) int64 {
+	var sum float64
+	for pb := range collected(c) {
+		sum += pb.GetGauge().GetValue()
+	}
+	return int64(sum)
+}
+
+// collected yields the metrics a collector collects, written out.
+func collected(c prometheus.Collector) iter.Seq[*dto.Metric] {
+	return func(yield func(*dto.Metric) bool) {
+		ch := make(chan prometheus.Metric, 16)
+		go func() {
+			c.Collect(ch)
+			close(ch)
+		}()
+		stopped := false
+		for m := range ch {
+			var pb dto.Metric
+			if stopped || m.Write(&pb) != nil {
+				continue
+			}
+			stopped = !yield(&pb)
+		}
+	}
+}
+
 func ms(d time.Duration) string {
 	if d == 0 {
 		return "–"
@@ -222,12 +254,13 @@ func ms(d time.Duration) string {
 	return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
 }
 
-// plots draws throughput (requests per second) and mean latency over the
-// buckets of the last minutes as inline SVG.
+// plots draws throughput (requests per second, all and batch) and mean
+// latency over the buckets of the last minutes as inline SVG.
 func (s *dashStats) plots(now time.Time) (throughput, latency template.HTML) {
 	step := int64(seriesStep / time.Second)
 	last := now.Unix() / step * step
 	rps := make([]float64, seriesBuckets)
+	batch := make([]float64, seriesBuckets)
 	lat := make([]float64, seriesBuckets)
 	for i := range seriesBuckets {
 		epoch := last - int64(seriesBuckets-1-i)*step
@@ -237,36 +270,86 @@ func (s *dashStats) plots(now time.Time) (throughput, latency template.HTML) {
 		}
 		n := b.count.Load()
 		rps[i] = float64(n) / float64(step)
+		batch[i] = float64(b.batch.Load()) / float64(step)
 		if n > 0 {
 			lat[i] = float64(b.latencySum.Load()) / float64(n) / 1000
 		}
 	}
+	first := time.Unix(last-int64(seriesBuckets-1)*step, 0)
 	minutes := int(seriesStep * seriesBuckets / time.Minute)
-	return svgPlot("Requests per second, last "+fmt.Sprint(minutes)+" minutes", rps, "%.1f/s"),
-		svgPlot("Mean latency, last "+fmt.Sprint(minutes)+" minutes", lat, "%.1f ms")
+	return svgPlot("Requests per second, last "+fmt.Sprint(minutes)+" minutes", first, "%.1f/s",
+			plotSeries{"all", "line", rps}, plotSeries{"batch", "line batch", batch}),
+		svgPlot("Mean latency, last "+fmt.Sprint(minutes)+" minutes", first, "%.0f ms", plotSeries{"mean", "line", lat})
 }
 
-// svgPlot draws values as a line over a filled area, scaled to their
-// maximum, with the maximum labelled. Colours follow the page's text
-// colour, so it reads in light and dark mode.
-func svgPlot(title string, values []float64, format string) template.HTML {
-	const w, h, pad = 600.0, 120.0, 4.0
-	top := slices.Max(values)
-	if top == 0 {
-		top = 1
+// plotSeries is one line of a plot.
+type plotSeries struct {
+	name, class string
+	values      []float64
+}
+
+// The plot's frame: the viewBox's size and the margins the axes' labels
+// take.
+const (
+	plotW, plotH                             = 600.0, 150.0
+	plotLeft, plotRight, plotTop, plotBottom = 52.0, 8.0, 8.0, 22.0
+	plotTickMinutes                          = 2
+)
+
+// svgPlot draws series over the same time axis (values[i] at first +
+// i·seriesStep) scaled to their maximum: a y axis labelled 0, half and
+// the maximum, an x axis with the clock time every plotTickMinutes
+// minutes, the first series filled. Colours come from the page's
+// variables, so it reads in light and dark mode.
+func svgPlot(title string, first time.Time, format string, series ...plotSeries) template.HTML {
+	top := 0.0
+	for _, sr := range series {
+		top = max(top, slices.Max(sr.values))
 	}
-	var pts strings.Builder
-	for i, v := range values {
-		x := pad + (w-2*pad)*float64(i)/float64(len(values)-1)
-		y := h - pad - (h-2*pad)*v/top
-		fmt.Fprintf(&pts, "%.1f,%.1f ", x, y)
+	scale := top
+	if scale == 0 {
+		scale = 1
 	}
-	area := fmt.Sprintf("%.1f,%.1f %s%.1f,%.1f", pad, h-pad, pts.String(), w-pad, h-pad)
-	label := template.HTMLEscapeString(fmt.Sprintf(format, slices.Max(values)))
-	return template.HTML(fmt.Sprintf(`<figure><figcaption>%s <span class="max">max %s</span></figcaption>`+
-		`<svg class="plot" viewBox="0 0 %.0f %.0f" role="img" aria-label="%s">`+
-		`<line class="axis" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`+
-		`<polygon class="area" points="%s"/><polyline class="line" points="%s"/></svg></figure>`,
-		template.HTMLEscapeString(title), label, w, h, template.HTMLEscapeString(title),
-		pad, h-pad, w-pad, h-pad, area, strings.TrimSpace(pts.String())))
+	x0, x1, y0, y1 := plotLeft, plotW-plotRight, plotH-plotBottom, plotTop
+	n := len(series[0].values)
+	x := func(i int) float64 { return x0 + (x1-x0)*float64(i)/float64(n-1) }
+	y := func(v float64) float64 { return y0 - (y0-y1)*v/scale }
+	var b strings.Builder
+	esc := template.HTMLEscapeString
+	fmt.Fprintf(&b, `<figure><figcaption>%s <span class="max">max %s</span>`, esc(title), esc(fmt.Sprintf(format, top)))
+	if len(series) > 1 {
+		for _, sr := range series {
+			fmt.Fprintf(&b, ` <span class="key %s">%s</span>`, esc(sr.class), esc(sr.name))
+		}
+	}
+	fmt.Fprintf(&b, `</figcaption><svg class="plot" viewBox="0 0 %.0f %.0f" role="img" aria-label="%s">`, plotW, plotH, esc(title))
+	b.WriteString(`<g class="y-axis">`)
+	for _, f := range []float64{0, 0.5, 1} {
+		fmt.Fprintf(&b, `<line class="grid" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/><text x="%.1f" y="%.1f" text-anchor="end">%s</text>`,
+			x0, y(f*scale), x1, y(f*scale), x0-4, y(f*scale)+4, esc(fmt.Sprintf(format, f*top)))
+	}
+	fmt.Fprintf(&b, `<line class="axis" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/></g><g class="x-axis">`, x0, y0, x0, y1)
+	fmt.Fprintf(&b, `<line class="axis" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, x0, y0, x1, y0)
+	perTick := int(plotTickMinutes * time.Minute / seriesStep)
+	for i := n - 1; i >= 0; i -= perTick {
+		at, anchor := first.Add(time.Duration(i)*seriesStep), "middle"
+		if i == n-1 {
+			anchor = "end" // the latest time, at the right edge
+		}
+		fmt.Fprintf(&b, `<line class="axis" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/><text x="%.1f" y="%.1f" text-anchor="%s"><title>%s</title>%s</text>`,
+			x(i), y0, x(i), y0+4, x(i), plotH-6, anchor, at.Format(time.DateTime), at.Format("15:04"))
+	}
+	b.WriteString(`</g>`)
+	for k, sr := range series {
+		var pts strings.Builder
+		for i, v := range sr.values {
+			fmt.Fprintf(&pts, "%.1f,%.1f ", x(i), y(v))
+		}
+		if k == 0 {
+			fmt.Fprintf(&b, `<polygon class="area" points="%.1f,%.1f %s%.1f,%.1f"/>`, x0, y0, pts.String(), x1, y0)
+		}
+		fmt.Fprintf(&b, `<polyline class="%s" points="%s"><title>%s</title></polyline>`, esc(sr.class), strings.TrimSpace(pts.String()), esc(sr.name))
+	}
+	b.WriteString(`</svg></figure>`)
+	return template.HTML(b.String())
 }

@@ -60,7 +60,7 @@ func (g *Gateway) dispatch(ctx context.Context, opID string, who upstreams.Princ
 	start := time.Now()
 	req := &request{op: op, http: r, dispatchedFor: &who}
 	g.serve(ex, req)
-	observe(req, start, ex)
+	g.observe(req, start, ex)
 	g.dashboard.observe(req, start, ex)
 	if err := ctx.Err(); err != nil && reply.status == 0 {
 		return err

@@ -35,6 +35,10 @@ type exchange struct {
 	splitter       *sse.Splitter
 	capture        *bytes.Buffer
 	usage          *usage
+	// replyModel is the model a stream's first event names (a JSON reply's
+	// is read from capture); firstEvent says that event has passed.
+	replyModel string
+	firstEvent bool
 	// foreignUsage: a usage in the reply is not work this exchange did (a
 	// batch or a stored response retrieved), so none is read from it.
 	foreignUsage bool
@@ -100,6 +104,7 @@ func (e *exchange) WriteHeader(status int) {
 	e.status = status
 	e.stream = upstreams.IsEventStream(e.Header())
 	if e.stream {
+		streamsOpen.Inc()
 		e.splitter = &sse.Splitter{OnEvent: e.onEvent}
 		if e.checkStream && status < 300 {
 			e.checker = schemas.NewEventChecker(e.operation)
@@ -210,6 +215,10 @@ func (e *exchange) ReadFrom(r io.Reader) (int64, error) {
 type writerOnly struct{ io.Writer }
 
 func (e *exchange) onEvent(ev sse.Event) {
+	if !e.firstEvent {
+		e.firstEvent = true
+		e.replyModel = replyModel(ev.Data)
+	}
 	var u *usage
 	var usageOnly bool
 	if !e.foreignUsage {

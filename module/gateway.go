@@ -151,6 +151,7 @@ type Gateway struct {
 	modelRules     []ModelRule
 	recorder       *recorder
 	dashboard      *dashboard
+	providerNames  map[string]string // GenAI provider names of the routes' upstreams, for the metrics (preinitMetrics)
 	manage         *management
 	routes         map[string]*operationRoutes
 	modelUpstreams []modelSource
@@ -258,6 +259,8 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if err := g.provisionBudgets(); err != nil {
 		return fmt.Errorf("modelgate: %w", err)
 	}
+	g.preinitMetrics()
+	genAIMetrics.backlog.add(g)
 	return nil
 }
 
@@ -391,6 +394,11 @@ func (g *Gateway) Validate() error {
 // which cleans them up.
 func (g *Gateway) Cleanup() error {
 	var errs []error
+	genAIMetrics.backlog.remove(g)
+	if g.dashboard != nil {
+		_, err := dashboards.Delete(g.dashboard.identity)
+		errs = append(errs, err)
+	}
 	if g.keys != nil {
 		for i := range g.keys.keys {
 			if p := &g.keys.keys[i]; p.limiter != nil {

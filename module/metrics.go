@@ -35,11 +35,11 @@ func initMetrics() {
 	const ns, sub = "caddy", "modelgate"
 	m := &gatewayMetrics
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "requests_total",
-		Help: "Requests answered, by operation, upstream and status code."}, []string{"operation", "upstream", "code"})
+		Help: "Requests answered, by operation, upstream, status code and origin (live, batch)."}, []string{"operation", "upstream", "code", "origin"})
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "request_duration_seconds",
-		Help: "Time from the request to the end of the response.", Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12)}, []string{"operation", "upstream"})
+		Help: "Time from the request to the end of the response.", Buckets: longBuckets}, []string{"operation", "upstream"})
 	m.firstByte = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "time_to_first_byte_seconds",
-		Help: "Time from the request to the first response byte.", Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12)}, []string{"operation", "upstream"})
+		Help: "Time from the request to the first response byte.", Buckets: longBuckets}, []string{"operation", "upstream"})
 	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "tokens_total",
 		Help: "Tokens in replies' usage, by direction (prompt or completion)."}, []string{"operation", "upstream", "direction"})
 	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "rate_limit_refusals_total",
@@ -60,6 +60,8 @@ func initMetrics() {
 		Help: "1 when the Redis rate limit store answered the last readiness check, else 0."})
 	m.collectors = []prometheus.Collector{recorderDropped, m.requests, m.duration, m.firstByte, m.tokens, m.refusals, m.retries, m.fallbacks, m.findings, m.storeFailures, m.streamsCut,
 		m.storeUp, m.rateLimitStoreUp, usageFindingsTotal, costTotal, unpricedTotal}
+	initGenAIMetrics()
+	m.collectors = append(m.collectors, genAIMetrics.collectorSet...)
 }
 
 // registerMetrics adds the gateway's collectors to a config's registry; a
@@ -78,15 +80,20 @@ func registerMetrics(reg prometheus.Registerer) error {
 	return nil
 }
 
+// longBuckets are the duration buckets: 1 ms growing by 2.5 to 931 s, for
+// streams of up to about 15 minutes.
+var longBuckets = prometheus.ExponentialBuckets(0.001, 2.5, 16)
+
 // observe records one answered request.
-func observe(req *request, start time.Time, ex *exchange) {
+func (g *Gateway) observe(req *request, start time.Time, ex *exchange) {
 	m := &gatewayMetrics
-	op, upstream := req.opID(), req.upstream
+	op, upstream, origin := req.opID(), req.upstream, req.origin()
 	status := ex.status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	m.requests.WithLabelValues(op, upstream, strconv.Itoa(status)).Inc()
+	m.requests.WithLabelValues(op, upstream, strconv.Itoa(status), origin).Inc()
+	g.observeGenAI(req, origin, start, ex, status)
 	m.duration.WithLabelValues(op, upstream).Observe(time.Since(start).Seconds())
 	if !ex.firstByte.IsZero() {
 		m.firstByte.WithLabelValues(op, upstream).Observe(ex.firstByte.Sub(start).Seconds())

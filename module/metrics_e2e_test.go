@@ -47,7 +47,7 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	for _, want := range []string{
-		`caddy_modelgate_requests_total{code="200",operation="chat.completions.create",upstream="metered_backup"} 1`,
+		`caddy_modelgate_requests_total{code="200",operation="chat.completions.create",origin="live",upstream="metered_backup"} 1`,
 		`caddy_modelgate_upstream_retries_total{operation="chat.completions.create",upstream="metered_primary"} 1`,
 		`caddy_modelgate_upstream_fallbacks_total{operation="chat.completions.create",upstream="metered_backup"} 1`,
 		`caddy_modelgate_tokens_total{direction="completion",operation="chat.completions.create",upstream="metered_backup"} 12`,

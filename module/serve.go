@@ -61,7 +61,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	} else {
 		g.serve(ex, req)
 	}
-	observe(req, start, ex)
+	g.observe(req, start, ex)
 	g.observed(req, start, ex)
 	if ex.recording {
 		g.recorder.record(newExchangeRecord(start, req, ex, upload, g.recorder.cfg.MaxBody))
@@ -73,6 +73,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 // and answers it through ex; then the reply is finished, its tokens
 // settled and its conformance checked, once, whatever happened before.
 func (g *Gateway) serve(ex *exchange, req *request) {
+	defer startInFlight(req.origin())(ex)
 	g.answer(ex, req)
 	ex.finish()
 	if req.parent != nil && ex.usage != nil && ex.usage.total > 0 {

@@ -156,6 +156,16 @@ func (b *Browser) EmulateDarkMode(on bool) {
 	}
 }
 
+// SetWidth lays the page out for a window width CSS pixels wide (and 900
+// high), as a narrow phone or a wide screen would.
+func (b *Browser) SetWidth(width int64) {
+	b.t.Helper()
+	_, err := chromedp.Call(b.ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: width, Height: 900, DeviceScaleFactor: 1})
+	if err != nil {
+		b.t.Fatalf("setting the window width to %d: %v", width, err)
+	}
+}
+
 // syncMark starts the console messages ConsoleErrors writes to know that
 // every message before them has been collected.
 const syncMark = "testbrowser: collected up to here "
