@@ -138,9 +138,10 @@ func (d *dashboard) authorize(r *http.Request) *upstreams.Error {
 }
 
 // progressSource is an upstream that has work in flight to show: the local
-// store's batches and ingestions.
+// store's batches and ingestions, and the size of that store.
 type progressSource interface {
 	InProgress(ctx context.Context, limit int) (local.Progress, error)
+	StoreSize(ctx context.Context) (int64, error)
 }
 
 // progressSources are the distinct upstreams the routes reach that can

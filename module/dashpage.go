@@ -59,6 +59,12 @@ ul.findings{margin:0;padding-left:1.2em}
 {{else}}<tr><td colspan="8" class="muted">No requests yet.</td></tr>
 {{end}}</tbody></table></div>
 
+<h2>Local stores</h2>
+<div class="scroll"><table id="stores"><thead><tr><th>Store</th><th>Size</th></tr></thead><tbody>
+{{range .Stores}}<tr data-store="{{.Name}}"><td>{{.Name}}</td><td class="n size{{if .Error}} bad{{end}}" title="{{if .Error}}{{.Error}}{{else}}{{.Bytes}} bytes{{end}}">{{.Size}}</td></tr>
+{{else}}<tr><td colspan="2" class="muted">None.</td></tr>
+{{end}}</tbody></table></div>
+
 <h2>Batches in progress</h2>
 <div class="scroll"><table id="batches"><thead><tr><th>Batch</th><th>Status</th><th>Endpoint</th><th>Key</th><th>Completed</th><th>Failed</th><th>Total</th><th>Rate</th><th>ETA</th><th>Created</th><th>Store</th></tr></thead><tbody>
 {{range .Batches}}<tr data-batch="{{.ID}}"><td><code>{{.ID}}</code></td><td class="status">{{.Status}}</td><td>{{.Endpoint}}</td><td>{{.KeyName}}</td><td class="n completed">{{.Completed}}</td><td class="n">{{.Failed}}</td><td class="n total">{{.Total}}</td><td class="n rate">{{.Rate}}</td><td class="n eta">{{.ETA}}</td><td>{{.Created}}</td><td>{{.Store}}</td></tr>
@@ -70,6 +76,9 @@ ul.findings{margin:0;padding-left:1.2em}
 {{range .Ingestions}}<tr><td><code>{{.VectorStoreID}}</code></td><td><code>{{.FileID}}</code></td><td>{{.Filename}}</td><td>{{.KeyName}}</td><td>{{.Created}}</td><td>{{.Store}}</td></tr>
 {{else}}<tr><td colspan="6" class="muted">None.</td></tr>
 {{end}}</tbody></table></div>
+{{with .VectorStores}}<div class="scroll"><table id="vector-stores"><thead><tr><th>Vector store</th><th>Name</th><th>Completed</th><th>In progress</th><th>Failed</th><th>Cancelled</th><th>Total</th><th>Store</th></tr></thead><tbody>
+{{range .}}<tr data-vector-store="{{.ID}}"><td><code>{{.ID}}</code></td><td>{{.Name}}</td><td class="n completed">{{.Completed}}</td><td class="n in-progress">{{.InProgress}}</td><td class="n failed{{if .Failed}} bad{{end}}">{{.Failed}}</td><td class="n cancelled">{{.Cancelled}}</td><td class="n total">{{.Total}}</td><td>{{.Store}}</td></tr>
+{{end}}</tbody></table></div>{{end}}
 {{range .ProgressErrors}}<p class="bad">Could not read the work in progress of {{.}}</p>{{end}}
 
 <h2>Last exchanges</h2>

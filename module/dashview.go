@@ -31,6 +31,10 @@ type dashView struct {
 	Recent     []recentView
 	Batches    []batchView
 	Ingestions []ingestionView
+	// Stores are the local stores' sizes; VectorStores the vector stores
+	// with files being ingested.
+	Stores       []storeView
+	VectorStores []vectorStoreView
 	// ProgressErrors name the stores whose work in progress could not be read.
 	ProgressErrors []string
 	// Spend is the month's spend from the management store (SpendOn:
@@ -163,6 +167,7 @@ func (d *dashboard) view(ctx context.Context) dashView {
 	}
 	sort.Strings(names)
 	for _, name := range names {
+		v.Stores = append(v.Stores, storeSize(ctx, name, sources[name]))
 		p, err := sources[name].InProgress(ctx, dashboardProgressLimit)
 		if err != nil {
 			v.ProgressErrors = append(v.ProgressErrors, name+": "+err.Error())
@@ -178,6 +183,7 @@ func (d *dashboard) view(ctx context.Context) dashView {
 			v.Ingestions = append(v.Ingestions, ingestionView{Store: name, VectorStoreID: f.VectorStoreID, FileID: f.FileID,
 				Filename: f.Filename, KeyName: f.KeyName, Created: time.Unix(f.CreatedAt, 0).Format(time.DateTime)})
 		}
+		v.VectorStores = append(v.VectorStores, vectorStoreViews(name, p.VectorStores)...)
 	}
 	v.Throughput, v.Latency = s.plots(v.Now)
 	return v

@@ -14,6 +14,7 @@ type (
 	}
 	IngestionLister interface {
 		IngestionsInProgress(ctx context.Context, limit int) ([]VectorStoreFile, error)
+		IngestingVectorStores(ctx context.Context, limit int) ([]VectorStore, error)
 	}
 )
 
@@ -39,6 +40,18 @@ func (r vsRecords) IngestionsInProgress(ctx context.Context, limit int) ([]Vecto
 		nil, limit, false, func(r *sql.Rows) (VectorStoreFile, error) { return scanVectorStoreFile(r) })
 	if err != nil {
 		return nil, fmt.Errorf("listing ingestions in progress: %w", err)
+	}
+	return out, nil
+}
+
+// IngestingVectorStores lists the vector stores with files still being
+// ingested, with their file counts, oldest first.
+func (r vsRecords) IngestingVectorStores(ctx context.Context, limit int) ([]VectorStore, error) {
+	out, _, err := queryPage(ctx, r.vdb, vectorStoreSelect+` WHERE EXISTS (SELECT 1 FROM vector_store_files g
+		WHERE g.vector_store_id = v.id AND g.status = 'in_progress') GROUP BY v.seq ORDER BY v.seq LIMIT ?`,
+		nil, limit, false, func(r *sql.Rows) (VectorStore, error) { return scanVectorStore(r) })
+	if err != nil {
+		return nil, fmt.Errorf("listing vector stores ingesting: %w", err)
 	}
 	return out, nil
 }
