@@ -73,3 +73,13 @@ func BenchmarkDashboardObserve(b *testing.B) {
 		}
 	})
 }
+
+// TestByteSize: the dashboard's sizes at the units' boundaries.
+func TestByteSize(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB",
+		1<<20 - 52: "1023.9 KiB", 1<<20 - 1: "1.0 MiB", 1 << 20: "1.0 MiB", 5 << 30: "5.0 GiB", 3 << 40: "3.0 TiB"} {
+		if got := byteSize(n); got != want {
+			t.Errorf("byteSize(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

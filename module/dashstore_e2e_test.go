@@ -74,7 +74,7 @@ func TestDashboardShowsStoreSizeAndIngestion(t *testing.T) {
 	if shown < min(before, after) || shown > max(before, after) {
 		t.Errorf("store size shown %d bytes (%s); on disk %d before the page, %d after", shown, m[2], before, after)
 	}
-	if want := fmt.Sprintf("%.1f KiB", float64(shown)/1024); shown < 1<<20 && m[2] != want {
+	if want := fmt.Sprintf("%.1f KiB", float64(shown)/1024); shown < 1000<<10 && m[2] != want {
 		t.Errorf("store size shown as %q, want %q", m[2], want)
 	}
 	row := regexp.MustCompile(`<tr data-vector-store="` + vs.ID + `">.*?</tr>`).FindString(page)

@@ -47,7 +47,7 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%d B", n)
 	}
 	v, i := float64(n)/unit, 0
-	for v >= unit && i < 5 {
+	for v >= unit-0.05 && i < 5 { // one that would round to 1024.0 is the next unit's 1.0
 		v /= unit
 		i++
 	}
