@@ -110,3 +110,22 @@ func diskBytes(t *testing.T, dir string) int64 {
 	}
 	return n
 }
+
+// TestDashboardStoreSizeUnknown: a local store that cannot be reached (a
+// PostgreSQL server that is not there) has its size shown as unknown,
+// why in the title, and the page is served.
+func TestDashboardStoreSizeUnknown(t *testing.T) {
+	base := testgateway.Start(t, fmt.Sprintf(`
+	modelgate {
+		key %s
+		upstream gone local {
+			postgres "postgres://modelgate@127.0.0.1:%d/modelgate?connect_timeout=1"
+		}
+		route files.create to gone
+		dashboard /dashboard
+	}`, clientKey, testgateway.FreePort(t)))
+	page := getOK(t, base+"/dashboard")
+	if !regexp.MustCompile(`<tr data-store="gone"><td>gone</td><td class="n size bad" title="[^"]+">unknown</td>`).MatchString(page) {
+		t.Errorf("no unknown size of the unreachable store gone on the dashboard:\n%s", page)
+	}
+}
