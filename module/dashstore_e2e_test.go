@@ -31,21 +31,7 @@ func TestDashboardShowsStoreSizeAndIngestion(t *testing.T) {
 		srv.Close()
 	}()
 	dir := t.TempDir()
-	base := testgateway.Start(t, fmt.Sprintf(`
-	modelgate {
-		key %s {
-			owner alice
-		}
-		upstream emb openai {
-			base_url %s/v1
-		}
-		upstream local local {
-			data_dir %s
-			embedding_model fake-embed
-		}
-		route embeddings.create to emb
-		dashboard /dashboard
-	}`, clientKey, srv.URL, dir))
+	base := startWithEmbeddings(t, "data_dir "+dir, srv.URL)
 	client := sdk(base)
 	ctx := context.Background()
 	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{Name: openai.String("manuals")})

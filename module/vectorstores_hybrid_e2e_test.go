@@ -86,7 +86,8 @@ func (f *fakeEmbeddings) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // startWithEmbeddings starts a gateway whose local upstream keeps its
 // data as storage says (data_dir DIR, or postgres "DSN") and embeds with
-// fake-embed through the embeddings server at embeddingsURL.
+// fake-embed through the embeddings server at embeddingsURL; its
+// dashboard is at /dashboard.
 func startWithEmbeddings(t *testing.T, storage, embeddingsURL string) string {
 	return testgateway.Start(t, fmt.Sprintf(`
 	modelgate {
@@ -101,6 +102,7 @@ func startWithEmbeddings(t *testing.T, storage, embeddingsURL string) string {
 			embedding_model fake-embed
 		}
 		route embeddings.create to emb
+		dashboard /dashboard
 	}`, clientKey, embeddingsURL, storage))
 }
 
