@@ -53,6 +53,9 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 				max_body_size 2MiB
 				route chat.completions.create models.list to openai
 				route files.* to local
+				upstream openai {
+					base_url http://x/v1
+				}
 			}`,
 			want: Gateway{
 				BetaHeaders: []string{"X-Beta", "OpenAI-Beta"},
@@ -72,6 +75,18 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 					max_retry_wait 10s
 				}
 				route chat.completions.create model llama* to vllm
+				upstream openai {
+					base_url http://x/v1
+				}
+				upstream azure {
+					base_url http://x/v1
+				}
+				upstream groq {
+					base_url http://x/v1
+				}
+				upstream vllm {
+					base_url http://x/v1
+				}
 			}`,
 			want: Gateway{
 				Routes: []Route{

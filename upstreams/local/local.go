@@ -413,7 +413,7 @@ func (l *Local) startWork() {
 	r := batches.NewRunner(l.store, l.store, l.dispatcher, l.logger.Named("batches"), time.Duration(l.BatchLease), l.BatchConcurrency, l.MaxBatches, l.MaxAttempts)
 	r.MaxOutput, r.StorageQuota = max(l.MaxBatchOutput, 0), max(l.StorageQuota, 0)
 	if space, ok := l.store.(reserver); ok {
-		r.Room = space.RoomToWrite
+		r.Room = space.RoomFor
 	}
 	r.Ended = l.batchEnded
 	r.Start()

@@ -21,6 +21,7 @@ type reserver interface {
 	KeepReserve(size int64)
 	ReleaseReserve() bool
 	RoomToWrite() bool
+	RoomFor(n int64) bool
 }
 
 // isDelete reports whether the operation deletes: what frees space.

@@ -252,7 +252,8 @@ func (r *Runner) send(ctx context.Context, op string, who upstreams.Principal, r
 			return outcome(req.Line, line, true)
 		}
 		// 501 means no route serves the endpoint: no retry will change that.
-		retry := reply.Status == http.StatusTooManyRequests ||
+		// A 429 that says not to retry (a budget used up) is the line's answer.
+		retry := (reply.Status == http.StatusTooManyRequests && !upstreams.NoRetry(reply.Header)) ||
 			(reply.Status >= 500 && reply.Status != http.StatusNotImplemented && attempt+1 < maxServerRetries)
 		if !retry {
 			break

@@ -209,8 +209,14 @@ func (w *groupWriter) write(ctx, wctx context.Context, group []store.BatchOutcom
 		return
 	}
 	var started map[int]int
-	// Without room on the store's disk nothing is tried (see space.go).
-	err := w.r.hasRoom()
+	// Without room on the store's disk nothing is tried (see space.go):
+	// room for the group's results twice over (the log, then the
+	// database).
+	var size int64
+	for _, o := range group {
+		size += int64(len(o.Result))
+	}
+	err := w.r.hasRoom(2 * size)
 	if err == nil {
 		err = w.r.retry(wctx, "write", func() (err error) {
 			started, err = w.r.store.WriteBatchGroup(wctx, w.lease, group, lines)

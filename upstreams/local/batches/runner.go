@@ -37,8 +37,9 @@ type Runner struct {
 	// batch starts (see outputBudget). Set before Start.
 	MaxOutput, StorageQuota int64
 	// Room, when set, reports whether the store's disk has room for a
-	// batch's writes; without room they are not tried (see space.go).
-	Room func() bool
+	// batch's write of about n bytes; without room it is not tried (see
+	// space.go).
+	Room func(n int64) bool
 	// full paces the claims and runs while the disk is full (see space.go).
 	full diskPause
 
@@ -184,7 +185,7 @@ func (r *Runner) run(ctx context.Context, b *store.Batch) {
 	go r.heartbeat(ctx, lease, lost, cancelled)
 	defer r.release(ctx, lease)
 	for ctx.Err() == nil {
-		err := r.hasRoom()
+		err := r.hasRoom(0)
 		switch {
 		case err != nil:
 		case b.Status == store.StatusValidating:

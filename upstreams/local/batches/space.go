@@ -25,10 +25,10 @@ import (
 // the batch can still be written.
 var errNoRoom = fmt.Errorf("the store's disk is down to its reserve: %w", syscall.ENOSPC)
 
-// hasRoom is errNoRoom when the store's disk has no room for the batch's
-// writes.
-func (r *Runner) hasRoom() error {
-	if r.Room != nil && !r.Room() {
+// hasRoom is errNoRoom when the store's disk has no room for a write of
+// about n bytes of the batch's.
+func (r *Runner) hasRoom(n int64) error {
+	if r.Room != nil && !r.Room(n) {
 		return errNoRoom
 	}
 	return nil

@@ -86,14 +86,20 @@ func (s *SQLite) ReleaseReserve() bool {
 // the reserve is in place (written again first if it was released, at
 // most once a second while that fails) and the disk has as much again
 // free (where the free space can be read).
-func (s *SQLite) RoomToWrite() bool {
+func (s *SQLite) RoomToWrite() bool { return s.RoomFor(0) }
+
+// RoomFor is RoomToWrite for a write of about n bytes: the disk keeps
+// as much again as the reserve free after it, so that one large write
+// (a batch's group of results) cannot take the room a failure must be
+// recorded in.
+func (s *SQLite) RoomFor(n int64) bool {
 	s.space.mu.Lock()
 	defer s.space.mu.Unlock()
 	if !s.space.restore() {
 		return false
 	}
 	free, ok := freeBytes(s.space.dir)
-	return !ok || free >= s.space.size
+	return !ok || free >= s.space.size+n
 }
 
 // restore writes the reserve if it is not in place; the caller holds mu.
