@@ -156,17 +156,12 @@ func TestBudgetSharedByTwoGatewaysOnRedis(t *testing.T) {
 	// A request that meets the old server as it shuts down is sent again:
 	// the reload's swap of servers is not what this test holds.
 	var resp *http.Response
+	var body string
 	for try := 0; resp == nil && try < 3; try++ {
-		req, _ := http.NewRequest("POST", gw[1]+"/v1/chat/completions", strings.NewReader(budgetChat))
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		if r, err := http.DefaultClient.Do(req); err == nil {
-			resp = r
-			defer resp.Body.Close()
-		}
+		resp, body, _ = sendChat(gw[1], key, budgetChat)
 	}
 	if resp == nil || resp.StatusCode != 429 {
-		t.Fatalf("after the reload: %v", resp)
+		t.Fatalf("after the reload: %v %s", resp, body)
 	}
 }
 

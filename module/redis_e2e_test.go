@@ -49,17 +49,25 @@ func twoGateways(t *testing.T, prefix, site string, storeAddrs [2]string, failur
 // post sends a chat request with the key; safe to call concurrently.
 func post(t testing.TB, url, key, body string) (*http.Response, string) {
 	t.Helper()
+	resp, data, err := sendChat(url, key, body)
+	if err != nil {
+		t.Error(err)
+	}
+	return resp, data
+}
+
+// sendChat is post without the test: a transport error is returned.
+func sendChat(url, key, body string) (*http.Response, string, error) {
 	req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Error(err)
-		return nil, ""
+		return nil, "", err
 	}
 	data, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	return resp, string(data)
+	return resp, string(data), nil
 }
 
 const smallChat = `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"max_completion_tokens":5}`
