@@ -137,9 +137,17 @@ func TestStoreBusyAnswers503(t *testing.T) {
 		stuck <- code
 	}()
 	// Wait for the first request to wait on the lock, holding the pool's
-	// only connection.
+	// only connection. Asked on a connection of its own: inside the
+	// locking transaction PostgreSQL would answer from the snapshot of
+	// pg_stat_activity it took at the first look, until the transaction
+	// ends, and the loop would never see the request arrive.
+	watch, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(ctx)
 	for waiting := 0; waiting == 0; {
-		if err := conn.QueryRow(ctx, `SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM files%'`).Scan(&waiting); err != nil {
+		if err := watch.QueryRow(ctx, `SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM files%'`).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(10 * time.Millisecond)
