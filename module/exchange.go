@@ -76,6 +76,10 @@ type exchange struct {
 	eventData     []byte
 	eventEnds     []int
 	eventsDropped bool
+
+	// body watches the client's request body, whose end a reply must not
+	// come before without closing the connection (see requestBody).
+	body requestBody
 }
 
 // maxEventBytes bounds the stream events kept for a record.
@@ -115,6 +119,7 @@ func (e *exchange) WriteHeader(status int) {
 	if e.costTrailer && status < 300 {
 		declareCostTrailer(e.Header())
 	}
+	e.body.closeIfUnread(e.Header())
 	e.ResponseWriterWrapper.WriteHeader(status)
 }
 

@@ -36,6 +36,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	start := time.Now()
 	ex := newExchange(w, g.recorder != nil && g.recorder.sampled())
+	ex.body.watch(r)
 	var upload *bodyCapture
 	if ex.recording && mediaType(r) == "multipart/form-data" {
 		upload = &bodyCapture{ReadCloser: r.Body, limit: g.recorder.cfg.MaxBody}
@@ -66,6 +67,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if ex.recording {
 		g.recorder.record(newExchangeRecord(start, req, ex, upload, g.recorder.cfg.MaxBody))
 	}
+	ex.body.linger(w)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 )
 
 // Error types of the public envelope.
@@ -88,24 +89,36 @@ func ServerError(format string, args ...any) *Error {
 // WriteError sends e as the public error envelope. A 501 (an operation
 // nothing serves) and a Final failure carry `x-should-retry: false`: the
 // SDKs retry every status from 500 on unless told not to, and neither
-// heals by itself.
+// heals by itself. The envelope's length is declared, so that it is whole
+// on the wire once written, also when it is flushed before its handler
+// returns (a refusal that closes the connection on a body left unread).
 func WriteError(w http.ResponseWriter, e *Error) {
 	if e.Status == http.StatusNotImplemented || Final(e.Code) {
 		w.Header().Set("X-Should-Retry", "false")
 	}
-	WriteJSON(w, e.Status, e)
+	writeJSON(w, e.Status, e, true)
 }
 
-// WriteJSON sends v as a JSON response with the given status.
+// WriteJSON sends v as a JSON response with the given status. Its length
+// is left to the server: a reply may end with trailers.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
+	writeJSON(w, status, v, false)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any, declareLength bool) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
 		b = []byte(`{"error":{"message":"The server could not encode its response.","type":"server_error","param":null,"code":null}}`)
 	}
+	b = append(b, '\n')
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Del("Content-Length")
+	if declareLength {
+		h.Set("Content-Length", strconv.Itoa(len(b)))
+	} else {
+		h.Del("Content-Length")
+	}
 	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	_, _ = w.Write(b)
 }
