@@ -28,8 +28,8 @@ import (
 // body time to read the reply (see linger).
 //
 // HTTP/2 needs none of this: a stream's unread body is reset with its
-// reply, and "Connection: close" there would end every stream of the
-// connection.
+// reply, and "Connection: close" there would make the server send GOAWAY,
+// ending the whole connection once its other streams are done.
 type requestBody struct {
 	io.ReadCloser
 	ended atomic.Bool
