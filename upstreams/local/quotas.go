@@ -67,29 +67,36 @@ func (l *Local) storageRoom(ctx context.Context, owner string) (int64, error) {
 	return max(l.StorageQuota-used, 0), nil
 }
 
-// checkQueue refuses a batch the key's queue has no room for: more than
-// max_queued_batches batches, or max_queued_lines lines, validating or in
-// progress, this one's included.
-func (l *Local) checkQueue(ctx context.Context, w http.ResponseWriter, keyName string, f *store.File) error {
+// queueLimits are the limits of a key's queue that b, on the input file
+// f, is created within (see store.Batch.Queue); nil when both are off.
+func (l *Local) queueLimits(ctx context.Context, f *store.File) (*store.QueueLimits, error) {
+	if l.MaxQueuedBatches < 0 && l.MaxQueuedLines < 0 {
+		return nil, nil
+	}
+	lim := &store.QueueLimits{Batches: l.MaxQueuedBatches, Lines: l.MaxQueuedLines}
+	if l.MaxQueuedLines >= 0 {
+		lines, err := l.fileLines(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		lim.InputLines = lines
+	}
+	return lim, nil
+}
+
+// queueFull is the refusal of a batch the key's queue had no room for:
+// max_queued_batches batches, or more than max_queued_lines lines,
+// validating or in progress, this one's included.
+func (l *Local) queueFull(ctx context.Context, w http.ResponseWriter, keyName string, lim *store.QueueLimits) error {
 	q, err := l.store.QueuedBatches(ctx, keyName)
 	if err != nil {
 		return err
 	}
-	if l.MaxQueuedBatches > 0 && q.Batches >= l.MaxQueuedBatches {
+	if lim.Batches >= 0 && q.Batches >= lim.Batches {
 		return overQuota(w, "", "This key has %d batches validating or in progress, as many as it may queue (max_queued_batches). Create this one once some have finished, or cancel some.", q.Batches)
 	}
-	if l.MaxQueuedLines < 0 {
-		return nil
-	}
-	lines, err := l.fileLines(ctx, f)
-	if err != nil {
-		return err
-	}
-	if q.Lines+lines > l.MaxQueuedLines {
-		return overQuota(w, "input_file_id", "The input file's %d lines would take this key's queued lines to %d, past the %d it may queue (max_queued_lines). Create this batch once others have run, or split it.",
-			lines, q.Lines+lines, l.MaxQueuedLines)
-	}
-	return nil
+	return overQuota(w, "input_file_id", "The input file's %d lines would take this key's queued lines to %d, past the %d it may queue (max_queued_lines). Create this batch once others have run, or split it.",
+		lim.InputLines, q.Lines+lim.InputLines, lim.Lines)
 }
 
 // fileLines is f's line count: the one counted at upload, or, for a file

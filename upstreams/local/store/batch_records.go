@@ -39,11 +39,21 @@ func scanBatch(row rowScanner) (*Batch, error) {
 	return &b, nil
 }
 
+// batchInsertColumns are the columns a new batch is stored with, bound
+// from batchInsertArgs.
+const batchInsertColumns = `id, owner, key_name, endpoint, input_file_id, completion_window,
+		status, metadata, output_expires, created_at, expires_at`
+
+func batchInsertArgs(b *Batch) []any {
+	return []any{b.ID, b.Owner, b.KeyName, b.Endpoint, b.InputFileID, b.CompletionWindow, b.Status, nullableJSON(b.Metadata),
+		b.OutputExpires, b.CreatedAt, b.ExpiresAt}
+}
+
 func (r records) CreateBatch(ctx context.Context, b *Batch) error {
-	_, err := r.db.ExecContext(ctx, r.db.q(`INSERT INTO batches(id, owner, key_name, endpoint, input_file_id, completion_window,
-		status, metadata, output_expires, created_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)`),
-		b.ID, b.Owner, b.KeyName, b.Endpoint, b.InputFileID, b.CompletionWindow, b.Status, nullableJSON(b.Metadata),
-		b.OutputExpires, b.CreatedAt, b.ExpiresAt)
+	if b.Queue != nil {
+		return r.createQueuedBatch(ctx, b)
+	}
+	_, err := r.db.ExecContext(ctx, r.db.q(`INSERT INTO batches(`+batchInsertColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`), batchInsertArgs(b)...)
 	if err != nil {
 		return fmt.Errorf("creating batch: %w", err)
 	}

@@ -43,16 +43,68 @@ type Queue struct {
 	Lines   int64
 }
 
+// queuedSelect reads a key's Queue, as batches and lines.
+const queuedSelect = `SELECT COUNT(*) AS batches, CAST(COALESCE(SUM(CASE WHEN b.status = '` + StatusValidating + `'
+			THEN COALESCE(f.lines, 0) ELSE b.total - b.completed - b.failed END), 0) AS BIGINT) AS lines
+		FROM batches b LEFT JOIN files f ON f.id = b.input_file_id
+		WHERE b.key_name = ? AND b.status IN ('` + StatusValidating + `', '` + StatusInProgress + `')`
+
 func (r records) QueuedBatches(ctx context.Context, keyName string) (Queue, error) {
 	var q Queue
-	err := r.db.QueryRowContext(ctx, r.db.q(`SELECT COUNT(*), CAST(COALESCE(SUM(CASE WHEN b.status = '`+StatusValidating+`'
-			THEN COALESCE(f.lines, 0) ELSE b.total - b.completed - b.failed END), 0) AS BIGINT)
-		FROM batches b LEFT JOIN files f ON f.id = b.input_file_id
-		WHERE b.key_name = ? AND b.status IN ('`+StatusValidating+`', '`+StatusInProgress+`')`), keyName).Scan(&q.Batches, &q.Lines)
-	if err != nil {
+	if err := r.db.QueryRowContext(ctx, r.db.q(queuedSelect), keyName).Scan(&q.Batches, &q.Lines); err != nil {
 		return Queue{}, fmt.Errorf("counting the queued batches of a key: %w", err)
 	}
 	return q, nil
+}
+
+// QueueLimits bound a key's queue as CreateBatch stores a batch of it
+// (see Batch.Queue); a negative limit is off.
+type QueueLimits struct {
+	Batches int
+	Lines   int64
+	// InputLines is the batch's own lines: its input file's.
+	InputLines int64
+}
+
+// ErrQueueFull: storing the batch would take its key's queue past
+// Batch.Queue.
+var ErrQueueFull = errors.New("the key's batch queue is full")
+
+// createQueuedBatch stores b only while its key's queue, b included,
+// stays within b.Queue (else ErrQueueFull), checked in the statement that
+// stores it, in a transaction that on PostgreSQL first takes the key's
+// advisory lock (SQLite's immediate transactions take turns already): of
+// creates at once, no two pass on the count from before either.
+func (r records) createQueuedBatch(ctx context.Context, b *Batch) error {
+	tx, err := r.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("creating batch: %w", err)
+	}
+	defer tx.Rollback()
+	if r.db.keyLock != "" {
+		if _, err := tx.ExecContext(ctx, r.db.keyLock, b.KeyName); err != nil {
+			return fmt.Errorf("locking the key's batch queue: %w", err)
+		}
+	}
+	lim := b.Queue
+	res, err := tx.ExecContext(ctx, r.db.q(`INSERT INTO batches(`+batchInsertColumns+`)
+		SELECT ?,?,?,?,?,?,?,?,CAST(? AS BIGINT),CAST(? AS BIGINT),CAST(? AS BIGINT) FROM (`+queuedSelect+`) q
+		WHERE (CAST(? AS BIGINT) < 0 OR q.batches < CAST(? AS BIGINT)) AND (CAST(? AS BIGINT) < 0 OR q.lines + CAST(? AS BIGINT) <= CAST(? AS BIGINT))`),
+		append(batchInsertArgs(b), b.KeyName, lim.Batches, lim.Batches, lim.Lines, lim.InputLines, lim.Lines)...)
+	if err != nil {
+		return fmt.Errorf("creating batch: %w", err)
+	}
+	n, err := affected(res)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrQueueFull
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("creating batch: %w", err)
+	}
+	return nil
 }
 
 func (r records) BatchResultBytes(ctx context.Context, id string) (int64, error) {

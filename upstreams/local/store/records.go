@@ -40,6 +40,9 @@ type dialect struct {
 	// lock until the transaction ends (see insertFile). Empty on SQLite,
 	// whose writers take turns anyway.
 	ownerLock string
+	// keyLock is ownerLock for a key's batch queue (see
+	// createQueuedBatch).
+	keyLock string
 }
 
 var (
@@ -54,6 +57,7 @@ var (
 		jsonString: `to_json(%s)::text`,
 		randomHex:  `substr(md5(gen_random_uuid()::text), 1, 24)`,
 		ownerLock:  `SELECT pg_advisory_xact_lock(hashtext('modelgate files of ' || $1))`,
+		keyLock:    `SELECT pg_advisory_xact_lock(hashtext('modelgate queue of ' || $1))`,
 	}
 )
 
