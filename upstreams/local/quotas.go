@@ -54,13 +54,25 @@ func (l *Local) storageQuotaError(w http.ResponseWriter) *upstreams.Error {
 	return overQuota(w, "file", "This upload would take the files this owner keeps past their storage quota of %d bytes. Delete files to make room.", l.StorageQuota)
 }
 
+// checkAttachRoom refuses to attach files (the field param names them)
+// for an owner with no room left under storage_quota: ingestion stores
+// each file's text, chunks and embeddings, counted against the quota
+// (and checked again as they are stored).
+func (l *Local) checkAttachRoom(ctx context.Context, w http.ResponseWriter, owner, param string) error {
+	room, err := l.storageRoom(ctx, owner)
+	if err != nil || room != 0 {
+		return err
+	}
+	return overQuota(w, param, "What this owner keeps is at their storage quota of %d bytes, and indexing a file stores its text and chunks again. Delete files or vector stores to make room.", l.StorageQuota)
+}
+
 // storageRoom is how many bytes the owner may still store: -1 without a
 // quota.
 func (l *Local) storageRoom(ctx context.Context, owner string) (int64, error) {
 	if l.StorageQuota < 0 {
 		return -1, nil
 	}
-	used, err := l.store.StoredBytes(ctx, owner)
+	used, err := l.store.StoredBytes(ctx, owner, "")
 	if err != nil {
 		return 0, err
 	}

@@ -21,18 +21,65 @@ const quotaColumns = `ALTER TABLE files ADD COLUMN lines {int64};
 	CREATE INDEX batches_owner_open ON batches(owner, status, lease_until);
 	CREATE INDEX batches_key_open ON batches(key_name, status);`
 
-// ErrOverQuota: listing the file would take its owner's stored bytes past
-// File.Quota.
+// ErrOverQuota: storing it (a file, an attachment's text and chunks)
+// would take its owner's stored bytes past the quota it was stored
+// within (File.Quota, VectorStoreFile.Quota).
 var ErrOverQuota = errors.New("over the owner's storage quota")
 
-// StoredBytes is the size of every file the owner keeps, expired ones the
+// resultsUnwritten are the statuses of a batch whose results are in its
+// rows only, its output and error files not yet written.
+const resultsUnwritten = `'` + StatusInProgress + `', '` + StatusFinalizing + `', '` + StatusCancelling + `'`
+
+// stored is an SQL expression of the bytes owner keeps, and its
+// arguments: its files; the text, chunks and embeddings that ingestion
+// stored for the files of its vector stores (where the store keeps
+// vector stores); and the results of its batches not yet written to
+// files, but besides's ("" for none), which its runner counts itself.
+func (d *sqlDB) stored(owner, besides string) (string, []any) {
+	expr := `(SELECT COALESCE(SUM(bytes), 0) FROM files WHERE owner = ?)
+		+ (SELECT COALESCE(SUM(octet_length(r.result) + 1), 0) FROM batches b JOIN batch_requests r ON r.batch_id = b.id
+			WHERE b.owner = ? AND b.status IN (` + resultsUnwritten + `) AND b.id <> ?)`
+	args := []any{owner, owner, besides}
+	if d.vectors {
+		expr += ` + (SELECT COALESCE(SUM(COALESCE(octet_length(f.content), 0) + f.usage_bytes), 0)
+			FROM vector_stores v JOIN vector_store_files f ON f.vector_store_id = v.id WHERE v.owner = ?)`
+		args = append(args, owner)
+	}
+	return expr, args
+}
+
+// StoredBytes is what the owner keeps (see stored), expired files the
 // sweeper has not removed yet included.
-func (r records) StoredBytes(ctx context.Context, owner string) (int64, error) {
+func (r records) StoredBytes(ctx context.Context, owner, besides string) (int64, error) {
+	expr, args := r.db.stored(owner, besides)
 	var n int64
-	if err := r.db.QueryRowContext(ctx, r.db.q(`SELECT CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM files WHERE owner = ?`), owner).Scan(&n); err != nil {
+	if err := r.db.QueryRowContext(ctx, r.db.q(`SELECT CAST(`+expr+` AS BIGINT)`), args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("summing the stored bytes of an owner: %w", err)
 	}
 	return n, nil
+}
+
+// withinQuota is the condition that storing n more bytes keeps owner's
+// stored bytes within quota (always true for a quota of 0 or less), and
+// its arguments. On PostgreSQL it holds only under the owner's lock (see
+// lockOwner).
+func (d *sqlDB) withinQuota(owner string, n, quota int64) (string, []any) {
+	expr, args := d.stored(owner, "")
+	return `(CAST(? AS BIGINT) <= 0 OR ` + expr + ` + CAST(? AS BIGINT) <= CAST(? AS BIGINT))`, append(append([]any{quota}, args...), n, quota)
+}
+
+// lockOwner takes the owner's advisory lock in the transaction ex, for a
+// write within a quota (on PostgreSQL; SQLite's immediate transactions
+// take turns already): two writes of one owner at once cannot both pass
+// on the sum from before either.
+func (d *sqlDB) lockOwner(ctx context.Context, ex execer, owner string, quota int64) error {
+	if quota <= 0 || d.ownerLock == "" {
+		return nil
+	}
+	if _, err := ex.ExecContext(ctx, d.ownerLock, owner); err != nil {
+		return fmt.Errorf("locking the owner's storage: %w", err)
+	}
+	return nil
 }
 
 // Queue is what a key has queued: its batches still validating or in
@@ -107,9 +154,11 @@ func (r records) createQueuedBatch(ctx context.Context, b *Batch) error {
 	return nil
 }
 
+// BatchResultBytes counts each result with its newline: the bytes it
+// takes in the batch's output or error file.
 func (r records) BatchResultBytes(ctx context.Context, id string) (int64, error) {
 	var n int64
-	if err := r.db.QueryRowContext(ctx, r.db.q(`SELECT CAST(COALESCE(SUM(octet_length(result)), 0) AS BIGINT) FROM batch_requests WHERE batch_id = ?`), id).Scan(&n); err != nil {
+	if err := r.db.QueryRowContext(ctx, r.db.q(`SELECT CAST(COALESCE(SUM(octet_length(result) + 1), 0) AS BIGINT) FROM batch_requests WHERE batch_id = ?`), id).Scan(&n); err != nil {
 		return 0, fmt.Errorf("summing the results of batch %s: %w", id, err)
 	}
 	return n, nil
@@ -118,18 +167,15 @@ func (r records) BatchResultBytes(ctx context.Context, id string) (int64, error)
 // insertFile lists f; with f.Quota set, only while the owner's stored
 // bytes, f's included, stay within it (else ErrOverQuota), checked in the
 // statement that lists it. On PostgreSQL ex is the upload's transaction,
-// which first takes the owner's advisory lock: two uploads of one owner
-// at once cannot both pass on the sum from before either.
+// under the owner's lock.
 func (r records) insertFile(ctx context.Context, ex execer, f *File) error {
-	if f.Quota > 0 && r.db.ownerLock != "" {
-		if _, err := ex.ExecContext(ctx, r.db.ownerLock, f.Owner); err != nil {
-			return fmt.Errorf("locking the owner's storage: %w", err)
-		}
+	if err := r.db.lockOwner(ctx, ex, f.Owner, f.Quota); err != nil {
+		return err
 	}
+	cond, args := r.db.withinQuota(f.Owner, f.Bytes, f.Quota)
 	res, err := ex.ExecContext(ctx, r.db.q(`INSERT INTO files(id, owner, filename, purpose, bytes, created_at, expires_at, lines)
-		SELECT ?, ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT)
-		WHERE CAST(? AS BIGINT) <= 0 OR (SELECT COALESCE(SUM(bytes), 0) FROM files WHERE owner = ?) + CAST(? AS BIGINT) <= CAST(? AS BIGINT)`),
-		f.ID, f.Owner, f.Filename, f.Purpose, f.Bytes, f.CreatedAt, f.ExpiresAt, f.Lines, f.Quota, f.Owner, f.Bytes, f.Quota)
+		SELECT ?, ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT) WHERE `+cond),
+		append([]any{f.ID, f.Owner, f.Filename, f.Purpose, f.Bytes, f.CreatedAt, f.ExpiresAt, f.Lines}, args...)...)
 	if err != nil {
 		return fmt.Errorf("recording file: %w", err)
 	}

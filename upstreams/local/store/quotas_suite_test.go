@@ -92,7 +92,7 @@ func testStorageAccounting(t *testing.T, s Store) {
 	if err := storedFile(t, s, NewID("other-"), 1000, 0); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.StoredBytes(ctx, owner); err != nil || n != 600 {
+	if n, err := s.StoredBytes(ctx, owner, ""); err != nil || n != 600 {
 		t.Fatalf("StoredBytes = %d, %v; want 600", n, err)
 	}
 	if err := storedFile(t, s, owner, 402, 1001); !errors.Is(err, ErrOverQuota) {
@@ -101,7 +101,7 @@ func testStorageAccounting(t *testing.T, s Store) {
 	if err := storedFile(t, s, owner, 400, 1000); err != nil {
 		t.Fatalf("1,000 bytes within a quota of 1,000: %v", err)
 	}
-	if n, err := s.StoredBytes(ctx, owner); err != nil || n != 1000 {
+	if n, err := s.StoredBytes(ctx, owner, ""); err != nil || n != 1000 {
 		t.Fatalf("StoredBytes = %d, %v; want 1000", n, err)
 	}
 

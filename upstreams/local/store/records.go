@@ -16,6 +16,9 @@ import (
 type sqlDB struct {
 	*sql.DB
 	dialect
+	// vectors: the database has the vector store tables (SQLite always;
+	// PostgreSQL where pgvector is).
+	vectors bool
 }
 
 // dialect holds what differs between the SQL of SQLite and PostgreSQL.

@@ -47,6 +47,10 @@ type Ingester struct {
 	// maxAttempts is how many claims of a file are allowed before it is
 	// quarantined (failed, never tried again).
 	maxAttempts int
+	// StorageQuota, when positive, bounds the bytes an owner keeps: a
+	// file whose text and chunks would take its owner past it fails.
+	// Set before Start.
+	StorageQuota int64
 
 	dispatcher atomic.Pointer[upstreams.Dispatcher]
 	kick       chan struct{}
@@ -220,7 +224,12 @@ func (in *Ingester) ingest(ctx context.Context, f *store.VectorStoreFile) (ended
 	}
 	if err == nil {
 		var ok bool
+		f.Quota = in.StorageQuota
 		ok, err = in.vs.CompleteIngestion(ctx, f, text, chunks)
+		if errors.Is(err, store.ErrOverQuota) {
+			err = &FileError{Code: codeServerError, Message: fmt.Sprintf(
+				"The file's text and chunks would take what this owner keeps past their storage quota of %d bytes; they were not stored. Delete files or vector stores to make room.", in.StorageQuota)}
+		}
 		switch {
 		case err == nil && !ok:
 			log.Debug("ingestion outdated: the file was detached or deleted meanwhile, or its lease lost")
