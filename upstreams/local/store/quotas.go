@@ -21,6 +21,15 @@ const quotaColumns = `ALTER TABLE files ADD COLUMN lines {int64};
 	CREATE INDEX batches_owner_open ON batches(owner, status, lease_until);
 	CREATE INDEX batches_key_open ON batches(key_name, status);`
 
+// resultBytesColumn is the migration that counts the bytes of each
+// batch's results as they are stored (each with its newline: its line in
+// a file), so that what an owner keeps is summed from the batch rows, not
+// from every result; batches open at the migration are counted from their
+// results.
+const resultBytesColumn = `ALTER TABLE batches ADD COLUMN result_bytes {int64} NOT NULL DEFAULT 0;
+	UPDATE batches SET result_bytes = (SELECT COALESCE(SUM(octet_length(r.result) + 1), 0) FROM batch_requests r WHERE r.batch_id = batches.id)
+		WHERE status IN (` + resultsUnwritten + `);`
+
 // ErrOverQuota: storing it (a file, an attachment's text and chunks)
 // would take its owner's stored bytes past the quota it was stored
 // within (File.Quota, VectorStoreFile.Quota).
@@ -37,8 +46,7 @@ const resultsUnwritten = `'` + StatusInProgress + `', '` + StatusFinalizing + `'
 // files, but besides's ("" for none), which its runner counts itself.
 func (d *sqlDB) stored(owner, besides string) (string, []any) {
 	expr := `(SELECT COALESCE(SUM(bytes), 0) FROM files WHERE owner = ?)
-		+ (SELECT COALESCE(SUM(octet_length(r.result) + 1), 0) FROM batches b JOIN batch_requests r ON r.batch_id = b.id
-			WHERE b.owner = ? AND b.status IN (` + resultsUnwritten + `) AND b.id <> ?)`
+		+ (SELECT COALESCE(SUM(result_bytes), 0) FROM batches WHERE owner = ? AND status IN (` + resultsUnwritten + `) AND id <> ?)`
 	args := []any{owner, owner, besides}
 	if d.vectors {
 		expr += ` + (SELECT COALESCE(SUM(COALESCE(octet_length(f.content), 0) + f.usage_bytes), 0)
@@ -154,11 +162,10 @@ func (r records) createQueuedBatch(ctx context.Context, b *Batch) error {
 	return nil
 }
 
-// BatchResultBytes counts each result with its newline: the bytes it
-// takes in the batch's output or error file.
+// BatchResultBytes is the batch's result_bytes (see resultBytesColumn).
 func (r records) BatchResultBytes(ctx context.Context, id string) (int64, error) {
 	var n int64
-	if err := r.db.QueryRowContext(ctx, r.db.q(`SELECT CAST(COALESCE(SUM(octet_length(result) + 1), 0) AS BIGINT) FROM batch_requests WHERE batch_id = ?`), id).Scan(&n); err != nil {
+	if err := r.db.QueryRowContext(ctx, r.db.q(`SELECT CAST(COALESCE(MAX(result_bytes), 0) AS BIGINT) FROM batches WHERE id = ?`), id).Scan(&n); err != nil {
 		return 0, fmt.Errorf("summing the results of batch %s: %w", id, err)
 	}
 	return n, nil

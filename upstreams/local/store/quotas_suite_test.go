@@ -143,15 +143,17 @@ func testStorageAccounting(t *testing.T, s Store) {
 }
 
 // testStoredResults: the results of an owner's batch still running count
-// in what it keeps, each with its newline (its line in a file), but for
-// the batch StoredBytes is told to leave out; a batch that ended counts
-// its files only.
+// in what it keeps, each with its newline (its line in a file), error
+// lines given to its pending requests included, but for the batch
+// StoredBytes is told to leave out; a batch that ended counts its files
+// only.
 func testStoredResults(t *testing.T, s Store) {
 	ctx := t.Context()
 	owner := NewID("owner-")
 	b := newStoredBatch(t, s, owner, 1_800_000_000)
 	lease := leaseOf(t, s, b)
-	if err := s.AddBatchRequests(ctx, lease, []BatchRequest{{Line: 1, CustomID: "a", Body: []byte(`{}`)}, {Line: 2, CustomID: "b", Body: []byte(`{}`)}}); err != nil {
+	if err := s.AddBatchRequests(ctx, lease, []BatchRequest{{Line: 1, CustomID: "a", Body: []byte(`{}`)}, {Line: 2, CustomID: "b", Body: []byte(`{}`)},
+		{Line: 3, CustomID: "c", Body: []byte(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	running(t, s, b, lease)
@@ -170,12 +172,20 @@ func testStoredResults(t *testing.T, s Store) {
 	if n, err := s.BatchResultBytes(ctx, b.ID); err != nil || n != results {
 		t.Fatalf("BatchResultBytes = %d, %v; want %d", n, err, results)
 	}
+	// The pending request's error line counts too.
+	if err := s.FailPendingBatchRequests(ctx, lease, "batch_expired", "Not run."); err != nil {
+		t.Fatal(err)
+	}
+	var all int64
+	if err := s.EachBatchResult(ctx, b.ID, func(_ string, result []byte, _ bool) error { all += int64(len(result)) + 1; return nil }); err != nil {
+		t.Fatal(err)
+	}
 	from, _ := Move(b, StatusFinalizing, Now())
 	if err := s.UpdateBatch(ctx, b, from); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.StoredBytes(ctx, owner, ""); err != nil || n != results {
-		t.Fatalf("StoredBytes of a finalizing batch = %d, %v; want %d", n, err, results)
+	if n, err := s.StoredBytes(ctx, owner, ""); err != nil || n != all || all <= results {
+		t.Fatalf("StoredBytes of a finalizing batch = %d, %v; want its results' %d", n, err, all)
 	}
 	from, _ = Move(b, StatusCompleted, Now())
 	if err := s.UpdateBatch(ctx, b, from); err != nil {
