@@ -6,10 +6,12 @@ import (
 	"fmt"
 )
 
-// Storage accounting: what an owner keeps (the bytes of its files, uploads
-// and batch outputs alike) and what a key has queued (batches and their
-// lines), read from the rows themselves, so that no counter can drift from
-// what is stored.
+// Storage accounting: what an owner keeps (its files, uploads and batch
+// outputs alike, its batches' results not yet in files, and what
+// ingestion stored for its vector stores) and what a key has queued
+// (batches and their lines), read from the rows themselves or from
+// counts kept in the transactions that store what they count, so that no
+// counter can drift from what is stored.
 
 // quotaColumns is the migration that records an upload's lines (the
 // queued lines of a batch still validating are its input file's) and the
