@@ -109,19 +109,24 @@ func (l *Local) createBatch(w http.ResponseWriter, c *upstreams.Call) error {
 	if f.Purpose != "batch" {
 		return upstreams.InvalidRequest("input_file_id", "The file '%s' was uploaded with purpose '%s'; a batch's input file must have purpose 'batch'.", f.ID, f.Purpose)
 	}
-	if err := l.checkQueue(ctx, w, c.Principal.KeyName, f); err != nil {
+	queue, err := l.queueLimits(ctx, f)
+	if err != nil {
 		return err
 	}
 	created := store.Now()
 	b := &store.Batch{
 		ID: store.NewID("batch_"), Owner: c.Principal.Owner, KeyName: c.Principal.KeyName, Endpoint: body.Endpoint,
 		InputFileID: f.ID, CompletionWindow: body.CompletionWindow, Status: store.StatusValidating,
-		Metadata: body.Metadata, CreatedAt: created, ExpiresAt: created + store.BatchWindow,
+		Metadata: body.Metadata, CreatedAt: created, ExpiresAt: created + store.BatchWindow, Queue: queue,
 	}
 	if body.OutputExpiresAfter != nil {
 		b.OutputExpires = &body.OutputExpiresAfter.Seconds
 	}
-	if err := l.store.CreateBatch(ctx, b); err != nil {
+	err = l.store.CreateBatch(ctx, b)
+	if errors.Is(err, store.ErrQueueFull) {
+		return l.queueFull(ctx, w, c.Principal.KeyName, queue)
+	}
+	if err != nil {
 		return err
 	}
 	l.batches.Load().Wake()

@@ -420,6 +420,7 @@ func (l *Local) startWork() {
 	l.batches.Store(r)
 	l.sweeper = startFileSweeper(l.store, time.Duration(l.FileSweepInterval), time.Duration(l.ProviderObjectRetention), l.logger.Named("files"))
 	if l.vectors != nil {
+		l.vectors.Ingest.StorageQuota = max(l.StorageQuota, 0)
 		l.vectors.Ingest.Start()
 	}
 }

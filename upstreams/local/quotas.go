@@ -54,42 +54,61 @@ func (l *Local) storageQuotaError(w http.ResponseWriter) *upstreams.Error {
 	return overQuota(w, "file", "This upload would take the files this owner keeps past their storage quota of %d bytes. Delete files to make room.", l.StorageQuota)
 }
 
+// checkAttachRoom refuses to attach files (the field param names them)
+// for an owner with no room left under storage_quota: ingestion stores
+// each file's text, chunks and embeddings, counted against the quota
+// (and checked again as they are stored).
+func (l *Local) checkAttachRoom(ctx context.Context, w http.ResponseWriter, owner, param string) error {
+	room, err := l.storageRoom(ctx, owner)
+	if err != nil || room != 0 {
+		return err
+	}
+	return overQuota(w, param, "What this owner keeps is at their storage quota of %d bytes, and indexing a file stores its text and chunks again. Delete files or vector stores to make room.", l.StorageQuota)
+}
+
 // storageRoom is how many bytes the owner may still store: -1 without a
 // quota.
 func (l *Local) storageRoom(ctx context.Context, owner string) (int64, error) {
 	if l.StorageQuota < 0 {
 		return -1, nil
 	}
-	used, err := l.store.StoredBytes(ctx, owner)
+	used, err := l.store.StoredBytes(ctx, owner, "")
 	if err != nil {
 		return 0, err
 	}
 	return max(l.StorageQuota-used, 0), nil
 }
 
-// checkQueue refuses a batch the key's queue has no room for: more than
-// max_queued_batches batches, or max_queued_lines lines, validating or in
-// progress, this one's included.
-func (l *Local) checkQueue(ctx context.Context, w http.ResponseWriter, keyName string, f *store.File) error {
+// queueLimits are the limits of a key's queue that b, on the input file
+// f, is created within (see store.Batch.Queue); nil when both are off.
+func (l *Local) queueLimits(ctx context.Context, f *store.File) (*store.QueueLimits, error) {
+	if l.MaxQueuedBatches < 0 && l.MaxQueuedLines < 0 {
+		return nil, nil
+	}
+	lim := &store.QueueLimits{Batches: l.MaxQueuedBatches, Lines: l.MaxQueuedLines}
+	if l.MaxQueuedLines >= 0 {
+		lines, err := l.fileLines(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		lim.InputLines = lines
+	}
+	return lim, nil
+}
+
+// queueFull is the refusal of a batch the key's queue had no room for:
+// max_queued_batches batches, or more than max_queued_lines lines,
+// validating or in progress, this one's included.
+func (l *Local) queueFull(ctx context.Context, w http.ResponseWriter, keyName string, lim *store.QueueLimits) error {
 	q, err := l.store.QueuedBatches(ctx, keyName)
 	if err != nil {
 		return err
 	}
-	if l.MaxQueuedBatches > 0 && q.Batches >= l.MaxQueuedBatches {
+	if lim.Batches >= 0 && q.Batches >= lim.Batches {
 		return overQuota(w, "", "This key has %d batches validating or in progress, as many as it may queue (max_queued_batches). Create this one once some have finished, or cancel some.", q.Batches)
 	}
-	if l.MaxQueuedLines < 0 {
-		return nil
-	}
-	lines, err := l.fileLines(ctx, f)
-	if err != nil {
-		return err
-	}
-	if q.Lines+lines > l.MaxQueuedLines {
-		return overQuota(w, "input_file_id", "The input file's %d lines would take this key's queued lines to %d, past the %d it may queue (max_queued_lines). Create this batch once others have run, or split it.",
-			lines, q.Lines+lines, l.MaxQueuedLines)
-	}
-	return nil
+	return overQuota(w, "input_file_id", "The input file's %d lines would take this key's queued lines to %d, past the %d it may queue (max_queued_lines). Create this batch once others have run, or split it.",
+		lim.InputLines, q.Lines+lim.InputLines, lim.Lines)
 }
 
 // fileLines is f's line count: the one counted at upload, or, for a file

@@ -138,6 +138,11 @@ func (l *Local) createVectorStore(vs store.VectorStoreStore, w http.ResponseWrit
 		}
 		files = append(files, *f)
 	}
+	if len(files) > 0 {
+		if err := l.checkAttachRoom(c.Request.Context(), w, c.Principal.Owner, "file_ids"); err != nil {
+			return err
+		}
+	}
 	if err := vs.CreateVectorStore(c.Request.Context(), v, files); err != nil {
 		return err
 	}
@@ -283,6 +288,9 @@ func (l *Local) createVectorStoreFile(vs store.VectorStoreStore, w http.Response
 	}
 	f, err := l.newAttachment(c, v.ID, b.FileID, "file_id", b.ChunkingStrategy, b.Attributes)
 	if err != nil {
+		return err
+	}
+	if err := l.checkAttachRoom(c.Request.Context(), w, c.Principal.Owner, "file_id"); err != nil {
 		return err
 	}
 	attached, err := vs.AddVectorStoreFile(c.Request.Context(), f)

@@ -70,7 +70,7 @@ func (r *Runner) executePass(ctx context.Context, b *store.Batch, op string, who
 			return
 		}
 		once.Do(func() { storeErr = err })
-		if errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrConflict) || store.DiskFull(err) {
+		if errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrConflict) || store.DiskFull(err) || errors.Is(err, errOverQuota) {
 			stop()
 		}
 	}
@@ -85,9 +85,16 @@ func (r *Runner) executePass(ctx context.Context, b *store.Batch, op string, who
 		go func() {
 			defer workers.Done()
 			for req := range jobs {
-				if o, ok := r.run1(ctx, b, op, who, req); ok {
-					out.put(budget.keep(req, o))
-				} else {
+				o, ok := r.run1(ctx, b, op, who, req)
+				if ok {
+					o, err := budget.keep(req, o)
+					if ok = err == nil; ok {
+						out.put(o)
+					} else {
+						fail(err)
+					}
+				}
+				if !ok {
 					left.add(req.Line)
 				}
 				inflight.Done()

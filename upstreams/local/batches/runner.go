@@ -32,9 +32,9 @@ type Runner struct {
 	// quarantined (see attempt).
 	maxAttempts int
 	// MaxOutput, when positive, bounds the bytes of one batch's results,
-	// and StorageQuota, when positive, the bytes of files an owner
-	// keeps: a batch's results take at most what is left of it when the
-	// batch starts (see outputBudget). Set before Start.
+	// and StorageQuota, when positive, the bytes an owner keeps, a
+	// batch's results included as they are stored (see outputBudget).
+	// Set before Start.
 	MaxOutput, StorageQuota int64
 	// Room, when set, reports whether the store's disk has room for a
 	// batch's write of about n bytes; without room it is not tried (see
@@ -199,6 +199,9 @@ func (r *Runner) run(ctx context.Context, b *store.Batch) {
 		default:
 			return // a final state
 		}
+		if errors.Is(err, errOverQuota) {
+			err = r.failForQuota(ctx, b)
+		}
 		if errors.Is(err, store.ErrLeaseLost) {
 			log.Warn("batch lease lost")
 			return
@@ -340,11 +343,7 @@ func (r *Runner) finish(ctx context.Context, b *store.Batch, to, code, message s
 			return err
 		}
 	}
-	var err error
-	if b.OutputFileID, err = r.writeResults(ctx, b, "output", false); err != nil {
-		return err
-	}
-	if b.ErrorFileID, err = r.writeResults(ctx, b, "errors", true); err != nil {
+	if err := r.writeFiles(ctx, b); err != nil {
 		return err
 	}
 	from, ok := store.Move(b, to, store.Now())

@@ -39,11 +39,21 @@ func scanBatch(row rowScanner) (*Batch, error) {
 	return &b, nil
 }
 
+// batchInsertColumns are the columns a new batch is stored with, bound
+// from batchInsertArgs.
+const batchInsertColumns = `id, owner, key_name, endpoint, input_file_id, completion_window,
+		status, metadata, output_expires, created_at, expires_at`
+
+func batchInsertArgs(b *Batch) []any {
+	return []any{b.ID, b.Owner, b.KeyName, b.Endpoint, b.InputFileID, b.CompletionWindow, b.Status, nullableJSON(b.Metadata),
+		b.OutputExpires, b.CreatedAt, b.ExpiresAt}
+}
+
 func (r records) CreateBatch(ctx context.Context, b *Batch) error {
-	_, err := r.db.ExecContext(ctx, r.db.q(`INSERT INTO batches(id, owner, key_name, endpoint, input_file_id, completion_window,
-		status, metadata, output_expires, created_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)`),
-		b.ID, b.Owner, b.KeyName, b.Endpoint, b.InputFileID, b.CompletionWindow, b.Status, nullableJSON(b.Metadata),
-		b.OutputExpires, b.CreatedAt, b.ExpiresAt)
+	if b.Queue != nil {
+		return r.createQueuedBatch(ctx, b)
+	}
+	_, err := r.db.ExecContext(ctx, r.db.q(`INSERT INTO batches(`+batchInsertColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`), batchInsertArgs(b)...)
 	if err != nil {
 		return fmt.Errorf("creating batch: %w", err)
 	}
@@ -211,7 +221,7 @@ func (r records) WriteBatchGroup(ctx context.Context, l Lease, outs []BatchOutco
 // finishOutcomes stores outs where no outcome is yet and counts those.
 func finishOutcomes(ctx context.Context, db *sqlDB, tx *sql.Tx, batch string, outs []BatchOutcome) error {
 	var completed, failed int
-	var input, output int64
+	var input, output, size int64
 	for _, o := range outs {
 		res, err := tx.ExecContext(ctx, db.q(`UPDATE batch_requests SET result = ?, failed = ? WHERE batch_id = ? AND line = ? AND result IS NULL`),
 			string(o.Result), o.Failed, batch, o.Line)
@@ -226,14 +236,14 @@ func finishOutcomes(ctx context.Context, db *sqlDB, tx *sql.Tx, batch string, ou
 		}
 		c, f := outcomeCounts(o)
 		completed, failed = completed+c, failed+f
-		input, output = input+o.InputTokens, output+o.OutputTokens
+		input, output, size = input+o.InputTokens, output+o.OutputTokens, size+int64(len(o.Result))+1
 	}
 	if completed+failed == 0 {
 		return nil
 	}
 	if _, err := tx.ExecContext(ctx, db.q(`UPDATE batches SET completed = completed + ?, failed = failed + ?,
-		input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?`),
-		completed, failed, input, output, batch); err != nil {
+		input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, result_bytes = result_bytes + ? WHERE id = ?`),
+		completed, failed, input, output, size, batch); err != nil {
 		return fmt.Errorf("counting the outcomes of %d lines: %w", len(outs), err)
 	}
 	return nil
@@ -291,7 +301,7 @@ func outcomeCounts(o BatchOutcome) (completed, failed int) {
 
 // FailPendingBatchRequests writes each pending request's error line in
 // SQL, shaped as OutputLine marshals it, so that no line goes through Go.
-// The failed count is then counted again from the requests, so the two
+// The failed count and result_bytes are then counted again from the requests, so the two
 // statements need no transaction between them: run again after a stop
 // between them, they come to the same.
 func (r records) FailPendingBatchRequests(ctx context.Context, l Lease, code, message string) error {
@@ -305,8 +315,9 @@ func (r records) FailPendingBatchRequests(ctx context.Context, l Lease, code, me
 		WHERE batch_id = ? AND result IS NULL AND `+r.leased()), true, string(lineError), l.Batch, l.Batch, l.Token); err != nil {
 		return fmt.Errorf("failing pending requests of batch %s: %w", l.Batch, err)
 	}
-	res, err := r.db.ExecContext(ctx, r.db.q(`UPDATE batches SET failed = (SELECT COUNT(*) FROM batch_requests WHERE batch_id = ? AND failed = ?)
-		WHERE id = ? AND lease_owner = ?`), l.Batch, true, l.Batch, l.Token)
+	res, err := r.db.ExecContext(ctx, r.db.q(`UPDATE batches SET failed = (SELECT COUNT(*) FROM batch_requests WHERE batch_id = ? AND failed = ?),
+		result_bytes = (SELECT COALESCE(SUM(octet_length(result) + 1), 0) FROM batch_requests WHERE batch_id = ?)
+		WHERE id = ? AND lease_owner = ?`), l.Batch, true, l.Batch, l.Batch, l.Token)
 	if err != nil {
 		return fmt.Errorf("counting failed requests of batch %s: %w", l.Batch, err)
 	}

@@ -33,6 +33,8 @@ func testBatchStore(t *testing.T, loc batchLocation) {
 	t.Run("Groups", func(t *testing.T) { testBatchGroups(t, loc(t)(t)) })
 	t.Run("FairClaims", func(t *testing.T) { testBatchFairClaims(t, loc(t)) })
 	t.Run("StorageAccounting", func(t *testing.T) { testStorageAccounting(t, loc(t)(t)) })
+	t.Run("QueueLimitsAtomic", func(t *testing.T) { testQueueLimitsAtomic(t, loc(t)) })
+	t.Run("StoredResults", func(t *testing.T) { testStoredResults(t, loc(t)(t)) })
 }
 
 // newStoredBatch creates a validating batch of owner, created at the

@@ -38,6 +38,10 @@ type Batch struct {
 	Total, Completed, Failed  int
 	InputTokens, OutputTokens int64
 
+	// Queue, when set, bounds the key's queue as CreateBatch stores b:
+	// ErrQueueFull if b would take it past either limit. Not stored.
+	Queue *QueueLimits
+
 	// Lease is the token of the claim that returned the batch (see
 	// ClaimBatch); UpdateBatch of a batch with one is its holder's write,
 	// fenced by it. Empty on batches read otherwise.
@@ -90,6 +94,8 @@ var ErrLeaseLost = errors.New("batch lease lost")
 // open batches to the workers that run them so that one batch runs in one
 // place at a time, and a dead worker's batch is picked up by another.
 type BatchStore interface {
+	// CreateBatch stores b; with b.Queue set, only within it (else
+	// ErrQueueFull, nothing stored).
 	CreateBatch(ctx context.Context, b *Batch) error
 	GetBatch(ctx context.Context, owner, id string) (*Batch, error)
 	ListBatches(ctx context.Context, owner string, q ListQuery) ([]Batch, bool, error)

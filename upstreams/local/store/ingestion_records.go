@@ -82,6 +82,17 @@ func (r vsRecords) CompleteIngestion(ctx context.Context, f *VectorStoreFile, te
 	for _, c := range chunks {
 		usage += int64(len(c.Text) + 4*len(c.Embedding))
 	}
+	if err := r.vdb.lockOwner(ctx, tx, f.Owner, f.Quota); err != nil {
+		return false, err
+	}
+	cond, args := r.vdb.withinQuota(f.Owner, int64(len(text))+usage, f.Quota)
+	var within bool
+	if err := tx.QueryRowContext(ctx, r.vdb.q(`SELECT `+cond), args...).Scan(&within); err != nil {
+		return false, fmt.Errorf("completing ingestion: %w", err)
+	}
+	if !within {
+		return false, ErrOverQuota
+	}
 	res, err := tx.ExecContext(ctx, r.vdb.q(`UPDATE vector_store_files SET status = 'completed', usage_bytes = ?, content = ?, embedding_model = ?
 		WHERE vector_store_id = ? AND file_id = ? AND status = 'in_progress' AND lease_owner = ?`),
 		usage, text, f.EmbeddingModel, f.VectorStoreID, f.FileID, f.LeaseOwner)

@@ -33,7 +33,7 @@ func (s *Postgres) WriteBatchGroup(ctx context.Context, l Lease, outs []BatchOut
 		), done AS (
 			UPDATE batch_requests r SET result = v.result, failed = v.failed FROM v
 			WHERE r.batch_id = (SELECT id FROM lease) AND r.line = v.line AND r.result IS NULL
-			RETURNING v.failed, v.input, v.output
+			RETURNING v.failed, v.input, v.output, octet_length(v.result) + 1 AS size
 		), started AS (
 			UPDATE batch_requests SET attempts = attempts + 1
 			WHERE batch_id = (SELECT id FROM lease WHERE status = '`+StatusInProgress+`') AND line = ANY($8::bigint[]) AND result IS NULL
@@ -42,7 +42,8 @@ func (s *Postgres) WriteBatchGroup(ctx context.Context, l Lease, outs []BatchOut
 			UPDATE batches SET completed = completed + (SELECT COUNT(*) FROM done WHERE NOT failed),
 				failed = failed + (SELECT COUNT(*) FROM done WHERE failed),
 				input_tokens = input_tokens + (SELECT COALESCE(SUM(input), 0) FROM done),
-				output_tokens = output_tokens + (SELECT COALESCE(SUM(output), 0) FROM done)
+				output_tokens = output_tokens + (SELECT COALESCE(SUM(output), 0) FROM done),
+				result_bytes = result_bytes + (SELECT COALESCE(SUM(size), 0) FROM done)
 			WHERE id = (SELECT id FROM lease) RETURNING status
 		)
 		SELECT c.status, s.line, s.attempts FROM counted c LEFT JOIN started s ON true`,

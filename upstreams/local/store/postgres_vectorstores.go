@@ -200,6 +200,7 @@ func (s *Postgres) openVectorStores(ctx context.Context) error {
 	// Connections opened before the extension existed have no codec for it.
 	s.pool.Reset()
 	s.vsRecords = vsRecords{vdb: s.db, dialect: postgresVectors}
+	s.db.vectors = true
 	return nil
 }
 

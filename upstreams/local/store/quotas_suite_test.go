@@ -92,7 +92,7 @@ func testStorageAccounting(t *testing.T, s Store) {
 	if err := storedFile(t, s, NewID("other-"), 1000, 0); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.StoredBytes(ctx, owner); err != nil || n != 600 {
+	if n, err := s.StoredBytes(ctx, owner, ""); err != nil || n != 600 {
 		t.Fatalf("StoredBytes = %d, %v; want 600", n, err)
 	}
 	if err := storedFile(t, s, owner, 402, 1001); !errors.Is(err, ErrOverQuota) {
@@ -101,7 +101,7 @@ func testStorageAccounting(t *testing.T, s Store) {
 	if err := storedFile(t, s, owner, 400, 1000); err != nil {
 		t.Fatalf("1,000 bytes within a quota of 1,000: %v", err)
 	}
-	if n, err := s.StoredBytes(ctx, owner); err != nil || n != 1000 {
+	if n, err := s.StoredBytes(ctx, owner, ""); err != nil || n != 1000 {
 		t.Fatalf("StoredBytes = %d, %v; want 1000", n, err)
 	}
 
@@ -139,5 +139,59 @@ func testStorageAccounting(t *testing.T, s Store) {
 	}
 	if q, err := s.QueuedBatches(ctx, "queued"); err != nil || q != (Queue{Batches: 2, Lines: 13}) {
 		t.Fatalf("QueuedBatches = %+v, %v; want 2 batches, 3 + 10 lines", q, err)
+	}
+}
+
+// testStoredResults: the results of an owner's batch still running count
+// in what it keeps, each with its newline (its line in a file), error
+// lines given to its pending requests included, but for the batch
+// StoredBytes is told to leave out; a batch that ended counts its files
+// only.
+func testStoredResults(t *testing.T, s Store) {
+	ctx := t.Context()
+	owner := NewID("owner-")
+	b := newStoredBatch(t, s, owner, 1_800_000_000)
+	lease := leaseOf(t, s, b)
+	if err := s.AddBatchRequests(ctx, lease, []BatchRequest{{Line: 1, CustomID: "a", Body: []byte(`{}`)}, {Line: 2, CustomID: "b", Body: []byte(`{}`)},
+		{Line: 3, CustomID: "c", Body: []byte(`{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	running(t, s, b, lease)
+	if _, err := s.WriteBatchGroup(ctx, lease, []BatchOutcome{{Line: 1, Result: []byte(`{"r":1}`)}, {Line: 2, Result: []byte(`{"r":22}`), Failed: true}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	const results = 7 + 1 + 8 + 1
+	for _, c := range []struct {
+		besides string
+		want    int64
+	}{{"", results}, {b.ID, 0}, {NewID("batch_"), results}} {
+		if n, err := s.StoredBytes(ctx, owner, c.besides); err != nil || n != c.want {
+			t.Fatalf("StoredBytes besides %q = %d, %v; want %d", c.besides, n, err, c.want)
+		}
+	}
+	if n, err := s.BatchResultBytes(ctx, b.ID); err != nil || n != results {
+		t.Fatalf("BatchResultBytes = %d, %v; want %d", n, err, results)
+	}
+	// The pending request's error line counts too.
+	if err := s.FailPendingBatchRequests(ctx, lease, "batch_expired", "Not run."); err != nil {
+		t.Fatal(err)
+	}
+	var all int64
+	if err := s.EachBatchResult(ctx, b.ID, func(_ string, result []byte, _ bool) error { all += int64(len(result)) + 1; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	from, _ := Move(b, StatusFinalizing, Now())
+	if err := s.UpdateBatch(ctx, b, from); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.StoredBytes(ctx, owner, ""); err != nil || n != all || all <= results {
+		t.Fatalf("StoredBytes of a finalizing batch = %d, %v; want its results' %d", n, err, all)
+	}
+	from, _ = Move(b, StatusCompleted, Now())
+	if err := s.UpdateBatch(ctx, b, from); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.StoredBytes(ctx, owner, ""); err != nil || n != 0 {
+		t.Fatalf("StoredBytes of a completed batch without files = %d, %v; want 0", n, err)
 	}
 }

@@ -16,6 +16,9 @@ import (
 type sqlDB struct {
 	*sql.DB
 	dialect
+	// vectors: the database has the vector store tables (SQLite always;
+	// PostgreSQL where pgvector is).
+	vectors bool
 }
 
 // dialect holds what differs between the SQL of SQLite and PostgreSQL.
@@ -40,6 +43,9 @@ type dialect struct {
 	// lock until the transaction ends (see insertFile). Empty on SQLite,
 	// whose writers take turns anyway.
 	ownerLock string
+	// keyLock is ownerLock for a key's batch queue (see
+	// createQueuedBatch).
+	keyLock string
 }
 
 var (
@@ -54,6 +60,7 @@ var (
 		jsonString: `to_json(%s)::text`,
 		randomHex:  `substr(md5(gen_random_uuid()::text), 1, 24)`,
 		ownerLock:  `SELECT pg_advisory_xact_lock(hashtext('modelgate files of ' || $1))`,
+		keyLock:    `SELECT pg_advisory_xact_lock(hashtext('modelgate queue of ' || $1))`,
 	}
 )
 

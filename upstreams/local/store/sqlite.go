@@ -45,7 +45,7 @@ func OpenSQLiteWaiting(dir string, busy time.Duration) (*SQLite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening database: %w", err)
 	}
-	d := &sqlDB{DB: db, dialect: sqliteDialect}
+	d := &sqlDB{DB: db, dialect: sqliteDialect, vectors: true}
 	s := &SQLite{records: records{db: d}, vsRecords: vsRecords{vdb: d, dialect: sqliteVectors}, blobs: blobs, space: reserve{dir: dir, path: filepath.Join(dir, reserveName)}}
 	if err := migrate(context.Background(), s.db, sqliteMigrations, ""); err != nil {
 		db.Close()

@@ -66,8 +66,10 @@ type FileStore interface {
 	// ExpiredFiles lists up to limit files, of any owner, whose expires_at
 	// is at or before at. GetFile, ListFiles and OpenFile see none of them.
 	ExpiredFiles(ctx context.Context, at int64, limit int) ([]File, error)
-	// StoredBytes is the size of every file the owner keeps.
-	StoredBytes(ctx context.Context, owner string) (int64, error)
+	// StoredBytes is what the owner keeps: its files, what ingestion
+	// stored for its vector stores' files, and its batches' results not
+	// yet written to files, but batch besides's ("" for none).
+	StoredBytes(ctx context.Context, owner, besides string) (int64, error)
 }
 
 // ThreadStore keeps threads and the messages they were created with.

@@ -67,6 +67,10 @@ type VectorStoreFile struct {
 	// Attempts is how many times its ingestion was claimed (this claim
 	// included) and not given back: claims of workers that died with it.
 	Attempts int
+	// Quota, when positive, bounds the owner's stored bytes as
+	// CompleteIngestion stores the file's text and chunks: ErrOverQuota
+	// if they would pass it. Not stored.
+	Quota int64
 }
 
 // Chunk is one indexed piece of a vector store file.
@@ -138,7 +142,8 @@ type VectorStoreStore interface {
 	// CompleteIngestion stores the extracted text and chunks and marks the
 	// attachment completed, in one transaction; it reports false (and
 	// stores nothing) when the attachment is gone, no longer in_progress,
-	// or leased to another worker than f.LeaseOwner.
+	// or leased to another worker than f.LeaseOwner, and ErrOverQuota
+	// (storing nothing) when they would take the owner past f.Quota.
 	CompleteIngestion(ctx context.Context, f *VectorStoreFile, text string, chunks []Chunk) (bool, error)
 	// FailIngestion marks an in_progress attachment failed, when
 	// f.LeaseOwner holds it.

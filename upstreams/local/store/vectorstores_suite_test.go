@@ -37,6 +37,7 @@ func testVectorStoreStore(t *testing.T, open func(t *testing.T) vectorStoreStore
 	t.Run("Detach", func(t *testing.T) { testVSDetach(t, s) })
 	t.Run("IngestionsInProgress", func(t *testing.T) { testVSIngestionsInProgress(t, s) })
 	t.Run("Leases", func(t *testing.T) { testVSLeases(t, s, open(t)) })
+	t.Run("IngestionQuota", func(t *testing.T) { testVSIngestionQuota(t, s) })
 }
 
 // newVectorStore creates an empty vector store of owner.

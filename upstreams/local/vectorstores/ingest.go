@@ -47,6 +47,10 @@ type Ingester struct {
 	// maxAttempts is how many claims of a file are allowed before it is
 	// quarantined (failed, never tried again).
 	maxAttempts int
+	// StorageQuota, when positive, bounds the bytes an owner keeps: a
+	// file whose text and chunks would take its owner past it fails.
+	// Set before Start.
+	StorageQuota int64
 
 	dispatcher atomic.Pointer[upstreams.Dispatcher]
 	kick       chan struct{}
@@ -220,7 +224,11 @@ func (in *Ingester) ingest(ctx context.Context, f *store.VectorStoreFile) (ended
 	}
 	if err == nil {
 		var ok bool
+		f.Quota = in.StorageQuota
 		ok, err = in.vs.CompleteIngestion(ctx, f, text, chunks)
+		if errors.Is(err, store.ErrOverQuota) {
+			err = in.overQuota()
+		}
 		switch {
 		case err == nil && !ok:
 			log.Debug("ingestion outdated: the file was detached or deleted meanwhile, or its lease lost")
@@ -282,8 +290,13 @@ func (in *Ingester) index(ctx context.Context, f *store.VectorStoreFile) (string
 		return "", nil, err
 	}
 	chunks := make([]store.Chunk, len(texts))
+	size := int64(len(text))
 	for i, t := range texts {
 		chunks[i] = store.Chunk{FileID: f.FileID, Index: i, Text: t}
+		size += int64(len(t))
+	}
+	if err := in.checkRoom(ctx, f.Owner, size); err != nil {
+		return "", nil, err
 	}
 	if f.EmbeddingModel != "" {
 		vecs, err := in.embed.embed(ctx, upstreams.Principal{KeyName: f.KeyName, Owner: f.Owner}, f.EmbeddingModel, texts)
@@ -295,4 +308,29 @@ func (in *Ingester) index(ctx context.Context, f *store.VectorStoreFile) (string
 		}
 	}
 	return text, chunks, nil
+}
+
+// checkRoom fails a file whose text and chunks, size bytes before their
+// embeddings, would take its owner past StorageQuota already: before its
+// embeddings are asked for. CompleteIngestion checks again, embeddings
+// included, as it stores them.
+func (in *Ingester) checkRoom(ctx context.Context, owner string, size int64) error {
+	if in.StorageQuota <= 0 {
+		return nil
+	}
+	used, err := in.files.StoredBytes(ctx, owner, "")
+	if err != nil {
+		return err
+	}
+	if used+size > in.StorageQuota {
+		return in.overQuota()
+	}
+	return nil
+}
+
+// overQuota is the failure of a file whose index would take its owner
+// past StorageQuota.
+func (in *Ingester) overQuota() *FileError {
+	return &FileError{Code: codeServerError, Message: fmt.Sprintf(
+		"The file's text and chunks would take what this owner keeps past their storage quota of %d bytes; they were not stored. Delete files or vector stores to make room.", in.StorageQuota)}
 }
