@@ -165,6 +165,8 @@ var sqliteMigrations = []string{
 	sqliteTypes.Replace(quotaColumns),
 	// 11: the owners of objects providers keep for the gateway
 	sqliteTypes.Replace(providerObjectTables),
+	// 12: deleted conversations keep their items
+	sqliteTypes.Replace(conversationDeletion),
 }
 
 // expiringFilesIndex finds the files past their expires_at.
@@ -236,4 +238,6 @@ var postgresMigrations = []string{
 	postgresTypes.Replace(quotaColumns),
 	// 9: sqliteMigrations 11
 	postgresTypes.Replace(providerObjectTables),
+	// 10: sqliteMigrations 12
+	postgresTypes.Replace(conversationDeletion),
 }
