@@ -197,7 +197,7 @@ var chatChecks = []Check{
 	{ID: "chat.stop", Area: AreaChat, Spec: "Create chat completion: `stop` is up to 4 sequences; returned text excludes the stop sequence.",
 		run: func(t *T) {
 			body := t.chatBody("Write a long sentence about rivers, bridges and mountains.", "seed", 7, "temperature", 0)
-			ex, c := t.chat(body)
+			_, c := t.chat(body)
 			words := strings.Fields(c.Choices[0].text())
 			if len(words) < 4 {
 				t.skip("the unstopped reply has %d words; no stop sequence to pick from it", len(words))
@@ -205,7 +205,7 @@ var chatChecks = []Check{
 			stop := words[len(words)/2]
 			for _, form := range []any{stop, []any{stop, "conformance-never-seen"}} {
 				body["stop"] = form
-				ex, c = t.chat(body)
+				ex, c := t.chat(body)
 				for _, ch := range c.Choices {
 					t.expect(!strings.Contains(ch.text(), stop), ex, fmt.Sprintf("content without the stop sequence %q", stop), "%q", ch.text())
 					t.expect(ch.FinishReason == "stop" || ch.FinishReason == "length", ex, "finish_reason stop (or length)", "%q", ch.FinishReason)

@@ -27,12 +27,12 @@ var streamChecks = []Check{
 	{ID: "chat.finish-reason.length", Area: AreaChat, Spec: "Choice `finish_reason` is one of stop, length, tool_calls, content_filter, function_call; `max_completion_tokens` is an upper bound of generated tokens. (Public API: `length` when the token limit cut the reply, streamed or not.)",
 		run: func(t *T) {
 			body := t.chatBody("Write a long story about a city by a river, in at least two hundred words.", "seed", 7)
-			ex, c := t.chat(body)
+			_, c := t.chat(body)
 			if c.Usage == nil || c.Usage.CompletionTokens <= 8 {
 				t.skip("the reply without a limit is not longer than 8 tokens (%s); a limit of 4 would not cut it", jsonText(c.Usage))
 			}
 			body["max_completion_tokens"] = 4
-			ex, c = t.chat(body)
+			ex, c := t.chat(body)
 			for i, ch := range c.Choices {
 				t.expect(ch.FinishReason == "length", ex, "finish_reason length where max_completion_tokens 4 cut a longer reply", "choice %d: %q", i, ch.FinishReason)
 			}

@@ -71,7 +71,6 @@ var (
 	vectorAreas = []string{conformance.AreaVectorStores}
 	threadArea  = []string{conformance.AreaThreads}
 	batchArea   = []string{conformance.AreaBatches}
-	allAreas    = conformance.AllAreas
 	isolationOf = []string{conformance.AreaFiles, conformance.AreaThreads, conformance.AreaVectorStores, conformance.AreaBatches}
 )
 

@@ -3,6 +3,7 @@ package modelgate_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -20,8 +21,8 @@ import (
 // TestConversationsOffline runs the Conversations interface with openai-go
 // against the quick start (the local store), with a second key of another
 // owner: create with items and metadata, retrieve, update, items added,
-// listed in pages, retrieved and deleted, delete, isolation and every
-// limit at its boundary.
+// listed in pages, retrieved and deleted, delete (the items kept,
+// reached by reference), isolation and every limit at its boundary.
 func TestConversationsOffline(t *testing.T) {
 	base := testgateway.Quickstart(t, "key "+otherKey+" {\n owner bob\n }\n")
 	testConversations(t, base, testgateway.QuickstartDevKey)
@@ -140,6 +141,22 @@ func testConversationRoundTrip(t *testing.T, client openai.Client) {
 	notFound(t, err, "")
 	_, err = client.Conversations.Delete(ctx, conv.ID)
 	notFound(t, err, "")
+	// Its items are kept, as the public API keeps them: a response reaches
+	// one by reference; the item deleted from it before is gone.
+	ref, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "reference", Input: responses.ResponseNewParamsInputUnion{
+		OfInputItemList: responses.ResponseInputParam{responses.ResponseInputItemParamOfItemReference(added.Data[0].ID)}}})
+	if err != nil {
+		t.Fatalf("a reference to an item of the deleted conversation: %v", err)
+	}
+	refItems, err := client.Responses.InputItems.List(ctx, ref.ID, responses.InputItemListParams{})
+	if err != nil || len(refItems.Data) != 1 || refItems.Data[0].ID != added.Data[0].ID || !strings.Contains(refItems.Data[0].RawJSON(), `"three"`) {
+		t.Fatalf("the referenced item of the deleted conversation: %v %s", err, refItems.RawJSON())
+	}
+	_, err = client.Responses.New(ctx, responses.ResponseNewParams{Model: "reference", Input: responses.ResponseNewParamsInputUnion{
+		OfInputItemList: responses.ResponseInputParam{responses.ResponseInputItemParamOfItemReference(added.Data[1].ID)}}})
+	if e := (*openai.Error)(nil); !errors.As(err, &e) || e.StatusCode != 404 || e.Param != "input[0].id" {
+		t.Fatalf("a reference to the item deleted from the conversation: want 404 naming input[0].id, got %v", err)
+	}
 
 	// Without a body, a conversation starts empty with empty metadata.
 	empty, err := client.Conversations.New(ctx, conversations.ConversationNewParams{})

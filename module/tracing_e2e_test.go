@@ -133,15 +133,15 @@ func TestTracingCarriesGenAIAttributes(t *testing.T) {
 		}
 		for k, v := range want {
 			if attrs[k] != v {
-				t.Errorf("server span %d: %s = %v, want %v", i, k, attrs[k].Emit(), v.Emit())
+				t.Errorf("server span %d: %s = %v, want %v", i, k, attrs[k].String(), v.String())
 			}
 		}
 		findings, hasFindings := attrs["modelgate.findings"]
 		if i == 0 && hasFindings {
-			t.Errorf("a conforming reply has findings: %v", findings.Emit())
+			t.Errorf("a conforming reply has findings: %v", findings.String())
 		}
-		if i == 1 && !strings.Contains(findings.Emit(), "choices[0].message.content") {
-			t.Errorf("a nonconforming reply's span: modelgate.findings = %q", findings.Emit())
+		if i == 1 && !strings.Contains(findings.String(), "choices[0].message.content") {
+			t.Errorf("a nonconforming reply's span: modelgate.findings = %q", findings.String())
 		}
 	}
 	mu.Lock()

@@ -1,10 +1,13 @@
 package bedrock_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -18,12 +21,36 @@ import (
 )
 
 // sdkClient is the official bedrockruntime client of the fake f, signing
-// with SigV4 (the fake checks the signature), without retries.
+// with SigV4 (the fake checks the signature), without retries, sending
+// through a bodyCopyClient of its own.
 func sdkClient(f *providertest.Fake) *bedrockruntime.Client {
 	return bedrockruntime.New(bedrockruntime.Options{
-		Region: region, BaseEndpoint: aws.String(f.URL), RetryMaxAttempts: 1,
+		Region: region, BaseEndpoint: aws.String(f.URL), RetryMaxAttempts: 1, HTTPClient: bodyCopyClient{&http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}},
 		Credentials: credentials.NewStaticCredentialsProvider(accessKey, secretKey, sessionToken),
 	})
+}
+
+// bodyCopyClient sends each of the SDK's requests with a copy of its
+// body. smithy-go closes the body it hands net/http as soon as Do returns,
+// that is once a reply's headers are in; a stream's headers (the fake
+// answers once it has read the body) can come before net/http's write
+// loop is done with the body: its read past Content-Length then gets the
+// closed body's io.EOF, a write error on which net/http closes the
+// connection under the stream the SDK is reading ("use of closed network
+// connection", in about one run in five under -race).
+type bodyCopyClient struct{ *http.Client }
+
+func (c bodyCopyClient) Do(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		body, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("reading the request body: %w", err)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	return c.Client.Do(r)
 }
 
 // sdkPath is the request path the SDK sends Converse for model to.

@@ -13,10 +13,11 @@ import (
 )
 
 // The input items of a response beyond messages and function calls: item
-// references, resolved from the owner's stored responses, and the other
-// items of the public API's InputItem (output items a client passes back,
-// reasoning, calls of tools the engine has not got), kept as given and
-// left out of the chat, which has no place for them. Message content parts
+// references, resolved from the owner's stored responses and
+// conversations, and the other items of the public API's InputItem
+// (output items a client passes back, reasoning, calls of tools the
+// engine has not got), kept as given and left out of the chat, which has
+// no place for them. Message content parts
 // are the public API's: text, refusal, image (by URL, data URL or file ID)
 // and file (by ID, data or URL); the chat gets them as its own parts.
 
@@ -51,8 +52,8 @@ func isReference(f itemFields) bool {
 }
 
 // resolveReferences replaces each item reference with the item of the
-// owner's stored responses it names. An ID no stored response of the
-// owner holds is 404, as the public API answers. What the references
+// owner's stored responses or conversations it names. An ID none of them
+// holds is 404, as the public API answers. What the references
 // bring is bounded by the gateway's body limit, as a conversation is: a
 // few references to a large item would otherwise be loaded many times.
 func (l *Local) resolveReferences(c *upstreams.Call, items []inputItem, limit int64) error {
@@ -64,7 +65,7 @@ func (l *Local) resolveReferences(c *upstreams.Call, items []inputItem, limit in
 		raw, err := l.store.ResponseItem(c.Request.Context(), c.Principal.Owner, items[i].id)
 		if errors.Is(err, store.ErrNotFound) {
 			return &upstreams.Error{Status: http.StatusNotFound, Type: upstreams.TypeInvalidRequest, Param: items[i].ref + ".id",
-				Message: fmt.Sprintf("Item with id '%s' not found. Items are stored with the response that made or received them, unless it was created with `store` set to false.", items[i].id)}
+				Message: fmt.Sprintf("Item with id '%s' not found. Items are stored with the response that made or received them, unless it was created with `store` set to false, and with the conversation they were added to, kept when it is deleted.", items[i].id)}
 		}
 		if err != nil {
 			return err

@@ -13,7 +13,7 @@ import (
 // errInsufficientStorage is the answer to a write the disk has no room
 // for: 507, with a message saying how to free space.
 var errInsufficientStorage = &upstreams.Error{Status: http.StatusInsufficientStorage, Type: upstreams.TypeServer, Code: "insufficient_storage",
-	Message: "The gateway's store is out of disk space, so nothing can be written. Deleting files, vector stores, responses or conversations frees space and works on a full disk."}
+	Message: "The gateway's store is out of disk space, so nothing can be written. Deleting files, vector stores, responses or conversation items frees space and works on a full disk."}
 
 // reserver is a store that keeps a disk reserve for deletes (SQLite; see
 // store.SQLite.KeepReserve).

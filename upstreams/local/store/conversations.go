@@ -26,6 +26,14 @@ const conversationTables = `CREATE TABLE conversations (
 	);
 	CREATE INDEX conversation_items_conversation ON conversation_items(conversation_id, seq);`
 
+// conversationDeletion is the migration that keeps a deleted
+// conversation's items, as the public API does ("Items in the
+// conversation will not be deleted"): a deleted conversation is marked
+// with deleted_at, answers as a missing one, and its items stay for item
+// references, found by their IDs.
+const conversationDeletion = `ALTER TABLE conversations ADD COLUMN deleted_at {int64};
+	CREATE INDEX conversation_items_id ON conversation_items(id);`
+
 // Conversation is a stored conversation.
 type Conversation struct {
 	ID        string
@@ -40,7 +48,8 @@ type ConversationStore interface {
 	CreateConversation(ctx context.Context, c *Conversation, items []ResponseItem) error
 	GetConversation(ctx context.Context, owner, id string) (*Conversation, error)
 	UpdateConversation(ctx context.Context, owner, id string, metadata json.RawMessage) (*Conversation, error)
-	// DeleteConversation removes a conversation and its items.
+	// DeleteConversation removes a conversation; its items are kept,
+	// for item references (ResponseItem), as the public API keeps them.
 	DeleteConversation(ctx context.Context, owner, id string) error
 	// AddConversationItems appends items to a conversation, after those it holds.
 	AddConversationItems(ctx context.Context, owner, id string, items []ResponseItem) error
@@ -53,10 +62,14 @@ type ConversationStore interface {
 	DeleteConversationItem(ctx context.Context, owner, id, itemID string) error
 }
 
-// ownedConversation is the condition, with the owner and the
-// conversation's ID as arguments, that conversation_id names a
-// conversation of that owner.
-const ownedConversation = `conversation_id IN (SELECT id FROM conversations WHERE owner = ? AND id = ?)`
+// liveConversation is the condition, with the owner and the
+// conversation's ID as arguments, that a conversations row is that
+// owner's conversation and not deleted.
+const liveConversation = `owner = ? AND id = ? AND deleted_at IS NULL`
+
+// ownedConversation is the condition, with the same arguments, that
+// conversation_id names a conversation of that owner, not deleted.
+const ownedConversation = `conversation_id IN (SELECT id FROM conversations WHERE ` + liveConversation + `)`
 
 func (r records) CreateConversation(ctx context.Context, c *Conversation, items []ResponseItem) error {
 	tx, err := r.db.BeginTx(ctx, nil)
@@ -80,7 +93,7 @@ func (r records) CreateConversation(ctx context.Context, c *Conversation, items 
 func (r records) GetConversation(ctx context.Context, owner, id string) (*Conversation, error) {
 	c := Conversation{Owner: owner}
 	var meta string
-	err := r.db.QueryRowContext(ctx, r.db.q(`SELECT id, created_at, metadata FROM conversations WHERE owner = ? AND id = ?`), owner, id).
+	err := r.db.QueryRowContext(ctx, r.db.q(`SELECT id, created_at, metadata FROM conversations WHERE `+liveConversation), owner, id).
 		Scan(&c.ID, &c.CreatedAt, &meta)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
@@ -93,7 +106,7 @@ func (r records) GetConversation(ctx context.Context, owner, id string) (*Conver
 }
 
 func (r records) UpdateConversation(ctx context.Context, owner, id string, metadata json.RawMessage) (*Conversation, error) {
-	res, err := r.db.ExecContext(ctx, r.db.q(`UPDATE conversations SET metadata = ? WHERE owner = ? AND id = ?`), string(metadata), owner, id)
+	res, err := r.db.ExecContext(ctx, r.db.q(`UPDATE conversations SET metadata = ? WHERE `+liveConversation), string(metadata), owner, id)
 	if err != nil {
 		return nil, fmt.Errorf("updating conversation: %w", err)
 	}
@@ -104,7 +117,7 @@ func (r records) UpdateConversation(ctx context.Context, owner, id string, metad
 }
 
 func (r records) DeleteConversation(ctx context.Context, owner, id string) error {
-	res, err := r.db.ExecContext(ctx, r.db.q(`DELETE FROM conversations WHERE owner = ? AND id = ?`), owner, id)
+	res, err := r.db.ExecContext(ctx, r.db.q(`UPDATE conversations SET deleted_at = ? WHERE `+liveConversation), Now(), owner, id)
 	if err != nil {
 		return fmt.Errorf("deleting conversation: %w", err)
 	}
@@ -119,7 +132,7 @@ func (r records) AddConversationItems(ctx context.Context, owner, id string, ite
 		return fmt.Errorf("adding conversation items: %w", err)
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, r.db.q(`UPDATE conversations SET created_at = created_at WHERE owner = ? AND id = ?`), owner, id)
+	res, err := tx.ExecContext(ctx, r.db.q(`UPDATE conversations SET created_at = created_at WHERE `+liveConversation), owner, id)
 	if err != nil {
 		return fmt.Errorf("adding conversation items: %w", err)
 	}

@@ -10,8 +10,9 @@ import (
 
 // testConversationStore: a conversation created with items, items added
 // after them and paged both ways, one retrieved and deleted, metadata
-// replaced, everything invisible to another owner and gone with the
-// conversation.
+// replaced, everything invisible to another owner; the conversation
+// deleted answers as a missing one while its items are kept, found by
+// item references (ResponseItem) of its owner alone.
 func testConversationStore(t *testing.T, s Store) {
 	ctx := context.Background()
 	owner, other := NewID("owner-"), NewID("owner-")
@@ -72,11 +73,32 @@ func testConversationStore(t *testing.T, s Store) {
 		t.Fatalf("the owner's items after the other's attempts: %v %v", err, ids(all))
 	}
 
+	if ref, err := s.ResponseItem(ctx, owner, "msg_3"); err != nil || string(ref) != string(item(3).Item) {
+		t.Fatalf("a conversation's item by reference: %v %s", err, ref)
+	}
+
 	if err := s.DeleteConversation(ctx, owner, c.ID); err != nil {
 		t.Fatal(err)
 	}
+	_, err = s.GetConversation(ctx, owner, c.ID)
+	mustNotFound(t, "a deleted conversation", err)
+	_, err = s.UpdateConversation(ctx, owner, c.ID, json.RawMessage(`{}`))
+	mustNotFound(t, "an update of a deleted conversation", err)
 	_, _, err = s.ConversationItems(ctx, owner, c.ID, ListQuery{Limit: 10})
 	mustNotFound(t, "a deleted conversation's items", err)
+	_, err = s.ConversationItem(ctx, owner, c.ID, "msg_1")
+	mustNotFound(t, "a deleted conversation's item", err)
+	mustNotFound(t, "an item delete in a deleted conversation", s.DeleteConversationItem(ctx, owner, c.ID, "msg_1"))
 	mustNotFound(t, "an append to a deleted conversation", s.AddConversationItems(ctx, owner, c.ID, []ResponseItem{item(5)}))
 	mustNotFound(t, "a second delete", s.DeleteConversation(ctx, owner, c.ID))
+	// The public API keeps a deleted conversation's items.
+	for _, i := range []int{0, 1, 3, 4} {
+		if ref, err := s.ResponseItem(ctx, owner, item(i).ID); err != nil || string(ref) != string(item(i).Item) {
+			t.Fatalf("item %d of a deleted conversation by reference: %v %s", i, err, ref)
+		}
+	}
+	_, err = s.ResponseItem(ctx, other, "msg_1")
+	mustNotFound(t, "another owner's reference to a deleted conversation's item", err)
+	_, err = s.ResponseItem(ctx, owner, "msg_2")
+	mustNotFound(t, "a reference to an item deleted from its conversation", err)
 }

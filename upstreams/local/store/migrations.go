@@ -167,6 +167,8 @@ var sqliteMigrations = []string{
 	sqliteTypes.Replace(providerObjectTables),
 	// 12: the bytes of each batch's results
 	sqliteTypes.Replace(resultBytesColumn),
+	// 13: deleted conversations keep their items
+	sqliteTypes.Replace(conversationDeletion),
 }
 
 // expiringFilesIndex finds the files past their expires_at.
@@ -240,4 +242,6 @@ var postgresMigrations = []string{
 	postgresTypes.Replace(providerObjectTables),
 	// 10: sqliteMigrations 12
 	postgresTypes.Replace(resultBytesColumn),
+	// 11: sqliteMigrations 13
+	postgresTypes.Replace(conversationDeletion),
 }

@@ -66,8 +66,10 @@ type ResponseStore interface {
 	// ResponseItems pages through a response's input items.
 	ResponseItems(ctx context.Context, owner, id string, q ListQuery) (items []ResponseItem, hasMore bool, err error)
 	// ResponseItem is the item of owner's stored responses with the ID
-	// itemID: an output item, else an input item, the latest stored where
-	// the ID is the same in several; ErrNotFound if none has it.
+	// itemID: an output item, else an input item, else an item of one of
+	// owner's conversations (deleted ones included: their items are
+	// kept), the latest stored where the ID is the same in several;
+	// ErrNotFound if none has it.
 	ResponseItem(ctx context.Context, owner, itemID string) (json.RawMessage, error)
 }
 
@@ -136,10 +138,11 @@ func scanResponseItem(row rowScanner) (*ResponseItem, error) {
 }
 
 func (r records) ResponseItem(ctx context.Context, owner, itemID string) (json.RawMessage, error) {
-	for _, table := range []string{"response_outputs", "response_items"} {
+	for _, from := range []string{"response_outputs i JOIN responses p ON p.id = i.response_id", "response_items i JOIN responses p ON p.id = i.response_id",
+		"conversation_items i JOIN conversations p ON p.id = i.conversation_id"} {
 		var item string
-		err := r.db.QueryRowContext(ctx, r.db.q(`SELECT i.item FROM `+table+` i JOIN responses r ON r.id = i.response_id
-			WHERE i.id = ? AND r.owner = ? ORDER BY i.seq DESC LIMIT 1`), itemID, owner).Scan(&item)
+		err := r.db.QueryRowContext(ctx, r.db.q(`SELECT i.item FROM `+from+`
+			WHERE i.id = ? AND p.owner = ? ORDER BY i.seq DESC LIMIT 1`), itemID, owner).Scan(&item)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
