@@ -12,7 +12,11 @@ import (
 // trip and one commit. The lease's row is locked first, for the statement
 // only: groups of one batch take turns on it, none is written once
 // another worker has claimed the batch (no row back: the lease is lost),
-// and a start either commits before a cancel or sees it.
+// and a start either commits before a cancel or sees it. The outcomes'
+// lines are also matched as a list (line = ANY), which the primary key
+// serves: joined with the unnested values alone, the planner read every
+// row of batch_requests per group (a group of 64 took 23 ms on 5,000
+// rows, and grew with the table; 2 ms so).
 func (s *Postgres) WriteBatchGroup(ctx context.Context, l Lease, outs []BatchOutcome, start []int) (map[int]int, error) {
 	lines := make([]int64, len(outs))
 	results := make([]string, len(outs))
@@ -32,7 +36,7 @@ func (s *Postgres) WriteBatchGroup(ctx context.Context, l Lease, outs []BatchOut
 			SELECT * FROM unnest($3::bigint[], $4::text[], $5::boolean[], $6::bigint[], $7::bigint[]) AS v(line, result, failed, input, output)
 		), done AS (
 			UPDATE batch_requests r SET result = v.result, failed = v.failed FROM v
-			WHERE r.batch_id = (SELECT id FROM lease) AND r.line = v.line AND r.result IS NULL
+			WHERE r.batch_id = (SELECT id FROM lease) AND r.line = ANY($3::bigint[]) AND r.line = v.line AND r.result IS NULL
 			RETURNING v.failed, v.input, v.output
 		), started AS (
 			UPDATE batch_requests SET attempts = attempts + 1
