@@ -14,10 +14,9 @@ import (
 
 // TestPostgresGroupWriteUsesTheKey: the plan of a group write of 64
 // outcomes and 64 starts, on a batch of 5,000 requests, reads
-// batch_requests by its primary key only. Joined with the unnested
-// outcomes alone, the planner read every row of the table per group (a
-// Seq Scan: 23 ms a group on 5,000 rows, growing with every batch the
-// table holds).
+// batch_requests by its primary key only. With the outcomes joined as
+// an unnested table, the plan read every row of the batch per group (a
+// Seq Scan: 23 ms a group of 64 on 5,000 rows, against 2 ms).
 func TestPostgresGroupWriteUsesTheKey(t *testing.T) {
 	s := openTestPostgres(t, testpg.DSN(t))
 	ctx := t.Context()
