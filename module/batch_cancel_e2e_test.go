@@ -57,15 +57,18 @@ func (p *slowProvider) arrivedAfter(at time.Time) int {
 
 // TestCancelThroughAnotherGatewayStopsTheHolder cancels a running batch
 // through the gateway that does not hold it and counts the requests
-// that reach the provider after the cancel was answered. The holder
-// learns of the cancel from PostgreSQL's notification, sent before the
-// answer, and starts no request once it knows (those in flight are cut
-// short). The provider holds each request 20 ms: in the few milliseconds
-// the notification takes, each of the holder's workers can start at most
-// one request, so at most concurrency (8) requests arrive after the
-// answer. Before the notification, the holder learnt of a cancel at its
-// next group write (outcomes are written at most 100 ms apart) or lease
-// renewal, and its workers went on starting requests meanwhile.
+// that reach the provider after the cancel was answered. The cancel is
+// announced (PostgreSQL NOTIFY) before it is answered, and the holder
+// starts no request once the announcement reaches it (those in flight
+// are cut short). The provider holds each request 10 ms, so each of the
+// holder's workers (concurrency 8) has at most two requests reach the
+// provider after the answer: the one it started before the holder knew,
+// still on its way, and one started in the milliseconds the
+// announcement takes to reach the holder's process (less than a
+// request's 10 ms). Without the announcement the holder learns of the
+// cancel at its next group write (outcomes are written up to 100 ms
+// apart) or lease renewal, its workers starting requests meanwhile: 16
+// to 71 requests reached the provider after the answer in 5 runs.
 func TestCancelThroughAnotherGatewayStopsTheHolder(t *testing.T) {
 	const n, concurrency, hold = 3000, 8, 10 * time.Millisecond
 	provider := newSlowProvider(t, hold)
@@ -80,8 +83,8 @@ func TestCancelThroughAnotherGatewayStopsTheHolder(t *testing.T) {
 	checkExactlyOnce(t, client, done, n)
 	late := provider.arrivedAfter(answered)
 	t.Logf("%d requests reached the provider after the cancel answered (%d completed before it)", late, done.RequestCounts.Completed)
-	if late > concurrency {
-		t.Fatalf("%d requests reached the provider after the cancel answered; at most %d (one per worker) may", late, concurrency)
+	if late > 2*concurrency {
+		t.Fatalf("%d requests reached the provider after the cancel answered; at most %d (two per worker) may", late, 2*concurrency)
 	}
 	if done.RequestCounts.Completed == 0 || done.RequestCounts.Completed >= n {
 		t.Fatalf("the batch was not cancelled midway: %s", done.RawJSON())
