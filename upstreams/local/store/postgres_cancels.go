@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -40,7 +41,12 @@ func (s *Postgres) WatchCancels(ctx context.Context, cancelled func(id string)) 
 	if err != nil {
 		return fmt.Errorf("connecting to listen for batch cancels: %w", err)
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() {
+		// A clean close sends a message, which a partition could hold up.
+		closing, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		conn.Close(closing)
+	}()
 	if _, err := conn.Exec(ctx, `LISTEN `+batchCancelChannel); err != nil {
 		return fmt.Errorf("listening for batch cancels: %w", err)
 	}
