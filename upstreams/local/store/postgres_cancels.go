@@ -26,8 +26,10 @@ type CancelNotifier interface {
 // instance told of a batch it does not run ignores it.
 const batchCancelChannel = "modelgate_batch_cancel"
 
+// AnnounceCancel waits for a connection as every store call does (see
+// PoolOptions).
 func (s *Postgres) AnnounceCancel(ctx context.Context, id string) error {
-	if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, batchCancelChannel, id); err != nil {
+	if _, err := s.db.ExecContext(ctx, `SELECT pg_notify($1, $2)`, batchCancelChannel, id); err != nil {
 		return fmt.Errorf("announcing the cancel of batch %s: %w", id, err)
 	}
 	return nil
