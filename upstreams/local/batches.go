@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 
+	"go.uber.org/zap"
+
 	"github.com/modelgate/modelgate/upstreams"
 	"github.com/modelgate/modelgate/upstreams/local/store"
 )
@@ -189,6 +191,13 @@ func (l *Local) cancelBatch(w http.ResponseWriter, c *upstreams.Call) error {
 			return err
 		}
 		l.batches.Load().Cancel(id)
+		if n, ok := l.store.(store.CancelNotifier); ok {
+			// The holder may be another instance; without the
+			// announcement it learns at its next write or lease renewal.
+			if err := n.AnnounceCancel(ctx, id); err != nil {
+				l.logger.Warn("announcing a batch cancel", zap.String("batch", id), zap.Error(err))
+			}
+		}
 		upstreams.WriteJSON(w, http.StatusOK, toBatchObject(b))
 		return nil
 	}

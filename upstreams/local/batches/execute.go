@@ -76,7 +76,10 @@ func (r *Runner) executePass(ctx context.Context, b *store.Batch, op string, who
 	}
 	out := r.newGroupWriter(ctx, lease, fail)
 	var left abandoned
-	jobs := make(chan store.BatchRequest, r.startGroup())
+	// The queue holds two groups: the next group is started (a store
+	// round trip and a commit) while the workers still have a group's
+	// worth of requests to send, so they do not wait on the store.
+	jobs := make(chan store.BatchRequest, 2*r.startGroup())
 	// inflight counts the requests handed to the workers and not yet
 	// done with, for a request that runs alone to wait for.
 	var inflight, workers sync.WaitGroup

@@ -19,10 +19,12 @@ import (
 // disk, that is what lets a batch run more than a few hundred lines a
 // second.
 
-// startGroup is how many requests one call starts: at most twice this
-// many are counted as started and not yet sent (on a crash, they are
-// blamed with the request that caused it, once), and as many may still
-// be sent after a cancel is stored, before the next start is refused.
+// startGroup is how many requests one call starts: at most three times
+// this many (two queued for the workers, one being handed to the queue)
+// are counted as started and not yet sent (on a crash, they are blamed
+// with the request that caused it, once). None of them is sent once the
+// holder knows of a cancel (see Runner.Cancel); those not sent have their
+// attempts taken back.
 func (r *Runner) startGroup() int { return 8 * r.concurrency }
 
 // maxFinishGroup bounds how many outcomes one call stores.

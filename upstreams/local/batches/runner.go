@@ -94,10 +94,12 @@ func (r *Runner) Wake() {
 	}
 }
 
-// Cancel stops the work of a batch running here; a batch running
-// elsewhere starts no request once the cancel is stored (its starts are
-// fenced by the batch's status) and stops the requests in flight at its
-// next lease renewal, within pollInterval.
+// Cancel stops the work of a batch running here: no request of it
+// starts once it is called, and those in flight are cut short. A batch
+// running elsewhere learns of a cancel from the store's announcement
+// where the store makes one (see watchCancels), else at its next group
+// write or lease renewal (within pollInterval); its starts are fenced by
+// the batch's status meanwhile.
 func (r *Runner) Cancel(id string) {
 	if r == nil {
 		return
@@ -117,6 +119,11 @@ func (r *Runner) loop(ctx context.Context) {
 	defer close(r.done)
 	var running sync.WaitGroup
 	defer running.Wait()
+	running.Add(1)
+	go func() {
+		defer running.Done()
+		r.watchCancels(ctx)
+	}()
 	slots := make(chan struct{}, r.maxBatches)
 	poll := time.NewTicker(r.pollInterval())
 	defer poll.Stop()
@@ -159,6 +166,29 @@ func (r *Runner) loop(ctx context.Context) {
 			return
 		case <-r.wakeup:
 		case <-poll.C:
+		}
+	}
+}
+
+// watchCancels runs until ctx ends on a store that announces cancels
+// (store.CancelNotifier): a cancel stored through any instance stops the
+// batch's work here as Cancel does, within the notification's trip (a
+// few milliseconds) rather than at the next group write or lease
+// renewal. A watch that fails is begun again after pollInterval; the
+// lease renewals tell of cancels meanwhile.
+func (r *Runner) watchCancels(ctx context.Context) {
+	n, ok := r.store.(store.CancelNotifier)
+	if !ok {
+		return
+	}
+	for {
+		err := n.WatchCancels(ctx, r.Cancel)
+		if ctx.Err() != nil {
+			return
+		}
+		r.logger.Warn("watching for batch cancels; lease renewals tell of them meanwhile", zap.Error(err))
+		if !upstreams.Sleep(ctx, r.pollInterval()) {
+			return
 		}
 	}
 }

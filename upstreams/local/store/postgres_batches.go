@@ -12,42 +12,14 @@ import (
 // trip and one commit. The lease's row is locked first, for the statement
 // only: groups of one batch take turns on it, none is written once
 // another worker has claimed the batch (no row back: the lease is lost),
-// and a start either commits before a cancel or sees it.
+// and a start either commits before a cancel or sees it. The outcomes'
+// rows are found by the primary key (line = ANY) and each takes its
+// values from the arrays at its line's position: no join, so no plan
+// reads more rows than the group's (joined with the unnested outcomes,
+// a plan could read every row of the batch per group, or unnest the
+// outcomes once per row).
 func (s *Postgres) WriteBatchGroup(ctx context.Context, l Lease, outs []BatchOutcome, start []int) (map[int]int, error) {
-	lines := make([]int64, len(outs))
-	results := make([]string, len(outs))
-	failed := make([]bool, len(outs))
-	input := make([]int64, len(outs))
-	output := make([]int64, len(outs))
-	for i, o := range outs {
-		lines[i], results[i], failed[i], input[i], output[i] = int64(o.Line), string(o.Result), o.Failed, o.InputTokens, o.OutputTokens
-	}
-	starts := make([]int64, len(start))
-	for i, line := range start {
-		starts[i] = int64(line)
-	}
-	rows, err := s.db.QueryContext(ctx, `WITH lease AS (
-			SELECT id, status FROM batches WHERE id = $1 AND lease_owner = $2 FOR NO KEY UPDATE
-		), v AS (
-			SELECT * FROM unnest($3::bigint[], $4::text[], $5::boolean[], $6::bigint[], $7::bigint[]) AS v(line, result, failed, input, output)
-		), done AS (
-			UPDATE batch_requests r SET result = v.result, failed = v.failed FROM v
-			WHERE r.batch_id = (SELECT id FROM lease) AND r.line = v.line AND r.result IS NULL
-			RETURNING v.failed, v.input, v.output, octet_length(v.result) + 1 AS size
-		), started AS (
-			UPDATE batch_requests SET attempts = attempts + 1
-			WHERE batch_id = (SELECT id FROM lease WHERE status = '`+StatusInProgress+`') AND line = ANY($8::bigint[]) AND result IS NULL
-			RETURNING line, attempts
-		), counted AS (
-			UPDATE batches SET completed = completed + (SELECT COUNT(*) FROM done WHERE NOT failed),
-				failed = failed + (SELECT COUNT(*) FROM done WHERE failed),
-				input_tokens = input_tokens + (SELECT COALESCE(SUM(input), 0) FROM done),
-				output_tokens = output_tokens + (SELECT COALESCE(SUM(output), 0) FROM done),
-				result_bytes = result_bytes + (SELECT COALESCE(SUM(size), 0) FROM done)
-			WHERE id = (SELECT id FROM lease) RETURNING status
-		)
-		SELECT c.status, s.line, s.attempts FROM counted c LEFT JOIN started s ON true`,
-		l.Batch, l.Token, lines, results, failed, input, output, starts)
+	rows, err := s.db.QueryContext(ctx, groupWrite, groupWriteArgs(l, outs, start)...)
 	if err != nil {
 		return nil, fmt.Errorf("writing a group of batch requests: %w", err)
 	}
@@ -73,4 +45,47 @@ func (s *Postgres) WriteBatchGroup(ctx context.Context, l Lease, outs []BatchOut
 		return nil, ErrConflict
 	}
 	return started, nil
+}
+
+// groupWrite is WriteBatchGroup's statement; its arguments are
+// groupWriteArgs.
+const groupWrite = `WITH lease AS (
+			SELECT id, status FROM batches WHERE id = $1 AND lease_owner = $2 FOR NO KEY UPDATE
+		), done AS (
+			UPDATE batch_requests r SET result = ($4::text[])[array_position($3::bigint[], r.line::bigint)],
+				failed = ($5::boolean[])[array_position($3::bigint[], r.line::bigint)]
+			WHERE r.batch_id = (SELECT id FROM lease) AND r.line = ANY($3::bigint[]) AND r.result IS NULL
+			RETURNING r.failed, ($6::bigint[])[array_position($3::bigint[], r.line::bigint)] AS input,
+				($7::bigint[])[array_position($3::bigint[], r.line::bigint)] AS output,
+				octet_length(r.result) + 1 AS size
+		), started AS (
+			UPDATE batch_requests SET attempts = attempts + 1
+			WHERE batch_id = (SELECT id FROM lease WHERE status = '` + StatusInProgress + `') AND line = ANY($8::bigint[]) AND result IS NULL
+			RETURNING line, attempts
+		), counted AS (
+			UPDATE batches SET completed = completed + (SELECT COUNT(*) FROM done WHERE NOT failed),
+				failed = failed + (SELECT COUNT(*) FROM done WHERE failed),
+				input_tokens = input_tokens + (SELECT COALESCE(SUM(input), 0) FROM done),
+				output_tokens = output_tokens + (SELECT COALESCE(SUM(output), 0) FROM done),
+				result_bytes = result_bytes + (SELECT COALESCE(SUM(size), 0) FROM done)
+			WHERE id = (SELECT id FROM lease) RETURNING status
+		)
+		SELECT c.status, s.line, s.attempts FROM counted c LEFT JOIN started s ON true`
+
+// groupWriteArgs binds a group: the lease, the outcomes by column, the
+// lines to start.
+func groupWriteArgs(l Lease, outs []BatchOutcome, start []int) []any {
+	lines := make([]int64, len(outs))
+	results := make([]string, len(outs))
+	failed := make([]bool, len(outs))
+	input := make([]int64, len(outs))
+	output := make([]int64, len(outs))
+	for i, o := range outs {
+		lines[i], results[i], failed[i], input[i], output[i] = int64(o.Line), string(o.Result), o.Failed, o.InputTokens, o.OutputTokens
+	}
+	starts := make([]int64, len(start))
+	for i, line := range start {
+		starts[i] = int64(line)
+	}
+	return []any{l.Batch, l.Token, lines, results, failed, input, output, starts}
 }

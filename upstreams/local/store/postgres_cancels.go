@@ -1,0 +1,65 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// CancelNotifier is a store shared by instances that tells each of them
+// of a batch's cancel as it is stored (PostgreSQL's NOTIFY and LISTEN),
+// so that the instance holding the batch stops starting its requests at
+// once instead of at its next lease renewal or group write.
+type CancelNotifier interface {
+	// AnnounceCancel tells the instances watching that the batch id was
+	// moved to cancelling.
+	AnnounceCancel(ctx context.Context, id string) error
+	// WatchCancels calls cancelled with the ID of each batch announced
+	// while it listens, until ctx ends or the store fails.
+	WatchCancels(ctx context.Context, cancelled func(id string)) error
+}
+
+// batchCancelChannel is the notification channel of cancels; the payload
+// is the batch's ID. Channels are per database, not per schema: an
+// instance told of a batch it does not run ignores it.
+const batchCancelChannel = "modelgate_batch_cancel"
+
+// AnnounceCancel waits for a connection as every store call does (see
+// PoolOptions).
+func (s *Postgres) AnnounceCancel(ctx context.Context, id string) error {
+	if _, err := s.db.ExecContext(ctx, `SELECT pg_notify($1, $2)`, batchCancelChannel, id); err != nil {
+		return fmt.Errorf("announcing the cancel of batch %s: %w", id, err)
+	}
+	return nil
+}
+
+// WatchCancels listens on a connection of its own, outside the pool (it
+// is held for as long as the watch lasts, and would take a connection
+// from the store's requests).
+func (s *Postgres) WatchCancels(ctx context.Context, cancelled func(id string)) error {
+	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return fmt.Errorf("connecting to listen for batch cancels: %w", err)
+	}
+	defer func() {
+		// A clean close sends a message, which a partition could hold up.
+		closing, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		conn.Close(closing)
+	}()
+	if _, err := conn.Exec(ctx, `LISTEN `+batchCancelChannel); err != nil {
+		return fmt.Errorf("listening for batch cancels: %w", err)
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return fmt.Errorf("waiting for batch cancels: %w", err)
+		}
+		cancelled(n.Payload)
+	}
+}
+
+// Interface guard
+var _ CancelNotifier = (*Postgres)(nil)
