@@ -33,6 +33,7 @@ var set struct {
 	once  sync.Once
 	err   error
 	files map[string]schemaFiles // by operation
+	names map[string]bool        // every embedded file's name
 	mu    sync.Mutex             // serialises compiling
 	c     *jsonschema.Compiler   // loads the embedded files it is asked for
 	// compiled holds the compiled schemas, docs the decoded files (for
@@ -48,13 +49,14 @@ type schemaFiles struct{ request, response string }
 
 func load() error {
 	set.once.Do(func() {
-		set.files = map[string]schemaFiles{}
+		set.files, set.names = map[string]schemaFiles{}, map[string]bool{}
 		names, err := fs.Glob(files, "*.json")
 		if err != nil {
 			set.err = err
 			return
 		}
 		for _, name := range names {
+			set.names[name] = true
 			if op, ok := strings.CutSuffix(name, ".request.json"); ok {
 				f := set.files[op]
 				f.request = name
@@ -76,7 +78,7 @@ func newCompiler() *jsonschema.Compiler {
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
 	c.LoadURL = func(url string) (io.ReadCloser, error) {
-		if name, ok := strings.CutPrefix(url, baseURL); ok && embedded(name) {
+		if name, ok := strings.CutPrefix(url, baseURL); ok && set.names[name] {
 			return files.Open(name)
 		}
 		return nil, fmt.Errorf("schema %s is not embedded; schemas never load from the network", url)
@@ -84,21 +86,16 @@ func newCompiler() *jsonschema.Compiler {
 	return c
 }
 
-// embedded reports whether name is an embedded schema file.
-func embedded(name string) bool {
-	_, err := fs.Stat(files, name)
-	return err == nil && !strings.Contains(name, "/")
-}
-
 // doc returns an embedded file decoded, nil when there is none.
 func doc(name string) any {
 	if d, ok := set.docs.Load(name); ok {
 		return d
 	}
-	b, err := files.ReadFile(name)
-	if err != nil || strings.Contains(name, "/") {
+	mustLoad()
+	if !set.names[name] {
 		return nil
 	}
+	b, _ := files.ReadFile(name)
 	var d any
 	if err := json.Unmarshal(b, &d); err != nil {
 		panic(fmt.Sprintf("schemas: %s: %v", name, err)) // embedded: a build defect
@@ -116,7 +113,7 @@ func schema(name string) *jsonschema.Schema {
 		return s.(*jsonschema.Schema)
 	}
 	mustLoad()
-	if !embedded(name) {
+	if !set.names[name] {
 		return nil
 	}
 	s, err := compile(name)
