@@ -4,8 +4,9 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"runtime"
 	"testing"
+
+	"github.com/modelgate/modelgate/internal/liveheap"
 )
 
 // TestEverySchemaCompiles: each embedded schema compiles (they compile
@@ -37,11 +38,11 @@ func TestSchemasCompileOnFirstUse(t *testing.T) {
 		}
 		return
 	}
-	before := liveHeap()
+	before := liveheap.Bytes()
 	if _, v := ValidateRequest("chat.completions.create", []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)); v != nil {
 		t.Fatal(v.Message)
 	}
-	held := liveHeap() - before
+	held := liveheap.Bytes() - before
 	n := 0
 	set.compiled.Range(func(any, any) bool { n++; return true })
 	if n != 1 {
@@ -51,12 +52,4 @@ func TestSchemasCompileOnFirstUse(t *testing.T) {
 	if held > 700<<10 {
 		t.Errorf("one chat request's validation holds %d KiB of heap, want at most 700 (all of them decoded and compiled: about 1,050)", held>>10)
 	}
-}
-
-func liveHeap() int64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc)
 }

@@ -6,10 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"testing"
 
 	"github.com/modelgate/modelgate/bench"
+	"github.com/modelgate/modelgate/internal/liveheap"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -32,7 +32,7 @@ func TestHeapAtRest(t *testing.T) {
 	defer upstream.Close()
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
-	before := liveHeap()
+	before := liveheap.Bytes()
 
 	const key = "sk-atrest"
 	full := bench.GatewaySites[len(bench.GatewaySites)-1]
@@ -61,17 +61,9 @@ func TestHeapAtRest(t *testing.T) {
 			}
 		}
 	}
-	held := liveHeap() - before
+	held := liveheap.Bytes() - before
 	t.Logf("modelgate-full keeps %d KiB of heap at rest", held>>10)
 	if held > heapAtRestLimit {
 		t.Errorf("modelgate-full keeps %d KiB of heap at rest, want at most %d", held>>10, heapAtRestLimit>>10)
 	}
-}
-
-func liveHeap() int64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc)
 }
