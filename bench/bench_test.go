@@ -263,8 +263,8 @@ func TestTinyLoad(t *testing.T) {
 	}
 }
 
-// TestGatewaysOfARun: the built-in gateways on the repository's build, a
-// baseline build with modelgate-full's configuration after them, and
+// TestGatewaysOfARun: plain Caddy on its own build, modelgate's gateways
+// on the repository's build, a baseline build with modelgate-full's configuration after them, and
 // modelgate-full alone in a soak.
 func TestGatewaysOfARun(t *testing.T) {
 	names := func(gs []gateway) (out []string) {
@@ -273,17 +273,17 @@ func TestGatewaysOfARun(t *testing.T) {
 		}
 		return out
 	}
-	if got := names(gateways(Config{}, "new")); !slices.Equal(got, []string{"caddy@new", "modelgate-min@new", "modelgate-full@new"}) {
+	if got := names(gateways(Config{}, "plain", "new")); !slices.Equal(got, []string{"caddy@plain", "modelgate-min@new", "modelgate-full@new"}) {
 		t.Errorf("without a baseline: %v", got)
 	}
-	gs := gateways(Config{Baseline: "old"}, "new")
-	if got := names(gs); !slices.Equal(got, []string{"caddy@new", "modelgate-min@new", "modelgate-full@new", "baseline-full@old"}) {
+	gs := gateways(Config{Baseline: "old"}, "plain", "new")
+	if got := names(gs); !slices.Equal(got, []string{"caddy@plain", "modelgate-min@new", "modelgate-full@new", "baseline-full@old"}) {
 		t.Errorf("with a baseline: %v", got)
 	}
 	if gs[3].site != gs[2].site {
 		t.Error("the baseline does not run modelgate-full's configuration")
 	}
-	if got := names(gateways(Config{Baseline: "old", Soak: time.Minute}, "new")); !slices.Equal(got, []string{"modelgate-full@new"}) {
+	if got := names(gateways(Config{Baseline: "old", Soak: time.Minute}, "plain", "new")); !slices.Equal(got, []string{"modelgate-full@new"}) {
 		t.Errorf("soak: %v", got)
 	}
 }

@@ -31,13 +31,24 @@ type Target struct {
 }
 
 // BuildCaddy builds the repository's Caddy (standard modules + modelgate)
-// into dir once, so every Caddy-based gateway runs the same binary.
+// into dir once, so every modelgate gateway runs the same binary.
 func BuildCaddy(ctx context.Context, repoRoot, dir string) (string, error) {
-	bin := filepath.Join(dir, "caddy")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./module/cmd/caddy")
+	return build(ctx, repoRoot, dir, "caddy", "./module/cmd/caddy")
+}
+
+// BuildPlainCaddy builds Caddy with its standard modules only, at go.mod's
+// Caddy version, into dir: the floor, whose memory is then Caddy's own and
+// not that of a binary also carrying modelgate and its dependencies.
+func BuildPlainCaddy(ctx context.Context, repoRoot, dir string) (string, error) {
+	return build(ctx, repoRoot, dir, "plaincaddy", "./bench/cmd/plaincaddy")
+}
+
+func build(ctx context.Context, repoRoot, dir, name, pkg string) (string, error) {
+	bin := filepath.Join(dir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
 	cmd.Dir = repoRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building caddy: %w\n%s", err, out)
+		return "", fmt.Errorf("building %s: %w\n%s", pkg, err, out)
 	}
 	return bin, nil
 }

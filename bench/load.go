@@ -34,6 +34,10 @@ type Load struct {
 	ManyStreamsFor time.Duration
 	// Key is the client key sent as a bearer token.
 	Key string
+	// Wrk is the path of wrk, which then drives the max-rate phase
+	// instead of vegeta; "" for vegeta. wrkScript is its script (Run
+	// writes it).
+	Wrk, wrkScript string
 }
 
 // Requests is what one non-streaming phase saw.
@@ -58,8 +62,12 @@ func (r Requests) RPS() float64 {
 	return float64(r.OK) / r.Elapsed.Seconds()
 }
 
-// MaxRate drives the target as fast as Workers connections allow.
+// MaxRate drives the target as fast as Workers connections allow, with
+// wrk when l.Wrk is set, else with vegeta in this process.
 func MaxRate(ctx context.Context, baseURL string, l Load) Requests {
+	if l.Wrk != "" {
+		return wrkMaxRate(ctx, l.Wrk, l.wrkScript, baseURL, l)
+	}
 	a := vegeta.NewAttacker(vegeta.Workers(uint64(l.Workers)), vegeta.MaxWorkers(uint64(l.Workers)),
 		vegeta.Connections(l.Workers), vegeta.MaxBody(0), vegeta.Timeout(30*time.Second))
 	return attack(ctx, a, baseURL, l.Key, vegeta.Rate{}, l.Throughput)

@@ -41,13 +41,17 @@ type Config struct {
 // gateway is a Caddy-based target: its name, Caddyfile site and binary.
 type gateway struct{ name, site, bin string }
 
-// gateways lists the Caddy-based targets of a run: the built-in ones on
-// the repository's build bin, then the baseline build's; a soak runs
-// modelgate-full alone.
-func gateways(cfg Config, bin string) []gateway {
+// gateways lists the Caddy-based targets of a run: the floor on plain
+// Caddy's build plain, the modelgate ones on the repository's build bin,
+// then the baseline build's; a soak runs modelgate-full alone.
+func gateways(cfg Config, plain, bin string) []gateway {
 	var gs []gateway
 	for _, s := range GatewaySites {
-		gs = append(gs, gateway{s.Name, s.Site, bin})
+		b := bin
+		if s.Name == Floor {
+			b = plain
+		}
+		gs = append(gs, gateway{s.Name, s.Site, b})
 	}
 	if cfg.Soak > 0 {
 		return gs[len(gs)-1:]
@@ -73,13 +77,22 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	plain, err := BuildPlainCaddy(ctx, cfg.RepoRoot, cfg.Dir)
+	if err != nil {
+		return err
+	}
+	if cfg.Load.Wrk != "" {
+		if cfg.Load.wrkScript, err = writeWrkScript(cfg.Dir, cfg.Load.Key); err != nil {
+			return err
+		}
+	}
 	targets := []*Target{{Name: Direct, URL: upstreamURL}}
 	defer func() {
 		for _, t := range targets {
 			t.Stop()
 		}
 	}()
-	for _, g := range gateways(cfg, bin) {
+	for _, g := range gateways(cfg, plain, bin) {
 		t, err := StartCaddy(ctx, g.bin, cfg.Dir, g.name, g.site, upstreamURL, cfg.Load.Key)
 		if err != nil {
 			return err

@@ -1,7 +1,8 @@
 // Package bench is the load harness behind `go run ./bench/cmd/loadbench`:
-// a fast fake upstream, the gateways under test as separate processes, a
-// load generator (vegeta) and a streaming probe, and the table that
-// compares them.
+// a fast fake upstream, the gateways under test as separate processes
+// (plain Caddy on a build of its own), load generators (wrk as a process
+// of its own for the maximum rate, vegeta at a fixed rate) and a
+// streaming probe, and the table that compares them.
 package bench
 
 import (

@@ -52,15 +52,19 @@ func budgetSite(b *testing.B) string {
 }
 
 func benchmarkServe(b *testing.B, site, upstreamURL string, stream bool) {
+	benchmarkServeBodies(b, site, upstreamURL, stream, bench.NewChatBodies(stream).Next)
+}
+
+// benchmarkServeBodies is benchmarkServe with next's request bodies.
+func benchmarkServeBodies(b *testing.B, site, upstreamURL string, stream bool, next func() []byte) {
 	const key = "sk-bench-client-key-0001"
 	port := testgateway.FreePort(b)
 	testgateway.Load(b, testgateway.GlobalOptions+fmt.Sprintf(site, port, upstreamURL, key, b.TempDir()))
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	bodies := bench.NewChatBodies(stream)
 	b.ReportAllocs()
 	cut := 0
 	for b.Loop() {
-		resp, reply := post(b, base, key, string(bodies.Next()))
+		resp, reply := post(b, base, key, string(next()))
 		if resp == nil || resp.StatusCode != http.StatusOK {
 			b.Fatalf("reply %v: %s", resp, reply)
 		}

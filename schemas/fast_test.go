@@ -32,7 +32,7 @@ func TestChatRequestFieldsAreTheSchemas(t *testing.T) {
 	if err := load(); err != nil {
 		t.Fatal(err)
 	}
-	props := set.docs[chatRequestSchema].(map[string]any)["properties"].(map[string]any)
+	props := doc(chatRequestSchema).(map[string]any)["properties"].(map[string]any)
 	got, want := slices.Sorted(maps.Keys(chatRequestFields)), slices.Sorted(maps.Keys(props))
 	if !slices.Equal(got, want) {
 		t.Fatalf("fast path checks %v, schema has %v", got, want)

@@ -25,13 +25,20 @@ var files embed.FS
 // baseURL names the embedded schemas; nothing is ever fetched from it.
 const baseURL = "https://modelgate.local/schemas/"
 
-// set is every schema, compiled on first use.
+// set is every schema, each read and compiled on its first use: a
+// gateway holds the few its operations use, not all of them (decoded and
+// compiled, the whole set is about 1 MiB of heap held for the process's
+// life).
 var set struct {
-	once     sync.Once
-	err      error
-	compiled map[string]*jsonschema.Schema // by file name
-	docs     map[string]any                // decoded files, for keyword values
-	files    map[string]schemaFiles        // by operation
+	once  sync.Once
+	err   error
+	files map[string]schemaFiles // by operation
+	names map[string]bool        // every embedded file's name
+	mu    sync.Mutex             // serialises compiling
+	c     *jsonschema.Compiler   // loads the embedded files it is asked for
+	// compiled holds the compiled schemas, docs the decoded files (for
+	// keyword values), by file name; read without a lock.
+	compiled, docs sync.Map
 }
 
 // schemaFiles are an operation's request and response schema file names
@@ -42,39 +49,14 @@ type schemaFiles struct{ request, response string }
 
 func load() error {
 	set.once.Do(func() {
-		set.compiled = map[string]*jsonschema.Schema{}
-		set.docs = map[string]any{}
-		set.files = map[string]schemaFiles{}
-		c := jsonschema.NewCompiler()
-		c.Draft = jsonschema.Draft2020
-		c.LoadURL = func(url string) (io.ReadCloser, error) {
-			return nil, fmt.Errorf("schema %s is not embedded; schemas never load from the network", url)
-		}
+		set.files, set.names = map[string]schemaFiles{}, map[string]bool{}
 		names, err := fs.Glob(files, "*.json")
 		if err != nil {
 			set.err = err
 			return
 		}
 		for _, name := range names {
-			b, _ := files.ReadFile(name)
-			var doc any
-			if err := json.Unmarshal(b, &doc); err != nil {
-				set.err = fmt.Errorf("schema %s: %w", name, err)
-				return
-			}
-			set.docs[name] = doc
-			if err := c.AddResource(baseURL+name, bytes.NewReader(b)); err != nil {
-				set.err = fmt.Errorf("schema %s: %w", name, err)
-				return
-			}
-		}
-		for _, name := range names {
-			s, err := c.Compile(baseURL + name)
-			if err != nil {
-				set.err = fmt.Errorf("compiling %s: %w", name, err)
-				return
-			}
-			set.compiled[name] = s
+			set.names[name] = true
 			if op, ok := strings.CutSuffix(name, ".request.json"); ok {
 				f := set.files[op]
 				f.request = name
@@ -85,16 +67,75 @@ func load() error {
 				set.files[op] = f
 			}
 		}
+		set.c = newCompiler()
 	})
 	return set.err
 }
 
+// newCompiler compiles from the embedded files, reading each when a
+// schema first refers to it.
+func newCompiler() *jsonschema.Compiler {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.LoadURL = func(url string) (io.ReadCloser, error) {
+		if name, ok := strings.CutPrefix(url, baseURL); ok && set.names[name] {
+			return files.Open(name)
+		}
+		return nil, fmt.Errorf("schema %s is not embedded; schemas never load from the network", url)
+	}
+	return c
+}
+
+// doc returns an embedded file decoded, nil when there is none.
+func doc(name string) any {
+	if d, ok := set.docs.Load(name); ok {
+		return d
+	}
+	mustLoad()
+	if !set.names[name] {
+		return nil
+	}
+	b, _ := files.ReadFile(name)
+	var d any
+	if err := json.Unmarshal(b, &d); err != nil {
+		panic(fmt.Sprintf("schemas: %s: %v", name, err)) // embedded: a build defect
+	}
+	d, _ = set.docs.LoadOrStore(name, d)
+	return d
+}
+
 // schema returns a compiled schema by file name, nil when there is none.
 // The schemas are embedded, so a failure to compile them is a build
-// defect that every test catches; it panics rather than pass requests.
+// defect that TestEverySchemaCompiles catches; it panics rather than
+// pass requests.
 func schema(name string) *jsonschema.Schema {
+	if s, ok := set.compiled.Load(name); ok {
+		return s.(*jsonschema.Schema)
+	}
 	mustLoad()
-	return set.compiled[name]
+	if !set.names[name] {
+		return nil
+	}
+	s, err := compile(name)
+	if err != nil {
+		panic("schemas: " + err.Error())
+	}
+	return s
+}
+
+// compile compiles one file's schema once.
+func compile(name string) (*jsonschema.Schema, error) {
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	if s, ok := set.compiled.Load(name); ok {
+		return s.(*jsonschema.Schema), nil
+	}
+	s, err := set.c.Compile(baseURL + name)
+	if err != nil {
+		return nil, fmt.Errorf("compiling %s: %w", name, err)
+	}
+	set.compiled.Store(name, s)
+	return s, nil
 }
 
 // filesOf returns an operation's schema file names.
@@ -340,11 +381,7 @@ func definitionSchema(name string) (*jsonschema.Schema, error) {
 	if err := load(); err != nil {
 		return nil, err
 	}
-	c := jsonschema.NewCompiler()
-	for fname, doc := range set.docs {
-		b, _ := json.Marshal(doc)
-		c.AddResource(baseURL+fname, bytes.NewReader(b))
-	}
+	c := newCompiler()
 	ref := "defs.json#/$defs/" + name
 	if strings.Contains(name, "#") {
 		ref = name // a definition of another file: "file.json#/$defs/name"

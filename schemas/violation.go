@@ -211,7 +211,7 @@ func describe(e *jsonschema.ValidationError) string {
 // keyword location (url#/pointer).
 func keywordValue(absolute string) string {
 	u, pointer, _ := strings.Cut(absolute, "#")
-	doc := set.docs[strings.TrimPrefix(u, baseURL)]
+	doc := doc(strings.TrimPrefix(u, baseURL))
 	for _, seg := range strings.Split(strings.TrimPrefix(pointer, "/"), "/") {
 		if seg == "" {
 			continue
@@ -273,7 +273,7 @@ func ValidateQuery(operation string, q url.Values) *Violation {
 	if s == nil {
 		return nil
 	}
-	props, _ := set.docs[operation+".query.json"].(map[string]any)["properties"].(map[string]any)
+	props, _ := doc(operation + ".query.json").(map[string]any)["properties"].(map[string]any)
 	doc := map[string]any{}
 	for name := range props {
 		v := q.Get(name)

@@ -172,23 +172,79 @@ func (r *Refusal) Message() string {
 }
 
 func (s State) setHeaders(h http.Header) {
-	// The names are canonical; the values share one backing array, one
-	// allocation instead of one a header.
-	values := make([]string, 0, 6)
-	set := func(name, value string) {
-		values = append(values, value)
-		h[name] = values[len(values)-1 : len(values) : len(values)]
+	// The names are canonical. The values are written end to end into one
+	// string and the headers share one backing array: two allocations
+	// for the six headers instead of one a value and one for them all.
+	var buf [160]byte
+	b := buf[:0]
+	var ends [6]int
+	n := 0
+	add := func(b []byte) []byte {
+		ends[n] = len(b)
+		n++
+		return b
 	}
 	if s.Limits.RequestsPerMinute > 0 {
-		set("X-Ratelimit-Limit-Requests", strconv.FormatInt(s.Limits.RequestsPerMinute, 10))
-		set("X-Ratelimit-Remaining-Requests", strconv.FormatInt(max(0, s.RequestsLeft), 10))
-		set("X-Ratelimit-Reset-Requests", formatReset(s.RequestsReset))
+		b = add(strconv.AppendInt(b, s.Limits.RequestsPerMinute, 10))
+		b = add(strconv.AppendInt(b, max(0, s.RequestsLeft), 10))
+		b = add(appendReset(b, s.RequestsReset))
 	}
 	if s.Limits.TokensPerMinute > 0 {
-		set("X-Ratelimit-Limit-Tokens", strconv.FormatInt(s.Limits.TokensPerMinute, 10))
-		set("X-Ratelimit-Remaining-Tokens", strconv.FormatInt(max(0, s.TokensLeft), 10))
-		set("X-Ratelimit-Reset-Tokens", formatReset(s.TokensReset))
+		b = add(strconv.AppendInt(b, s.Limits.TokensPerMinute, 10))
+		b = add(strconv.AppendInt(b, max(0, s.TokensLeft), 10))
+		b = add(appendReset(b, s.TokensReset))
 	}
+	if n == 0 {
+		return
+	}
+	all := string(b)
+	values := make([]string, n)
+	start := 0
+	for i := range n {
+		values[i] = all[start:ends[i]]
+		start = ends[i]
+	}
+	names := headerNames[:]
+	if s.Limits.RequestsPerMinute == 0 {
+		names = names[3:]
+	}
+	for i := range n {
+		h[names[i]] = values[i : i+1 : i+1]
+	}
+}
+
+// headerNames are the x-ratelimit-* headers in the order setHeaders
+// writes their values: the requests' three, then the tokens'.
+var headerNames = [6]string{
+	"X-Ratelimit-Limit-Requests", "X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests",
+	"X-Ratelimit-Limit-Tokens", "X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens",
+}
+
+// appendReset appends formatReset(d) to b, without a string of its own
+// for the durations below an hour that resets are.
+func appendReset(b []byte, d time.Duration) []byte {
+	if d < 0 || d >= time.Hour-50*time.Millisecond {
+		return append(b, formatReset(d)...)
+	}
+	if d < time.Second {
+		ms := d.Round(time.Millisecond) / time.Millisecond
+		switch ms {
+		case 0:
+			return append(b, "0s"...)
+		case 1000:
+			return append(b, "1s"...)
+		}
+		return append(strconv.AppendInt(b, int64(ms), 10), "ms"...)
+	}
+	tenths := int64(d.Round(100*time.Millisecond) / (100 * time.Millisecond))
+	if minutes := tenths / 600; minutes > 0 {
+		b = append(strconv.AppendInt(b, minutes, 10), 'm')
+	}
+	b = strconv.AppendInt(b, tenths%600/10, 10)
+	if frac := tenths % 10; frac > 0 {
+		b = append(b, '.', byte('0'+frac))
+	}
+	return append(b, 's')
 }
 
 // formatReset writes a duration the way providers do: 12ms, 1s, 6m0s.

@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -41,7 +42,7 @@ func main() {
 	flag.StringVar(&cfg.RepoRoot, "repo", ".", "repository root, where ./module/cmd/caddy is built")
 	flag.IntVar(&cfg.Rounds, "rounds", 3, "rounds; each drives every target in turn")
 	flag.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "warm-up per target before the rounds")
-	flag.IntVar(&cfg.Load.Workers, "c", 16, "connections of the max-rate phase")
+	flag.IntVar(&cfg.Load.Workers, "c", 50, "connections of the max-rate phase")
 	flag.DurationVar(&cfg.Load.Throughput, "d", 5*time.Second, "length of the max-rate phase")
 	flag.IntVar(&cfg.Load.Rate, "rate", 500, "requests per second of the fixed-rate (latency) phase")
 	flag.DurationVar(&cfg.Load.Latency, "latency-d", 5*time.Second, "length of the fixed-rate phase")
@@ -58,6 +59,8 @@ func main() {
 	flag.DurationVar(&cfg.Soak, "soak", 0, "instead of the table, drive modelgate-full at max rate this long and report its memory")
 	flag.DurationVar(&cfg.SoakWindow, "soak-window", time.Minute, "soak: throughput and latency reported per window")
 	flag.DurationVar(&cfg.SoakSample, "soak-sample", 5*time.Second, "soak: memory sampled this often")
+	wrk, _ := exec.LookPath("wrk")
+	flag.StringVar(&cfg.Load.Wrk, "wrk", wrk, "wrk, which drives the max-rate phase as a process of its own (default: wrk on PATH); '' for vegeta in the harness's process")
 	flag.BoolVar(&keep, "keep", false, "keep the scratch folder (binary, Caddyfiles, logs, records, profiles)")
 	flag.Parse()
 	cfg.Peers = ps
