@@ -6,11 +6,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/testservice"
 )
 
 // TestWrkSendsTheHarnessRequests: wrk, driven by the harness's script,
@@ -18,10 +19,7 @@ import (
 // request number of its own), and what the harness counts is what the
 // server answered.
 func TestWrkSendsTheHarnessRequests(t *testing.T) {
-	wrk, err := exec.LookPath("wrk")
-	if err != nil {
-		t.Skip("wrk is not installed (apt-get install wrk)")
-	}
+	wrk := testservice.Env(t, "MODELGATE_TEST_WRK", "wrk", "scripts/services/wrk.sh")
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	var bad string

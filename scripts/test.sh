@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the whole test suite over every package, with the services the tests
 # need (PostgreSQL, PostgreSQL with pgvector on PGlite, Redis) started on loopback for the run and stopped
-# after it, the pinned openai-node SDKs installed (scripts/services/node-sdk.sh) and Debian's chromium for the
-# tests that drive a browser (scripts/services/chromium.sh). Extra arguments go
+# after it, the pinned openai-node SDKs installed (scripts/services/node-sdk.sh), Debian's chromium for the
+# tests that drive a browser (scripts/services/chromium.sh) and Debian's wrk for the load harness's test
+# (scripts/services/wrk.sh). Extra arguments go
 # to go test, e.g. `bash scripts/test.sh -race`; packages named among them
 # (`./module/...`) are tested instead of all of them.
 set -euo pipefail
@@ -13,6 +14,7 @@ eval "$(bash scripts/services/pglite.sh)"
 eval "$(bash scripts/services/redis.sh)"
 eval "$(bash scripts/services/node-sdk.sh)"
 eval "$(bash scripts/services/chromium.sh)"
+eval "$(bash scripts/services/wrk.sh)"
 # A test that needs a service and finds none fails instead of skipping.
 export MODELGATE_REQUIRE_SERVICES=1
 packages=(./...)
