@@ -149,10 +149,15 @@ type VectorStoreStore interface {
 	// full-text relevance (BM25 on SQLite, ts_rank_cd on PostgreSQL;
 	// higher is better), best first, at most limit.
 	SearchText(ctx context.Context, storeID string, fileIDs []string, terms []string, limit int) ([]ScoredChunk, error)
-	// ChunkEmbeddings returns the store's chunks embedded with model, with
-	// their file IDs and vectors (texts are left empty), for search to
-	// rank in memory when the store is no NearestChunker.
-	ChunkEmbeddings(ctx context.Context, storeID, model string) ([]Chunk, error)
+	// ChunkEmbeddings returns the store's chunks embedded with model whose
+	// IDs are above afterID, at most limit, in ID order, with their file
+	// IDs and vectors (texts are left empty): search's index reads a store
+	// in pieces this way when the store is no NearestChunker.
+	ChunkEmbeddings(ctx context.Context, storeID, model string, afterID int64, limit int) ([]Chunk, error)
+	// ChunkVectors returns the chunks of the given IDs that have an
+	// embedding, with their file IDs and vectors, in any order: the exact
+	// vectors search re-ranks its index's candidates by.
+	ChunkVectors(ctx context.Context, ids []int64) ([]Chunk, error)
 	// ChunksVersion changes whenever the set of the store's chunks
 	// changes, so that embeddings kept in memory know when to reload.
 	ChunksVersion(ctx context.Context, storeID string) (int64, error)

@@ -262,7 +262,7 @@ func testVSEmbeddings(t *testing.T, s VectorStoreStore) {
 	if err != nil || v1 == v0 {
 		t.Fatalf("chunks version %d after completing, %d before (%v)", v1, v0, err)
 	}
-	got, err := s.ChunkEmbeddings(ctx, id, "emb")
+	got, err := s.ChunkEmbeddings(ctx, id, "emb", 0, math.MaxInt32)
 	if err != nil || len(got) != 2 {
 		t.Fatalf("embeddings: %+v %v", got, err)
 	}
@@ -271,7 +271,22 @@ func testVSEmbeddings(t *testing.T, s VectorStoreStore) {
 			t.Errorf("chunk %d: %+v, want embedding %v", i, c, vecs[i])
 		}
 	}
-	if other, err := s.ChunkEmbeddings(ctx, id, "another-model"); err != nil || len(other) != 0 {
+	// In pieces: the chunks after an ID, at most limit of them.
+	if page, err := s.ChunkEmbeddings(ctx, id, "emb", got[0].ID, 1); err != nil || len(page) != 1 || page[0].ID != got[1].ID {
+		t.Fatalf("the piece after chunk %d: %+v %v", got[0].ID, page, err)
+	}
+	// Vectors by ID, in any order, unknown IDs left out.
+	byID, err := s.ChunkVectors(ctx, []int64{got[1].ID, -1, got[0].ID})
+	if err != nil || len(byID) != 2 {
+		t.Fatalf("vectors by ID: %+v %v", byID, err)
+	}
+	for _, c := range byID {
+		i := slices.IndexFunc(got, func(g Chunk) bool { return g.ID == c.ID })
+		if i < 0 || c.FileID != f.FileID || !reflect.DeepEqual(c.Embedding, vecs[i]) {
+			t.Errorf("vector of chunk %d: %+v", c.ID, c)
+		}
+	}
+	if other, err := s.ChunkEmbeddings(ctx, id, "another-model", 0, math.MaxInt32); err != nil || len(other) != 0 {
 		t.Fatalf("another model's embeddings: %+v %v", other, err)
 	}
 	// Chunks come back in the order asked, unknown IDs left out.
@@ -285,7 +300,7 @@ func testVSEmbeddings(t *testing.T, s VectorStoreStore) {
 	if v2, err := s.ChunksVersion(ctx, id); err != nil || v2 == v1 {
 		t.Fatalf("chunks version %d after detaching, %d before (%v)", v2, v1, err)
 	}
-	if got, err := s.ChunkEmbeddings(ctx, id, "emb"); err != nil || len(got) != 0 {
+	if got, err := s.ChunkEmbeddings(ctx, id, "emb", 0, math.MaxInt32); err != nil || len(got) != 0 {
 		t.Fatalf("a detached file's embeddings: %+v %v", got, err)
 	}
 }
@@ -332,7 +347,7 @@ func testVSNearestChunks(t *testing.T, s VectorStoreStore) {
 		t.Fatalf("completing another model's file: %v %v", ok, err)
 	}
 	fileIDs = append(fileIDs, other.FileID, indexFile(t, s, owner, id, []string{"no embedding"}, nil).FileID)
-	embedded, err := s.ChunkEmbeddings(ctx, id, "emb")
+	embedded, err := s.ChunkEmbeddings(ctx, id, "emb", 0, math.MaxInt32)
 	if err != nil || len(embedded) != 360 {
 		t.Fatalf("embeddings: %d %v", len(embedded), err)
 	}

@@ -60,7 +60,8 @@ func testVectors(tb testing.TB, embeddingModel string) (l *Vectors, s *store.SQL
 		tb.Fatal(err)
 	}
 	in := NewIngester(s, s, zap.NewNop(), 2, 2)
-	l = &Vectors{Model: embeddingModel, Ingest: in, Cache: NewCache()}
+	l = &Vectors{Model: embeddingModel, Ingest: in, Cache: NewCache(0)}
+	in.Index = l.Cache
 	in.Use(embedDispatcher{})
 	in.Start()
 	tb.Cleanup(func() {
