@@ -115,7 +115,7 @@ func (s *Postgres) SearchText(ctx context.Context, storeID string, fileIDs []str
 		FROM vector_store_chunks c,
 			(SELECT CAST(string_agg(CAST(plainto_tsquery('english', w) AS text), ' | ') AS tsquery) AS query
 			 FROM unnest(CAST($1 AS text[])) AS w WHERE numnode(plainto_tsquery('english', w)) > 0) q
-		WHERE c.tsv @@ q.query AND c.vector_store_id = $2 AND c.file_id = ANY($3)
+		WHERE c.tsv @@ q.query AND c.vector_store_id = $2 AND ($3::text[] IS NULL OR c.file_id = ANY($3))
 		ORDER BY 2 DESC, c.id LIMIT $4`, terms, storeID, fileIDs, limit)
 	if err != nil {
 		return nil, fmt.Errorf("full-text search: %w", err)
@@ -136,7 +136,7 @@ func (s *Postgres) NearestChunks(ctx context.Context, storeID, model string, fil
 	rows, err := s.db.QueryContext(ctx, `SELECT c.id, LEAST(c.embedding <=> $1, 1) AS distance
 		FROM vector_store_chunks c
 		JOIN vector_store_files f ON f.vector_store_id = c.vector_store_id AND f.file_id = c.file_id
-		WHERE c.vector_store_id = $2 AND f.embedding_model = $3 AND c.file_id = ANY($4) AND vector_dims(c.embedding) = $5
+		WHERE c.vector_store_id = $2 AND f.embedding_model = $3 AND ($4::text[] IS NULL OR c.file_id = ANY($4)) AND vector_dims(c.embedding) = $5
 		ORDER BY distance, c.id LIMIT $6`,
 		pgvector.NewVector(q), storeID, model, fileIDs, len(q), limit)
 	if err != nil {

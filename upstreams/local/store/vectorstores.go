@@ -147,7 +147,9 @@ type VectorStoreStore interface {
 	// SearchText ranks the chunks of the given files of a store that hold
 	// any of the terms (runs of letters and digits) by the store's
 	// full-text relevance (BM25 on SQLite, ts_rank_cd on PostgreSQL;
-	// higher is better), best first, at most limit.
+	// higher is better), best first, at most limit. fileIDs nil is every
+	// file of the store (a store's chunks are those of its completed
+	// files).
 	SearchText(ctx context.Context, storeID string, fileIDs []string, terms []string, limit int) ([]ScoredChunk, error)
 	// ChunkEmbeddings returns the store's chunks embedded with model whose
 	// IDs are above afterID, at most limit, in ID order, with their file
@@ -172,7 +174,7 @@ type NearestChunker interface {
 	// NearestChunks ranks the chunks of the given files of a store
 	// embedded with model by cosine similarity to the unit vector q, as
 	// VectorList does: best first, scores clamped to 0..1, ties to the
-	// lower chunk ID, at most limit.
+	// lower chunk ID, at most limit; fileIDs nil is every file.
 	NearestChunks(ctx context.Context, storeID, model string, fileIDs []string, q []float32, limit int) ([]ScoredChunk, error)
 }
 

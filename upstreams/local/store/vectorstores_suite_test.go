@@ -208,6 +208,11 @@ func testVSSearchText(t *testing.T, s VectorStoreStore) {
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("harbour or zebra: %v %v, want %v", got, err, want)
 	}
+	// No list: every file of the store (not the other store's).
+	all, err := s.SearchText(ctx, id, nil, []string{"harbour", "zebra"}, 10)
+	if got := chunkOf(all); err != nil || !reflect.DeepEqual(got, chunkOf(hits)) {
+		t.Fatalf("harbour or zebra in every file: %v %v, want %v", got, err, chunkOf(hits))
+	}
 	// Only the files asked for, at most limit.
 	hits, err = s.SearchText(ctx, id, []string{b.FileID}, []string{"zebra", "river", "harbour"}, 10)
 	if got := chunkOf(hits); err != nil || !reflect.DeepEqual(got, []string{b.FileID + "/0"}) {
@@ -359,11 +364,17 @@ func testVSNearestChunks(t *testing.T, s VectorStoreStore) {
 	var compared, tiedAtZero, nearTies int
 	for qi, q := range queries {
 		ids := fileIDs
+		if qi%3 == 2 {
+			ids = nil // every file
+		}
 		if qi%3 == 1 {
 			ids = slices.DeleteFunc(slices.Clone(fileIDs), func(string) bool { return r.IntN(2) == 0 })
 		}
 		allowed := map[string]*VectorStoreFile{}
-		for _, f := range ids {
+		for _, f := range fileIDs {
+			if ids != nil && !slices.Contains(ids, f) {
+				continue
+			}
 			allowed[f] = &VectorStoreFile{FileID: f}
 		}
 		score := map[int64]float64{}

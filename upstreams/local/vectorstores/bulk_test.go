@@ -17,7 +17,6 @@ import (
 // pseudo-words, each file holding planted facts ("the access code of
 // vault X is Y"), embedded with the reference engine's model.
 type bulkCorpus struct {
-	s       *store.SQLite
 	storeID string
 	vaults  []string
 	chunks  int
@@ -26,10 +25,10 @@ type bulkCorpus struct {
 // bulkFill adds to a new vector store of s chunks chunks of about 100
 // words, perFile to a file, one in 16 holding a planted fact. Each file
 // is one completed ingestion, as the ingester stores it.
-func bulkFill(tb testing.TB, s *store.SQLite, model string, chunks, perFile int, seed uint64) *bulkCorpus {
+func bulkFill(tb testing.TB, s store.VectorStoreStore, model string, chunks, perFile int, seed uint64) *bulkCorpus {
 	tb.Helper()
 	ctx := context.Background()
-	bc := &bulkCorpus{s: s, storeID: store.NewID("vs_"), chunks: chunks}
+	bc := &bulkCorpus{storeID: store.NewID("vs_"), chunks: chunks}
 	if err := s.CreateVectorStore(ctx, &store.VectorStore{ID: bc.storeID, Owner: "o", Metadata: json.RawMessage("{}")}, nil); err != nil {
 		tb.Fatal(err)
 	}

@@ -221,6 +221,10 @@ func (v *Vectors) Search(ctx context.Context, vs store.VectorStoreStore, who ups
 	if len(ids) == 0 {
 		return nil, nil
 	}
+	if req.Filters == nil {
+		// Every file of the store: the store's rankings need no list.
+		ids = nil
+	}
 	candidates := max(4*limit, minCandidates)
 	var lists []rankedList
 	for _, q := range queries {

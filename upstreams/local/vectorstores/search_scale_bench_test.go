@@ -1,0 +1,170 @@
+package vectorstores
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/local/store"
+	"github.com/modelgate/modelgate/upstreams/reference"
+)
+
+// scaleStore is a store that keeps vector stores and files.
+type scaleStore interface {
+	store.VectorStoreStore
+	store.FileStore
+}
+
+// scaleEngines are the stores the scale benchmark runs on: SQLite, and
+// PostgreSQL when MODELGATE_TEST_POSTGRES_DSN names a server with
+// pgvector.
+func scaleEngines(b *testing.B) map[string]func(b *testing.B) scaleStore {
+	engines := map[string]func(b *testing.B) scaleStore{"sqlite": func(b *testing.B) scaleStore {
+		s, err := store.OpenSQLite(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	}}
+	if dsn := os.Getenv("MODELGATE_TEST_POSTGRES_DSN"); dsn != "" {
+		engines["postgres"] = func(b *testing.B) scaleStore {
+			s, err := store.OpenPostgres(context.Background(), dsn, store.PoolOptions{MaxConns: 8})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { s.Close() })
+			return s
+		}
+	}
+	return engines
+}
+
+// BenchmarkSearchScale measures, on each engine and at 10k and 100k
+// chunks (and 1M with MODELGATE_SEARCH_1M=1), one vector store of
+// 100-word chunks filled directly through the store with the reference
+// engine's embeddings (256 dimensions): the time to read the store's
+// index as ingestion does (index-ms), the heap it holds per chunk, the
+// first hybrid search after it and p50/p99 of 100 searches each of BM25
+// alone and hybrid (BM25 fused with cosine similarity, the query
+// embedded by the reference engine), and recall@10 of the vector
+// ranking against the exact one over 20 queries. Run once per row:
+//
+//	go test -run '^$' -bench SearchScale -benchtime 1x -timeout 3h ./upstreams/local/vectorstores/
+func BenchmarkSearchScale(b *testing.B) {
+	sizes := []int{10_000, 100_000}
+	if os.Getenv("MODELGATE_SEARCH_1M") != "" {
+		sizes = append(sizes, 1_000_000)
+	}
+	engines := scaleEngines(b)
+	for _, engine := range []string{"sqlite", "postgres"} {
+		open := engines[engine]
+		if open == nil {
+			continue
+		}
+		for _, n := range sizes {
+			b.Run(fmt.Sprintf("%s/%dk", engine, n/1000), func(b *testing.B) {
+				for b.Loop() {
+					benchmarkScale(b, open(b), n)
+				}
+			})
+		}
+	}
+}
+
+func benchmarkScale(b *testing.B, s scaleStore, n int) {
+	ctx := context.Background()
+	start := time.Now()
+	bc := bulkFill(b, s, referenceEmbedding, n, 100, 7)
+	b.ReportMetric(time.Since(start).Seconds(), "fill-s")
+	in := NewIngester(s, s, zap.NewNop(), 1, 1)
+	in.Use(embedDispatcher{})
+	hybrid := &Vectors{Model: referenceEmbedding, Ingest: in, Cache: NewCache(0)}
+	bm25 := &Vectors{Ingest: in, Cache: hybrid.Cache}
+
+	heap := func() float64 {
+		var mem runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&mem)
+		return float64(mem.HeapInuse)
+	}
+	before := heap()
+	start = time.Now()
+	if err := hybrid.Cache.Warm(ctx, s, bc.storeID, referenceEmbedding); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(time.Since(start).Milliseconds()), "index-ms")
+	b.ReportMetric(max(heap()-before, 0)/float64(n), "heap-B/chunk")
+
+	r := rand.New(rand.NewPCG(8, 8))
+	query := func() []string {
+		return []string{"What is the access code of " + bc.vaults[r.IntN(len(bc.vaults))] + "?"}
+	}
+	search := func(v *Vectors) time.Duration {
+		start := time.Now()
+		if _, err := v.Search(ctx, s, upstreams.Principal{Owner: "o"}, bc.storeID, &SearchRequest{}, query()); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	b.ReportMetric(ms(search(hybrid)), "first-ms")
+	for _, m := range []struct {
+		name string
+		v    *Vectors
+	}{{"bm25", bm25}, {"hybrid", hybrid}} {
+		took := make([]time.Duration, 100)
+		for i := range took {
+			took[i] = search(m.v)
+		}
+		slices.Sort(took)
+		b.ReportMetric(ms(percentile(took, 50)), m.name+"-p50-ms")
+		b.ReportMetric(ms(percentile(took, 99)), m.name+"-p99-ms")
+	}
+	b.ReportMetric(vectorRecall(b, hybrid, s, bc, query), "recall@10")
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// vectorRecall is the share of the exact 10 nearest chunks (the store's
+// vectors read in pieces and ranked by store.VectorList) that search's
+// vector ranking returns, over 20 queries.
+func vectorRecall(b *testing.B, v *Vectors, s scaleStore, bc *bulkCorpus, query func() []string) float64 {
+	ctx := context.Background()
+	files, err := s.CompletedVectorStoreFiles(ctx, "o", bc.storeID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	allowed := map[string]*store.VectorStoreFile{}
+	var ids []string
+	for i := range files {
+		allowed[files[i].FileID] = &files[i]
+		ids = append(ids, files[i].FileID)
+	}
+	found, total := 0, 0
+	for range 20 {
+		q := reference.Embed(query()[0], 256)
+		lists, err := v.vectorLists(ctx, s, bc.storeID, allowed, ids, [][]float32{q}, 10)
+		if err != nil {
+			b.Fatal(err)
+		}
+		exact, err := streamNearest(ctx, s, bc.storeID, referenceEmbedding, allowed, q, 10)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range exact {
+			total++
+			if slices.ContainsFunc(lists[0], func(g store.ScoredChunk) bool { return g.ID == c.ID }) {
+				found++
+			}
+		}
+	}
+	return float64(found) / float64(max(total, 1))
+}
