@@ -1,7 +1,6 @@
 package vectorstores
 
 import (
-	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -10,18 +9,9 @@ import (
 	"github.com/modelgate/modelgate/upstreams/local/store"
 )
 
-// byScore orders scored chunks best first, ties to the lower chunk ID,
-// as every ranked list of search is ordered.
-func byScore(a, b store.ScoredChunk) int {
-	if c := cmp.Compare(b.Score, a.Score); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.ID, b.ID)
-}
-
 // mergeTop is the best limit of two ranked lists.
 func mergeTop(a, b []store.ScoredChunk, limit int) []store.ScoredChunk {
-	out := slices.SortedFunc(slices.Values(append(slices.Clone(a), b...)), byScore)
+	out := slices.SortedFunc(slices.Values(append(slices.Clone(a), b...)), store.ByScore)
 	return out[:min(limit, len(out))]
 }
 

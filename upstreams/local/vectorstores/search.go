@@ -127,7 +127,7 @@ func fuse(lists []rankedList, rrf bool) []store.ScoredChunk {
 		}
 		out = append(out, store.ScoredChunk{ID: id, Score: s})
 	}
-	slices.SortFunc(out, byScore)
+	slices.SortFunc(out, store.ByScore)
 	return out
 }
 

@@ -24,8 +24,8 @@ type scaleStore interface {
 }
 
 // scaleEngines are the stores the scale benchmark runs on: SQLite, and
-// PostgreSQL when MODELGATE_TEST_POSTGRES_DSN names a server with
-// pgvector.
+// PostgreSQL with pgvector when MODELGATE_TEST_PGVECTOR_DSN names one
+// (scripts/services/pglite.sh).
 func scaleEngines(b *testing.B) map[string]func(b *testing.B) scaleStore {
 	engines := map[string]func(b *testing.B) scaleStore{"sqlite": func(b *testing.B) scaleStore {
 		s, err := store.OpenSQLite(b.TempDir())
@@ -35,7 +35,7 @@ func scaleEngines(b *testing.B) map[string]func(b *testing.B) scaleStore {
 		b.Cleanup(func() { s.Close() })
 		return s
 	}}
-	if dsn := os.Getenv("MODELGATE_TEST_POSTGRES_DSN"); dsn != "" {
+	if dsn := os.Getenv("MODELGATE_TEST_PGVECTOR_DSN"); dsn != "" {
 		engines["postgres"] = func(b *testing.B) scaleStore {
 			s, err := store.OpenPostgres(context.Background(), dsn, store.PoolOptions{MaxConns: 8})
 			if err != nil {
