@@ -27,17 +27,22 @@ type Cache struct {
 }
 
 // NewCache returns an empty cache whose indexes hold at most budget
-// bytes together (DefaultIndexMemory when budget is 0 or less).
+// bytes together: DefaultIndexMemory when budget is 0; none when it is
+// negative (every search reads the vectors from the store).
 func NewCache(budget int64) *Cache {
-	if budget <= 0 {
+	if budget == 0 {
 		budget = DefaultIndexMemory
 	}
+	budget = max(budget, 0)
 	return &Cache{budget: budget, entries: map[[2]string]*vectorIndex{}, tooBig: map[[2]string]int64{}}
 }
 
 // index returns the vector store's index for model, brought up to date
 // with its chunks; nil when it does not fit the budget.
 func (vc *Cache) index(ctx context.Context, vs store.VectorStoreStore, storeID, model string) (*vectorIndex, error) {
+	if vc.budget == 0 {
+		return nil, nil
+	}
 	version, err := vs.ChunksVersion(ctx, storeID)
 	if err != nil {
 		return nil, err

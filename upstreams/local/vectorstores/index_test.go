@@ -198,6 +198,12 @@ func TestIndexFollowsTheStore(t *testing.T) {
 		t.Errorf("a store past the budget: %d indexes kept, %d marked too big", len(small.entries), len(small.tooBig))
 	}
 
+	off := NewCache(-1)
+	checkIndex(t, off, s, bc.storeID, "m", queries, r)
+	if len(off.entries) != 0 {
+		t.Errorf("search_index_memory off kept %d indexes", len(off.entries))
+	}
+
 	other := bulkFill(t, s, "m", 1_000, 50, 5)
 	fits := NewCache(ix.bytes() * 3 / 2)
 	for _, id := range []string{bc.storeID, other.storeID} {
