@@ -81,6 +81,8 @@ var postgresVectorMigrations = []string{
 		FOR EACH ROW EXECUTE FUNCTION vector_store_chunks_changed();`,
 	// 2: sqliteMigrations 6, for ingestions
 	attemptsColumn("vector_store_files"),
+	// 3: sqliteMigrations 12, a store's chunks in ID order
+	`CREATE INDEX vector_store_chunks_store ON vector_store_chunks(vector_store_id, id)`,
 }
 
 // postgresVectors keeps chunk texts in the chunks table, whose generated

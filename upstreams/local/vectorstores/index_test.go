@@ -69,8 +69,9 @@ func randomUnit(r *rand.Rand, dims int) []float32 {
 // indexQueries are query vectors of every kind: the reference engine's
 // embeddings of questions (sparse), dense random vectors, a chunk's own
 // vector and its negation (most similarities negative: ties at 0), one
-// dimension alone, and a vector of another dimension.
-func indexQueries(r *rand.Rand, vaults []string, own []float32) [][]float32 {
+// dimension alone, a vector of another dimension, and questions pairs of
+// a question's embedding and a dense random vector.
+func indexQueries(r *rand.Rand, vaults []string, own []float32, questions int) [][]float32 {
 	qs := [][]float32{own, store.Normalize(slices.Clone(own)), reference.Embed("kaloka", 256), randomUnit(r, 128)}
 	neg := slices.Clone(own)
 	for i := range neg {
@@ -79,7 +80,7 @@ func indexQueries(r *rand.Rand, vaults []string, own []float32) [][]float32 {
 	one := make([]float32, 256)
 	one[7] = 1
 	qs = append(qs, neg, one)
-	for range 6 {
+	for range questions {
 		qs = append(qs, reference.Embed("What is the access code of "+vaults[r.IntN(len(vaults))]+"?", 256), randomUnit(r, 256))
 	}
 	return qs
@@ -131,14 +132,25 @@ func checkIndex(t *testing.T, vc *Cache, s *store.SQLite, storeID, model string,
 // vectors, duplicates, another dimension, another model and text only),
 // its ranking equals store.VectorList's over the exact vectors (same
 // chunks, order and scores) for every kind of query, limit and file set.
-func TestIndexMatchesExactSearch(t *testing.T) {
+func TestIndexMatchesExactSearch(t *testing.T) { testIndexMatchesExactSearch(t, 10_000, 6) }
+
+// TestIndexMatchesExactSearch100k is TestIndexMatchesExactSearch on
+// 100,000 chunks, with fewer queries.
+func TestIndexMatchesExactSearch100k(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100,000 chunks to store")
+	}
+	testIndexMatchesExactSearch(t, 100_000, 2)
+}
+
+func testIndexMatchesExactSearch(t *testing.T, chunks, questions int) {
 	s, err := store.OpenSQLite(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	start := time.Now()
-	bc := bulkFill(t, s, "m", 10_000, 50, 1)
+	bc := bulkFill(t, s, "m", chunks, 100, 1)
 	t.Logf("filled in %v", time.Since(start))
 	r := rand.New(rand.NewPCG(2, 2))
 	own := reference.Embed("the access code of "+bc.vaults[3], 256)
@@ -148,7 +160,7 @@ func TestIndexMatchesExactSearch(t *testing.T) {
 	putFile(t, s, bc.storeID, "other-model", "other", [][]float32{own})
 	putFile(t, s, bc.storeID, "text-only", "", [][]float32{nil})
 	start = time.Now()
-	checkIndex(t, NewCache(0), s, bc.storeID, "m", indexQueries(r, bc.vaults, own), r)
+	checkIndex(t, NewCache(0), s, bc.storeID, "m", indexQueries(r, bc.vaults, own, questions), r)
 	t.Logf("checked in %v", time.Since(start))
 }
 
@@ -168,7 +180,7 @@ func TestIndexFollowsTheStore(t *testing.T) {
 	bc := bulkFill(t, s, "m", 1_000, 50, 3)
 	r := rand.New(rand.NewPCG(4, 4))
 	own := reference.Embed("the access code of "+bc.vaults[5], 256)
-	queries := indexQueries(r, bc.vaults, own)
+	queries := indexQueries(r, bc.vaults, own, 6)
 	vc := NewCache(0)
 	if err := vc.Warm(ctx, s, bc.storeID, "m"); err != nil {
 		t.Fatal(err)
