@@ -31,21 +31,6 @@ func putFile(tb testing.TB, s *store.SQLite, storeID, fileID, model string, vecs
 	}
 }
 
-// completed is the vector store's completed files by ID, as search
-// allows them when no filter applies.
-func completed(tb testing.TB, s *store.SQLite, storeID string) map[string]*store.VectorStoreFile {
-	tb.Helper()
-	files, err := s.CompletedVectorStoreFiles(context.Background(), "o", storeID)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out := map[string]*store.VectorStoreFile{}
-	for i := range files {
-		out[files[i].FileID] = &files[i]
-	}
-	return out
-}
-
 // allVectors is every vector of the store embedded with model, exact:
 // store.VectorList over them is the ranking the index must reproduce.
 func allVectors(tb testing.TB, s *store.SQLite, storeID, model string) []store.Chunk {
@@ -91,7 +76,7 @@ func indexQueries(r *rand.Rand, vaults []string, own []float32, questions int) [
 func checkIndex(t *testing.T, vc *Cache, s *store.SQLite, storeID, model string, queries [][]float32, r *rand.Rand) {
 	t.Helper()
 	ctx := context.Background()
-	all := completed(t, s, storeID)
+	all := completedFiles(t, s, storeID)
 	half, one := map[string]*store.VectorStoreFile{}, map[string]*store.VectorStoreFile{}
 	for id, f := range all {
 		if r.IntN(2) == 0 {
