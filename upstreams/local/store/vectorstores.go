@@ -156,6 +156,10 @@ type VectorStoreStore interface {
 	// IDs and vectors (texts are left empty): search's index reads a store
 	// in pieces this way when the store is no NearestChunker.
 	ChunkEmbeddings(ctx context.Context, storeID, model string, afterID int64, limit int) ([]Chunk, error)
+	// EmbeddedVectorStores lists the vector stores (IDs) with completed
+	// files embedded, and each model they are embedded with: the indexes
+	// search reads as the store opens.
+	EmbeddedVectorStores(ctx context.Context) ([][2]string, error)
 	// ChunkVectors returns the chunks of the given IDs that have an
 	// embedding, with their file IDs and vectors, in any order: the exact
 	// vectors search re-ranks its index's candidates by.

@@ -276,6 +276,10 @@ func testVSEmbeddings(t *testing.T, s VectorStoreStore) {
 			t.Errorf("chunk %d: %+v, want embedding %v", i, c, vecs[i])
 		}
 	}
+	// Listed among the stores with embedded files, with its model.
+	if listed, err := s.EmbeddedVectorStores(ctx); err != nil || !slices.Contains(listed, [2]string{id, "emb"}) {
+		t.Fatalf("embedded vector stores: %v %v", listed, err)
+	}
 	// In pieces: the chunks after an ID, at most limit of them.
 	if page, err := s.ChunkEmbeddings(ctx, id, "emb", got[0].ID, 1); err != nil || len(page) != 1 || page[0].ID != got[1].ID {
 		t.Fatalf("the piece after chunk %d: %+v %v", got[0].ID, page, err)
@@ -307,6 +311,9 @@ func testVSEmbeddings(t *testing.T, s VectorStoreStore) {
 	}
 	if got, err := s.ChunkEmbeddings(ctx, id, "emb", 0, math.MaxInt32); err != nil || len(got) != 0 {
 		t.Fatalf("a detached file's embeddings: %+v %v", got, err)
+	}
+	if listed, err := s.EmbeddedVectorStores(ctx); err != nil || slices.Contains(listed, [2]string{id, "emb"}) {
+		t.Fatalf("embedded vector stores after detaching the embedded file: %v %v", listed, err)
 	}
 }
 

@@ -132,6 +132,25 @@ func (vc *Cache) Warm(ctx context.Context, vs store.VectorStoreStore, storeID, m
 	return err
 }
 
+// WarmAll reads the indexes of every vector store with embedded chunks,
+// as a store opens, so that no first search after a restart reads one:
+// while the budget lasts (the least recently read are dropped past it).
+func (vc *Cache) WarmAll(ctx context.Context, vs store.VectorStoreStore) error {
+	if _, ok := vs.(store.NearestChunker); ok || vc.budget == 0 {
+		return nil
+	}
+	embedded, err := vs.EmbeddedVectorStores(ctx)
+	if err != nil {
+		return err
+	}
+	for _, e := range embedded {
+		if err := vc.Warm(ctx, vs, e[0], e[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Forget drops a deleted store's indexes.
 func (vc *Cache) Forget(storeID string) {
 	vc.mu.Lock()

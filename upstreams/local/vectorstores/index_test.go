@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/modelgate/modelgate/upstreams/local/store"
 	"github.com/modelgate/modelgate/upstreams/reference"
 )
@@ -210,5 +212,40 @@ func TestIndexFollowsTheStore(t *testing.T) {
 	}
 	if _, kept := fits.entries[[2]string{other.storeID, "m"}]; len(fits.entries) != 1 || !kept {
 		t.Errorf("two indexes where one fits: %d kept, the latest kept %v", len(fits.entries), kept)
+	}
+}
+
+// TestIndexReadAtStart: an ingester with search's cache reads the index
+// of every vector store already embedded as it starts, so that the first
+// search after a restart reads none.
+func TestIndexReadAtStart(t *testing.T) {
+	s, err := store.OpenSQLite(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	bc := bulkFill(t, s, "m", 300, 100, 9)
+	vc := NewCache(0)
+	in := NewIngester(s, s, zap.NewNop(), 1, 1)
+	in.Index = vc
+	in.Start()
+	defer in.Stop()
+	key := [2]string{bc.storeID, "m"}
+	for i := 0; ; i++ {
+		vc.mu.Lock()
+		ix := vc.entries[key]
+		vc.mu.Unlock()
+		if ix != nil && ix.bytes() > 0 {
+			ix.load.Lock()
+			read := ix.version >= 0
+			ix.load.Unlock()
+			if read {
+				break
+			}
+		}
+		if i == 500 {
+			t.Fatal("the index was not read at start")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -92,6 +92,15 @@ func (in *Ingester) Use(d upstreams.Dispatcher) {
 func (in *Ingester) Start() {
 	in.wg.Add(1)
 	go in.loop()
+	if in.Index != nil {
+		in.wg.Add(1)
+		go func() {
+			defer in.wg.Done()
+			if err := in.Index.WarmAll(in.ctx, in.vs); err != nil && in.ctx.Err() == nil {
+				in.logger.Warn("search indexes not read at start; each vector store's first search will", zap.Error(err))
+			}
+		}()
+	}
 }
 
 // Notify wakes the loop: a job was queued or a worker is free.
