@@ -19,18 +19,27 @@ import (
 // for text only) to a vector store and completes its ingestion.
 func putFile(tb testing.TB, s *store.SQLite, storeID, fileID, model string, vecs [][]float32) {
 	tb.Helper()
+	if err := addFile(s, storeID, fileID, model, vecs); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// addFile is putFile returning its error, for other goroutines than the
+// test's.
+func addFile(s *store.SQLite, storeID, fileID, model string, vecs [][]float32) error {
 	ctx := context.Background()
 	f := &store.VectorStoreFile{VectorStoreID: storeID, FileID: fileID, Owner: "o", Status: store.FileInProgress, EmbeddingModel: model}
 	if _, err := s.AddVectorStoreFile(ctx, f); err != nil {
-		tb.Fatal(err)
+		return err
 	}
 	cs := make([]store.Chunk, len(vecs))
 	for i, v := range vecs {
 		cs[i] = store.Chunk{FileID: fileID, Index: i, Text: fmt.Sprintf("chunk %d", i), Embedding: v}
 	}
 	if ok, err := s.CompleteIngestion(ctx, f, "", cs); err != nil || !ok {
-		tb.Fatalf("completing %s: %v %v", fileID, ok, err)
+		return fmt.Errorf("completing %s: %v %w", fileID, ok, err)
 	}
+	return nil
 }
 
 // allVectors is every vector of the store embedded with model, exact:
@@ -248,4 +257,56 @@ func TestIndexReadAtStart(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestIndexSearchedWhileRead: searches run while ingestions add files and
+// read them into the index (run with -race); once the adding is done the
+// ranking is the exact one.
+func TestIndexSearchedWhileRead(t *testing.T) {
+	ctx := context.Background()
+	s, err := store.OpenSQLite(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	bc := bulkFill(t, s, "m", 500, 100, 11)
+	vc := NewCache(0)
+	r := rand.New(rand.NewPCG(12, 12))
+	vecs := make([][][]float32, 10)
+	for i := range vecs {
+		vecs[i] = [][]float32{randomUnit(r, 256), randomUnit(r, 256)}
+	}
+	done := make(chan error, 1)
+	go func() {
+		for i, v := range vecs {
+			err := addFile(s, bc.storeID, fmt.Sprintf("added-%d", i), "m", v)
+			if err == nil {
+				err = vc.Warm(ctx, s, bc.storeID, "m")
+			}
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	q := randomUnit(r, 256)
+	for searching := true; searching; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			searching = false
+		default:
+		}
+		ix, err := vc.index(ctx, s, bc.storeID, "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ix.nearest(ctx, s, completedFiles(t, s, bc.storeID), "m", q, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkIndex(t, vc, s, bc.storeID, "m", [][]float32{q}, r)
 }
