@@ -23,13 +23,7 @@ func TestPostgresHNSW(t *testing.T) {
 	ctx := t.Context()
 	const dims = 48
 	r := rand.New(rand.NewPCG(1, 1))
-	random := func() []float32 {
-		v := make([]float32, dims)
-		for i := range v {
-			v[i] = float32(r.NormFloat64())
-		}
-		return Normalize(v)
-	}
+	random := func() []float32 { return randomUnit(r, dims) }
 	owner := NewID("owner-")
 	id := newVectorStore(t, s, owner)
 	for range 12 {
@@ -94,4 +88,13 @@ func TestPostgresHNSW(t *testing.T) {
 	if after := scans(); after <= before {
 		t.Errorf("the HNSW index was scanned %d times, %d before", after, before)
 	}
+}
+
+// randomUnit is a random unit vector of d dimensions.
+func randomUnit(r *rand.Rand, d int) []float32 {
+	v := make([]float32, d)
+	for k := range v {
+		v[k] = float32(r.NormFloat64())
+	}
+	return Normalize(v)
 }

@@ -332,13 +332,7 @@ func testVSNearestChunks(t *testing.T, s VectorStoreStore) {
 	ctx := t.Context()
 	r := rand.New(rand.NewPCG(5, 5))
 	const dim = 6
-	random := func(d int) []float32 {
-		v := make([]float32, d)
-		for k := range v {
-			v[k] = float32(r.NormFloat64())
-		}
-		return Normalize(v)
-	}
+	random := func(d int) []float32 { return randomUnit(r, d) }
 	owner := NewID("owner-")
 	id := newVectorStore(t, s, owner)
 	var fileIDs []string

@@ -33,14 +33,7 @@ func bulkFill(tb testing.TB, s store.VectorStoreStore, model string, chunks, per
 		tb.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(seed, seed))
-	syllables := []string{"ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "pe", "sa", "do", "gu", "fi", "ha", "jo", "be"}
-	word := func(parts int) string {
-		var b strings.Builder
-		for range parts {
-			b.WriteString(syllables[r.IntN(len(syllables))])
-		}
-		return b.String()
-	}
+	word := pseudoWords(r)
 	vocab := make([]string, 20000)
 	for i := range vocab {
 		vocab[i] = word(2 + r.IntN(3))

@@ -15,6 +15,17 @@ import (
 	"github.com/modelgate/modelgate/upstreams/reference"
 )
 
+// openSQLite opens a new SQLite store, closed with the test.
+func openSQLite(t *testing.T) *store.SQLite {
+	t.Helper()
+	s, err := store.OpenSQLite(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // putFile attaches a file of chunks with the given vectors (model ""
 // for text only) to a vector store and completes its ingestion.
 func putFile(tb testing.TB, s *store.SQLite, storeID, fileID, model string, vecs [][]float32) {
@@ -140,11 +151,7 @@ func TestIndexMatchesExactSearch100k(t *testing.T) {
 }
 
 func testIndexMatchesExactSearch(t *testing.T, chunks, questions int) {
-	s, err := store.OpenSQLite(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openSQLite(t)
 	start := time.Now()
 	bc := bulkFill(t, s, "m", chunks, 100, 1)
 	t.Logf("filled in %v", time.Since(start))
@@ -168,11 +175,7 @@ func testIndexMatchesExactSearch(t *testing.T, chunks, questions int) {
 // searched index is dropped for another's.
 func TestIndexFollowsTheStore(t *testing.T) {
 	ctx := context.Background()
-	s, err := store.OpenSQLite(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openSQLite(t)
 	bc := bulkFill(t, s, "m", 1_000, 50, 3)
 	r := rand.New(rand.NewPCG(4, 4))
 	own := reference.Embed("the access code of "+bc.vaults[5], 256)
@@ -228,11 +231,7 @@ func TestIndexFollowsTheStore(t *testing.T) {
 // of every vector store already embedded as it starts, so that the first
 // search after a restart reads none.
 func TestIndexReadAtStart(t *testing.T) {
-	s, err := store.OpenSQLite(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openSQLite(t)
 	bc := bulkFill(t, s, "m", 300, 100, 9)
 	vc := NewCache(0)
 	in := NewIngester(s, s, zap.NewNop(), 1, 1)
@@ -264,11 +263,7 @@ func TestIndexReadAtStart(t *testing.T) {
 // ranking is the exact one.
 func TestIndexSearchedWhileRead(t *testing.T) {
 	ctx := context.Background()
-	s, err := store.OpenSQLite(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openSQLite(t)
 	bc := bulkFill(t, s, "m", 500, 100, 11)
 	vc := NewCache(0)
 	r := rand.New(rand.NewPCG(12, 12))
