@@ -27,6 +27,7 @@ import (
 //	    max_queued_batches <n>|off
 //	    max_queued_lines <n>|off
 //	    disk_reserve <size>|off
+//	    search_index_memory <size>|off
 //	}
 func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the upstream's name or type
@@ -75,9 +76,10 @@ func (l *Local) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&l.SearchDialect) {
 				return d.ArgErr()
 			}
-		case "storage_quota", "max_batch_output", "disk_reserve", "max_queued_lines":
+		case "storage_quota", "max_batch_output", "disk_reserve", "max_queued_lines", "search_index_memory":
 			if err := parseLimit(d, map[string]*int64{"storage_quota": &l.StorageQuota, "max_batch_output": &l.MaxBatchOutput,
-				"disk_reserve": &l.DiskReserve, "max_queued_lines": &l.MaxQueuedLines}[d.Val()], d.Val() != "max_queued_lines"); err != nil {
+				"disk_reserve": &l.DiskReserve, "max_queued_lines": &l.MaxQueuedLines, "search_index_memory": &l.SearchIndexMemory}[d.Val()],
+				d.Val() != "max_queued_lines"); err != nil {
 				return err
 			}
 		case "max_queued_batches":

@@ -191,6 +191,18 @@ type Local struct {
 	// Caddyfile: `disk_reserve <size>|off`
 	DiskReserve int64 `json:"disk_reserve,omitempty"`
 
+	// SearchIndexMemory bounds the memory the vector stores' search
+	// indexes hold together (SQLite: each vector store's embeddings kept
+	// quantised, about 280 bytes a chunk at 256 dimensions); past it the
+	// least recently searched are dropped, and a vector store whose index
+	// alone would not fit is searched by reading its vectors from the
+	// store at each search. Negative: no index kept. Default: 1 GiB. The
+	// configs sharing a store share its indexes under the first one's
+	// bound.
+	//
+	// Caddyfile: `search_index_memory <size>|off`
+	SearchIndexMemory int64 `json:"search_index_memory,omitempty"`
+
 	store store.Store
 	// dispatcher routes this config's work through its gateway.
 	dispatcher upstreams.Dispatcher
@@ -356,7 +368,7 @@ func (l *Local) share(key string, open func() (store.Store, string, error)) erro
 		if vs == nil {
 			l.logger.Warn("vector stores are off", zap.String("store", where), zap.String("reason", why))
 		} else {
-			p.vectors, p.cache = vs, vectorstores.NewCache()
+			p.vectors, p.cache = vs, vectorstores.NewCache(l.SearchIndexMemory)
 		}
 		return p, nil
 	})
@@ -372,6 +384,7 @@ func (l *Local) share(key string, open func() (store.Store, string, error)) erro
 	if p.vectors != nil {
 		l.vectors = &vectorstores.Vectors{Model: l.EmbeddingModel, Ingest: vectorstores.NewIngester(p.vectors, p.Store, l.logger.Named("ingest"), l.MaxIngestions, l.MaxAttempts), Cache: p.cache}
 		l.vectors.Ingest.Ended = l.ingestionEnded
+		l.vectors.Ingest.Index = p.cache
 	}
 	return nil
 }

@@ -169,6 +169,9 @@ var sqliteMigrations = []string{
 	sqliteTypes.Replace(resultBytesColumn),
 	// 13: deleted conversations keep their items
 	sqliteTypes.Replace(conversationDeletion),
+	// 14: a store's chunks in ID order (the index entries end with the
+	// rowid), which search's index reads them in, piece after piece
+	`CREATE INDEX vector_store_chunks_store ON vector_store_chunks(vector_store_id)`,
 }
 
 // expiringFilesIndex finds the files past their expires_at.

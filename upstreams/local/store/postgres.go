@@ -41,6 +41,9 @@ type Postgres struct {
 	// ID: InsertFile writes one to the database with the file's row,
 	// DiscardFileContent (or the end of the upload's context) removes it.
 	uploads map[string]*os.File
+
+	// hnsw holds the dimensions (int) whose HNSW index is known to exist.
+	hnsw sync.Map
 }
 
 // OpenPostgres connects to the database dsn names and applies pending

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
@@ -80,6 +81,8 @@ var postgresVectorMigrations = []string{
 		FOR EACH ROW EXECUTE FUNCTION vector_store_chunks_changed();`,
 	// 2: sqliteMigrations 6, for ingestions
 	attemptsColumn("vector_store_files"),
+	// 3: sqliteMigrations 12, a store's chunks in ID order
+	`CREATE INDEX vector_store_chunks_store ON vector_store_chunks(vector_store_id, id)`,
 }
 
 // postgresVectors keeps chunk texts in the chunks table, whose generated
@@ -115,7 +118,7 @@ func (s *Postgres) SearchText(ctx context.Context, storeID string, fileIDs []str
 		FROM vector_store_chunks c,
 			(SELECT CAST(string_agg(CAST(plainto_tsquery('english', w) AS text), ' | ') AS tsquery) AS query
 			 FROM unnest(CAST($1 AS text[])) AS w WHERE numnode(plainto_tsquery('english', w)) > 0) q
-		WHERE c.tsv @@ q.query AND c.vector_store_id = $2 AND c.file_id = ANY($3)
+		WHERE c.tsv @@ q.query AND c.vector_store_id = $2 AND ($3::text[] IS NULL OR c.file_id = ANY($3))
 		ORDER BY 2 DESC, c.id LIMIT $4`, terms, storeID, fileIDs, limit)
 	if err != nil {
 		return nil, fmt.Errorf("full-text search: %w", err)
@@ -124,27 +127,44 @@ func (s *Postgres) SearchText(ctx context.Context, storeID string, fileIDs []str
 }
 
 // NearestChunks ranks in the database, so that no instance keeps every
-// vector of a store in memory nor reads them all on each change. It is
-// an exact scan of the store's chunks: the embedding column has no fixed
-// dimension (models differ), and pgvector's HNSW and IVFFlat indexes need
-// one, so none can cover it. A chunk of another dimension than q's is
-// skipped (<=> would fail on it). The cosine distance is capped at 1 (a
-// negative cosine, or NaN for a zero vector, scores 0 as in memory), so
-// that ties, broken by chunk ID, fall as VectorList breaks them; the
-// score is the similarity, 1 minus the distance.
+// vector of a store in memory nor reads them all on each change. A store
+// of hnswMinChunks chunks or more goes through the HNSW index of q's
+// dimension (see postgres_hnsw.go); a smaller one is an exact scan of its
+// chunks. A chunk of another dimension than q's is skipped (<=> would
+// fail on it). The cosine distance is capped at 1 (a negative cosine, or
+// NaN for a zero vector, scores 0 as in memory), so that ties, broken by
+// chunk ID, fall as VectorList breaks them; the score is the similarity,
+// 1 minus the distance.
 func (s *Postgres) NearestChunks(ctx context.Context, storeID, model string, fileIDs []string, q []float32, limit int) ([]ScoredChunk, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT c.id, LEAST(c.embedding <=> $1, 1) AS distance
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("vector search: %w", err)
+	}
+	defer tx.Rollback()
+	approx, err := s.hnswFits(ctx, tx, storeID, len(q))
+	if err != nil {
+		return nil, err
+	}
+	var rows *sql.Rows
+	if approx {
+		rows, err = nearestHNSW(ctx, tx, storeID, model, fileIDs, q, limit)
+	} else {
+		rows, err = tx.QueryContext(ctx, `SELECT c.id, LEAST(c.embedding <=> $1, 1) AS distance
 		FROM vector_store_chunks c
 		JOIN vector_store_files f ON f.vector_store_id = c.vector_store_id AND f.file_id = c.file_id
-		WHERE c.vector_store_id = $2 AND f.embedding_model = $3 AND c.file_id = ANY($4) AND vector_dims(c.embedding) = $5
+		WHERE c.vector_store_id = $2 AND f.embedding_model = $3 AND ($4::text[] IS NULL OR c.file_id = ANY($4)) AND vector_dims(c.embedding) = $5
 		ORDER BY distance, c.id LIMIT $6`,
-		pgvector.NewVector(q), storeID, model, fileIDs, len(q), limit)
+			pgvector.NewVector(q), storeID, model, fileIDs, len(q), limit)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)
 	}
 	hits, err := scanScored(rows)
 	for i := range hits {
 		hits[i].Score = 1 - hits[i].Score
+	}
+	if approx {
+		slices.SortFunc(hits, ByScore)
 	}
 	return hits, err
 }

@@ -13,28 +13,31 @@ import (
 // best limit as it goes: sorting every chunk's score cost more than the
 // dot products on large stores.
 func VectorList(chunks []Chunk, allowed map[string]*VectorStoreFile, q []float32, limit int) []ScoredChunk {
-	better := func(a, b ScoredChunk) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	}
 	out := make([]ScoredChunk, 0, limit+1)
 	for _, c := range chunks {
 		if limit <= 0 || allowed[c.FileID] == nil || len(c.Embedding) != len(q) {
 			continue
 		}
 		sc := ScoredChunk{ID: c.ID, Score: min(max(float64(dot(c.Embedding, q)), 0), 1)}
-		if len(out) == limit && better(sc, out[limit-1]) >= 0 {
+		if len(out) == limit && ByScore(sc, out[limit-1]) >= 0 {
 			continue
 		}
-		at, _ := slices.BinarySearchFunc(out, sc, better)
+		at, _ := slices.BinarySearchFunc(out, sc, ByScore)
 		out = slices.Insert(out, at, sc)
 		if len(out) > limit {
 			out = out[:limit]
 		}
 	}
 	return out
+}
+
+// ByScore orders scored chunks best first, ties to the lower chunk ID,
+// as every ranking of chunks is ordered.
+func ByScore(a, b ScoredChunk) int {
+	if c := cmp.Compare(b.Score, a.Score); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
 }
 
 // dot is the dot product of two vectors of the same length, four

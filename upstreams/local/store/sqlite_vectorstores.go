@@ -58,14 +58,18 @@ func ftsQuery(terms []string) string {
 
 // SearchText ranks by FTS5's BM25, negated so that higher is better.
 func (s *SQLite) SearchText(ctx context.Context, storeID string, fileIDs []string, terms []string, limit int) ([]ScoredChunk, error) {
-	in, arg, err := s.db.anyOf("c.file_id", fileIDs)
-	if err != nil {
-		return nil, err
+	cond, args := ``, []any{ftsQuery(terms), storeID}
+	if fileIDs != nil {
+		in, arg, err := s.db.anyOf("c.file_id", fileIDs)
+		if err != nil {
+			return nil, err
+		}
+		cond, args = ` AND `+in, append(args, arg)
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT c.id, -bm25(vector_store_chunks_fts) FROM vector_store_chunks_fts
 		JOIN vector_store_chunks c ON c.id = vector_store_chunks_fts.rowid
-		WHERE vector_store_chunks_fts MATCH ? AND c.vector_store_id = ? AND `+in+`
-		ORDER BY bm25(vector_store_chunks_fts), c.id LIMIT ?`, ftsQuery(terms), storeID, arg, limit)
+		WHERE vector_store_chunks_fts MATCH ? AND c.vector_store_id = ?`+cond+`
+		ORDER BY bm25(vector_store_chunks_fts), c.id LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("full-text search: %w", err)
 	}

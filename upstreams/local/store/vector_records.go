@@ -274,10 +274,11 @@ func (e *embeddingColumn) Scan(src any) error {
 	return err
 }
 
-func (r vsRecords) ChunkEmbeddings(ctx context.Context, storeID, model string) ([]Chunk, error) {
+func (r vsRecords) ChunkEmbeddings(ctx context.Context, storeID, model string, afterID int64, limit int) ([]Chunk, error) {
 	rows, err := r.vdb.QueryContext(ctx, r.vdb.q(`SELECT c.id, c.file_id, c.idx, c.embedding FROM vector_store_chunks c
 		JOIN vector_store_files f ON f.vector_store_id = c.vector_store_id AND f.file_id = c.file_id
-		WHERE c.vector_store_id = ? AND f.embedding_model = ? AND c.embedding IS NOT NULL ORDER BY c.id`), storeID, model)
+		WHERE c.vector_store_id = ? AND f.embedding_model = ? AND c.embedding IS NOT NULL AND c.id > ? ORDER BY c.id LIMIT ?`),
+		storeID, model, afterID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("reading embeddings: %w", err)
 	}
@@ -287,6 +288,44 @@ func (r vsRecords) ChunkEmbeddings(ctx context.Context, storeID, model string) (
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reading embeddings: %w", err)
+	}
+	return out, nil
+}
+
+func (r vsRecords) EmbeddedVectorStores(ctx context.Context) ([][2]string, error) {
+	rows, err := r.vdb.QueryContext(ctx, `SELECT DISTINCT vector_store_id, embedding_model FROM vector_store_files
+		WHERE status = 'completed' AND embedding_model != '' ORDER BY vector_store_id, embedding_model`)
+	if err != nil {
+		return nil, fmt.Errorf("listing embedded vector stores: %w", err)
+	}
+	out, err := scanAll(rows, func(rows *sql.Rows) (e [2]string, err error) {
+		err = rows.Scan(&e[0], &e[1])
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing embedded vector stores: %w", err)
+	}
+	return out, nil
+}
+
+func (r vsRecords) ChunkVectors(ctx context.Context, ids []int64) ([]Chunk, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	cond, arg, err := r.vdb.anyOf("c.id", ids)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := r.vdb.QueryContext(ctx, r.vdb.q(`SELECT c.id, c.file_id, c.embedding FROM vector_store_chunks c WHERE `+cond+` AND c.embedding IS NOT NULL`), arg)
+	if err != nil {
+		return nil, fmt.Errorf("reading chunk vectors: %w", err)
+	}
+	out, err := scanAll(rows, func(rows *sql.Rows) (c Chunk, err error) {
+		err = rows.Scan(&c.ID, &c.FileID, (*embeddingColumn)(&c.Embedding))
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading chunk vectors: %w", err)
 	}
 	return out, nil
 }

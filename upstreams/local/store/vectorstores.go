@@ -152,12 +152,23 @@ type VectorStoreStore interface {
 	// SearchText ranks the chunks of the given files of a store that hold
 	// any of the terms (runs of letters and digits) by the store's
 	// full-text relevance (BM25 on SQLite, ts_rank_cd on PostgreSQL;
-	// higher is better), best first, at most limit.
+	// higher is better), best first, at most limit. fileIDs nil is every
+	// file of the store (a store's chunks are those of its completed
+	// files).
 	SearchText(ctx context.Context, storeID string, fileIDs []string, terms []string, limit int) ([]ScoredChunk, error)
-	// ChunkEmbeddings returns the store's chunks embedded with model, with
-	// their file IDs and vectors (texts are left empty), for search to
-	// rank in memory when the store is no NearestChunker.
-	ChunkEmbeddings(ctx context.Context, storeID, model string) ([]Chunk, error)
+	// ChunkEmbeddings returns the store's chunks embedded with model whose
+	// IDs are above afterID, at most limit, in ID order, with their file
+	// IDs and vectors (texts are left empty): search's index reads a store
+	// in pieces this way when the store is no NearestChunker.
+	ChunkEmbeddings(ctx context.Context, storeID, model string, afterID int64, limit int) ([]Chunk, error)
+	// EmbeddedVectorStores lists the vector stores (IDs) with completed
+	// files embedded, and each model they are embedded with: the indexes
+	// search reads as the store opens.
+	EmbeddedVectorStores(ctx context.Context) ([][2]string, error)
+	// ChunkVectors returns the chunks of the given IDs that have an
+	// embedding, with their file IDs and vectors, in any order: the exact
+	// vectors search re-ranks its index's candidates by.
+	ChunkVectors(ctx context.Context, ids []int64) ([]Chunk, error)
 	// ChunksVersion changes whenever the set of the store's chunks
 	// changes, so that embeddings kept in memory know when to reload.
 	ChunksVersion(ctx context.Context, storeID string) (int64, error)
@@ -172,7 +183,7 @@ type NearestChunker interface {
 	// NearestChunks ranks the chunks of the given files of a store
 	// embedded with model by cosine similarity to the unit vector q, as
 	// VectorList does: best first, scores clamped to 0..1, ties to the
-	// lower chunk ID, at most limit.
+	// lower chunk ID, at most limit; fileIDs nil is every file.
 	NearestChunks(ctx context.Context, storeID, model string, fileIDs []string, q []float32, limit int) ([]ScoredChunk, error)
 }
 

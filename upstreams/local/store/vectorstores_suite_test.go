@@ -209,6 +209,11 @@ func testVSSearchText(t *testing.T, s VectorStoreStore) {
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("harbour or zebra: %v %v, want %v", got, err, want)
 	}
+	// No list: every file of the store (not the other store's).
+	all, err := s.SearchText(ctx, id, nil, []string{"harbour", "zebra"}, 10)
+	if got := chunkOf(all); err != nil || !reflect.DeepEqual(got, chunkOf(hits)) {
+		t.Fatalf("harbour or zebra in every file: %v %v, want %v", got, err, chunkOf(hits))
+	}
 	// Only the files asked for, at most limit.
 	hits, err = s.SearchText(ctx, id, []string{b.FileID}, []string{"zebra", "river", "harbour"}, 10)
 	if got := chunkOf(hits); err != nil || !reflect.DeepEqual(got, []string{b.FileID + "/0"}) {
@@ -263,7 +268,7 @@ func testVSEmbeddings(t *testing.T, s VectorStoreStore) {
 	if err != nil || v1 == v0 {
 		t.Fatalf("chunks version %d after completing, %d before (%v)", v1, v0, err)
 	}
-	got, err := s.ChunkEmbeddings(ctx, id, "emb")
+	got, err := s.ChunkEmbeddings(ctx, id, "emb", 0, math.MaxInt32)
 	if err != nil || len(got) != 2 {
 		t.Fatalf("embeddings: %+v %v", got, err)
 	}
@@ -272,7 +277,26 @@ func testVSEmbeddings(t *testing.T, s VectorStoreStore) {
 			t.Errorf("chunk %d: %+v, want embedding %v", i, c, vecs[i])
 		}
 	}
-	if other, err := s.ChunkEmbeddings(ctx, id, "another-model"); err != nil || len(other) != 0 {
+	// Listed among the stores with embedded files, with its model.
+	if listed, err := s.EmbeddedVectorStores(ctx); err != nil || !slices.Contains(listed, [2]string{id, "emb"}) {
+		t.Fatalf("embedded vector stores: %v %v", listed, err)
+	}
+	// In pieces: the chunks after an ID, at most limit of them.
+	if page, err := s.ChunkEmbeddings(ctx, id, "emb", got[0].ID, 1); err != nil || len(page) != 1 || page[0].ID != got[1].ID {
+		t.Fatalf("the piece after chunk %d: %+v %v", got[0].ID, page, err)
+	}
+	// Vectors by ID, in any order, unknown IDs left out.
+	byID, err := s.ChunkVectors(ctx, []int64{got[1].ID, -1, got[0].ID})
+	if err != nil || len(byID) != 2 {
+		t.Fatalf("vectors by ID: %+v %v", byID, err)
+	}
+	for _, c := range byID {
+		i := slices.IndexFunc(got, func(g Chunk) bool { return g.ID == c.ID })
+		if i < 0 || c.FileID != f.FileID || !reflect.DeepEqual(c.Embedding, vecs[i]) {
+			t.Errorf("vector of chunk %d: %+v", c.ID, c)
+		}
+	}
+	if other, err := s.ChunkEmbeddings(ctx, id, "another-model", 0, math.MaxInt32); err != nil || len(other) != 0 {
 		t.Fatalf("another model's embeddings: %+v %v", other, err)
 	}
 	// Chunks come back in the order asked, unknown IDs left out.
@@ -286,8 +310,11 @@ func testVSEmbeddings(t *testing.T, s VectorStoreStore) {
 	if v2, err := s.ChunksVersion(ctx, id); err != nil || v2 == v1 {
 		t.Fatalf("chunks version %d after detaching, %d before (%v)", v2, v1, err)
 	}
-	if got, err := s.ChunkEmbeddings(ctx, id, "emb"); err != nil || len(got) != 0 {
+	if got, err := s.ChunkEmbeddings(ctx, id, "emb", 0, math.MaxInt32); err != nil || len(got) != 0 {
 		t.Fatalf("a detached file's embeddings: %+v %v", got, err)
+	}
+	if listed, err := s.EmbeddedVectorStores(ctx); err != nil || slices.Contains(listed, [2]string{id, "emb"}) {
+		t.Fatalf("embedded vector stores after detaching the embedded file: %v %v", listed, err)
 	}
 }
 
@@ -306,13 +333,7 @@ func testVSNearestChunks(t *testing.T, s VectorStoreStore) {
 	ctx := t.Context()
 	r := rand.New(rand.NewPCG(5, 5))
 	const dim = 6
-	random := func(d int) []float32 {
-		v := make([]float32, d)
-		for k := range v {
-			v[k] = float32(r.NormFloat64())
-		}
-		return Normalize(v)
-	}
+	random := func(d int) []float32 { return randomUnit(r, d) }
 	owner := NewID("owner-")
 	id := newVectorStore(t, s, owner)
 	var fileIDs []string
@@ -333,7 +354,7 @@ func testVSNearestChunks(t *testing.T, s VectorStoreStore) {
 		t.Fatalf("completing another model's file: %v %v", ok, err)
 	}
 	fileIDs = append(fileIDs, other.FileID, indexFile(t, s, owner, id, []string{"no embedding"}, nil).FileID)
-	embedded, err := s.ChunkEmbeddings(ctx, id, "emb")
+	embedded, err := s.ChunkEmbeddings(ctx, id, "emb", 0, math.MaxInt32)
 	if err != nil || len(embedded) != 360 {
 		t.Fatalf("embeddings: %d %v", len(embedded), err)
 	}
@@ -345,11 +366,17 @@ func testVSNearestChunks(t *testing.T, s VectorStoreStore) {
 	var compared, tiedAtZero, nearTies int
 	for qi, q := range queries {
 		ids := fileIDs
+		if qi%3 == 2 {
+			ids = nil // every file
+		}
 		if qi%3 == 1 {
 			ids = slices.DeleteFunc(slices.Clone(fileIDs), func(string) bool { return r.IntN(2) == 0 })
 		}
 		allowed := map[string]*VectorStoreFile{}
-		for _, f := range ids {
+		for _, f := range fileIDs {
+			if ids != nil && !slices.Contains(ids, f) {
+				continue
+			}
 			allowed[f] = &VectorStoreFile{FileID: f}
 		}
 		score := map[int64]float64{}

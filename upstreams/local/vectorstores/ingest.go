@@ -64,6 +64,9 @@ type Ingester struct {
 	// Ended, when set, is told of each ingestion this ingester ended,
 	// once stored: completed (code ""), or failed with the error code.
 	Ended func(f *store.VectorStoreFile, code string)
+	// Index, when set, has each completed ingestion's chunks read into
+	// search's index at once, rather than by the next search.
+	Index *Cache
 }
 
 // NewIngester ingests up to workers files at once.
@@ -93,6 +96,15 @@ func (in *Ingester) Use(d upstreams.Dispatcher) {
 func (in *Ingester) Start() {
 	in.wg.Add(1)
 	go in.loop()
+	if in.Index != nil {
+		in.wg.Add(1)
+		go func() {
+			defer in.wg.Done()
+			if err := in.Index.WarmAll(in.ctx, in.vs); err != nil && in.ctx.Err() == nil {
+				in.logger.Warn("search indexes not read at start; each vector store's first search will", zap.Error(err))
+			}
+		}()
+	}
 }
 
 // Notify wakes the loop: a job was queued or a worker is free.
@@ -232,8 +244,15 @@ func (in *Ingester) ingest(ctx context.Context, f *store.VectorStoreFile) (ended
 		switch {
 		case err == nil && !ok:
 			log.Debug("ingestion outdated: the file was detached or deleted meanwhile, or its lease lost")
-		case err == nil && in.Ended != nil:
-			in.Ended(f, "")
+		case err == nil:
+			if in.Index != nil {
+				if err := in.Index.Warm(ctx, in.vs, f.VectorStoreID, f.EmbeddingModel); err != nil {
+					log.Warn("search index not brought up to date; the next search will", zap.Error(err))
+				}
+			}
+			if in.Ended != nil {
+				in.Ended(f, "")
+			}
 		}
 	}
 	var fe *FileError

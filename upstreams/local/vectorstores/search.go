@@ -1,13 +1,11 @@
 package vectorstores
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
 
 	"github.com/modelgate/modelgate/upstreams"
@@ -129,12 +127,7 @@ func fuse(lists []rankedList, rrf bool) []store.ScoredChunk {
 		}
 		out = append(out, store.ScoredChunk{ID: id, Score: s})
 	}
-	slices.SortFunc(out, func(a, b store.ScoredChunk) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
+	slices.SortFunc(out, store.ByScore)
 	return out
 }
 
@@ -160,64 +153,9 @@ func textList(ctx context.Context, vs store.VectorStoreStore, storeID string, fi
 	return hits, nil
 }
 
-// vectorMatrix is a store's embedded chunks, loaded once per version.
-type vectorMatrix struct {
-	version int64
-	chunks  []store.Chunk
-}
-
-// Cache keeps each store's embeddings in memory, for a store that
-// cannot rank them itself (SQLite): scanning the vectors from the
-// database on every query costs far more than the dot products.
-type Cache struct {
-	mu      sync.Mutex
-	entries map[[2]string]*vectorMatrix
-}
-
-// matrix returns the store's chunks embedded with model, reloading them
-// when they changed.
-func (vc *Cache) matrix(ctx context.Context, vs store.VectorStoreStore, storeID, model string) (*vectorMatrix, error) {
-	version, err := vs.ChunksVersion(ctx, storeID)
-	if err != nil {
-		return nil, err
-	}
-	key := [2]string{storeID, model}
-	vc.mu.Lock()
-	m := vc.entries[key]
-	vc.mu.Unlock()
-	if m != nil && m.version == version {
-		return m, nil
-	}
-	chunks, err := vs.ChunkEmbeddings(ctx, storeID, model)
-	if err != nil {
-		return nil, err
-	}
-	m = &vectorMatrix{version: version, chunks: chunks}
-	vc.mu.Lock()
-	vc.entries[key] = m
-	vc.mu.Unlock()
-	return m, nil
-}
-
-// NewCache returns an empty cache.
-func NewCache() *Cache {
-	return &Cache{entries: map[[2]string]*vectorMatrix{}}
-}
-
-// Forget drops a deleted store's embeddings.
-func (vc *Cache) Forget(storeID string) {
-	vc.mu.Lock()
-	defer vc.mu.Unlock()
-	for k := range vc.entries {
-		if k[0] == storeID {
-			delete(vc.entries, k)
-		}
-	}
-}
-
 // vectorLists ranks the chunks of the allowed files (whose IDs are ids)
 // by cosine similarity to each unit query vector: in the database when
-// the store can, else over the embeddings cached in memory.
+// the store can, else over the store's index kept in memory.
 func (v *Vectors) vectorLists(ctx context.Context, vs store.VectorStoreStore, storeID string, allowed map[string]*store.VectorStoreFile, ids []string, vecs [][]float32, limit int) ([]rankedList, error) {
 	lists := make([]rankedList, len(vecs))
 	if n, ok := vs.(store.NearestChunker); ok {
@@ -229,12 +167,19 @@ func (v *Vectors) vectorLists(ctx context.Context, vs store.VectorStoreStore, st
 		}
 		return lists, nil
 	}
-	m, err := v.Cache.matrix(ctx, vs, storeID, v.Model)
+	ix, err := v.Cache.index(ctx, vs, storeID, v.Model)
 	if err != nil {
 		return nil, err
 	}
 	for i, q := range vecs {
-		lists[i] = store.VectorList(m.chunks, allowed, q, limit)
+		if ix == nil {
+			lists[i], err = streamNearest(ctx, vs, storeID, v.Model, allowed, q, limit)
+		} else {
+			lists[i], err = ix.nearest(ctx, vs, allowed, v.Model, q, limit)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	return lists, nil
 }
@@ -275,6 +220,10 @@ func (v *Vectors) Search(ctx context.Context, vs store.VectorStoreStore, who ups
 	}
 	if len(ids) == 0 {
 		return nil, nil
+	}
+	if req.Filters == nil {
+		// Every file of the store: the store's rankings need no list.
+		ids = nil
 	}
 	candidates := max(4*limit, minCandidates)
 	var lists []rankedList

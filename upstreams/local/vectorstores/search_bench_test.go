@@ -60,7 +60,8 @@ func testVectors(tb testing.TB, embeddingModel string) (l *Vectors, s *store.SQL
 		tb.Fatal(err)
 	}
 	in := NewIngester(s, s, zap.NewNop(), 2, 2)
-	l = &Vectors{Model: embeddingModel, Ingest: in, Cache: NewCache()}
+	l = &Vectors{Model: embeddingModel, Ingest: in, Cache: NewCache(0)}
+	in.Index = l.Cache
 	in.Use(embedDispatcher{})
 	in.Start()
 	tb.Cleanup(func() {
@@ -94,16 +95,21 @@ type plantedCorpus struct {
 	answers []string
 }
 
-func newPlantedCorpus(n, wordsPerDoc int, seed uint64) plantedCorpus {
-	r := rand.New(rand.NewPCG(seed, seed))
+// pseudoWords makes words of the given number of syllables at random.
+func pseudoWords(r *rand.Rand) func(parts int) string {
 	syllables := []string{"ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "pe", "sa", "do", "gu", "fi", "ha", "jo", "be"}
-	word := func(parts int) string {
+	return func(parts int) string {
 		var b strings.Builder
 		for range parts {
 			b.WriteString(syllables[r.IntN(len(syllables))])
 		}
 		return b.String()
 	}
+}
+
+func newPlantedCorpus(n, wordsPerDoc int, seed uint64) plantedCorpus {
+	r := rand.New(rand.NewPCG(seed, seed))
+	word := pseudoWords(r)
 	vocab := make([]string, 3000)
 	for i := range vocab {
 		vocab[i] = word(2 + r.IntN(2))

@@ -1,0 +1,100 @@
+package store
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/modelgate/modelgate/internal/testpg"
+)
+
+// TestPostgresHNSW: completing an ingestion creates the HNSW index of its
+// dimension, and a vector store past hnswMinChunks is searched through it
+// (the index's scans counted by the server go up), finding at least 95%
+// of the exact 10 nearest chunks, each with its exact score, best first.
+func TestPostgresHNSW(t *testing.T) {
+	s := openTestPostgres(t, testpg.VectorDSN(t))
+	if s.vectorsOff != "" {
+		t.Fatalf("vector stores are off: %s", s.vectorsOff)
+	}
+	defer func(n int) { hnswMinChunks = n }(hnswMinChunks)
+	hnswMinChunks = 1_000
+	ctx := t.Context()
+	const dims = 48
+	r := rand.New(rand.NewPCG(1, 1))
+	random := func() []float32 { return randomUnit(r, dims) }
+	owner := NewID("owner-")
+	id := newVectorStore(t, s, owner)
+	for range 12 {
+		texts, vecs := make([]string, 100), make([][]float32, 100)
+		for i := range texts {
+			texts[i], vecs[i] = "chunk", random()
+		}
+		indexFile(t, s, owner, id, texts, vecs)
+	}
+	var exists bool
+	if err := s.db.QueryRowContext(ctx, `SELECT to_regclass($1) IS NOT NULL`, hnswIndexName(dims)).Scan(&exists); err != nil || !exists {
+		t.Fatalf("the HNSW index of %d dimensions: %v %v", dims, exists, err)
+	}
+	embedded, err := s.ChunkEmbeddings(ctx, id, "emb", 0, math.MaxInt32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string]*VectorStoreFile{}
+	for _, c := range embedded {
+		allowed[c.FileID] = &VectorStoreFile{FileID: c.FileID}
+	}
+	scans := func() int64 {
+		var n int64
+		if _, err := s.db.ExecContext(ctx, `SELECT pg_stat_force_next_flush()`); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(idx_scan), 0) FROM pg_stat_user_indexes WHERE indexrelname = $1`, hnswIndexName(dims)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := scans()
+	found, total := 0, 0
+	for range 20 {
+		q := random()
+		got, err := s.NearestChunks(ctx, id, "emb", nil, q, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact := VectorList(embedded, allowed, q, len(embedded))
+		score := map[int64]float64{}
+		for _, c := range exact {
+			score[c.ID] = c.Score
+		}
+		for i, g := range got {
+			if math.Abs(g.Score-score[g.ID]) > 1e-5 || (i > 0 && got[i-1].Score < g.Score) {
+				t.Fatalf("chunk %d scored %v, exact %v (%v)", g.ID, g.Score, score[g.ID], got)
+			}
+		}
+		for _, c := range exact[:10] {
+			total++
+			if slices.ContainsFunc(got, func(g ScoredChunk) bool { return g.ID == c.ID }) {
+				found++
+			}
+		}
+	}
+	recall := float64(found) / float64(total)
+	t.Logf("recall@10 %.3f", recall)
+	if recall < 0.95 {
+		t.Errorf("recall@10 %.3f", recall)
+	}
+	if after := scans(); after <= before {
+		t.Errorf("the HNSW index was scanned %d times, %d before", after, before)
+	}
+}
+
+// randomUnit is a random unit vector of d dimensions.
+func randomUnit(r *rand.Rand, d int) []float32 {
+	v := make([]float32, d)
+	for k := range v {
+		v[k] = float32(r.NormFloat64())
+	}
+	return Normalize(v)
+}

@@ -1,0 +1,188 @@
+package vectorstores
+
+import (
+	"context"
+	"sync"
+
+	"github.com/modelgate/modelgate/upstreams/local/store"
+)
+
+// DefaultIndexMemory is the memory the indexes of a store's vector
+// stores may hold together when the configuration sets none: about 3.5
+// million chunks of 256 dimensions.
+const DefaultIndexMemory = 1 << 30
+
+// Cache keeps each vector store's index (per embedding model) in memory,
+// for a store that cannot rank vectors itself (SQLite), within a memory
+// budget: past it, the least recently searched indexes are dropped, and
+// a vector store whose index alone would not fit is searched by reading
+// its vectors from the store in pieces at each search.
+type Cache struct {
+	budget  int64
+	mu      sync.Mutex
+	entries map[[2]string]*vectorIndex
+	// tooBig are the vector stores (and models) whose index outgrew the
+	// budget, at the chunks version it did.
+	tooBig map[[2]string]int64
+}
+
+// NewCache returns an empty cache whose indexes hold at most budget
+// bytes together: DefaultIndexMemory when budget is 0; none when it is
+// negative (every search reads the vectors from the store).
+func NewCache(budget int64) *Cache {
+	if budget == 0 {
+		budget = DefaultIndexMemory
+	}
+	budget = max(budget, 0)
+	return &Cache{budget: budget, entries: map[[2]string]*vectorIndex{}, tooBig: map[[2]string]int64{}}
+}
+
+// index returns the vector store's index for model, brought up to date
+// with its chunks; nil when it does not fit the budget.
+func (vc *Cache) index(ctx context.Context, vs store.VectorStoreStore, storeID, model string) (*vectorIndex, error) {
+	if vc.budget == 0 {
+		return nil, nil
+	}
+	version, err := vs.ChunksVersion(ctx, storeID)
+	if err != nil {
+		return nil, err
+	}
+	key := [2]string{storeID, model}
+	vc.mu.Lock()
+	if v, ok := vc.tooBig[key]; ok && v == version {
+		vc.mu.Unlock()
+		return nil, nil
+	}
+	delete(vc.tooBig, key)
+	vc.mu.Unlock()
+	// A second index is built from the start, which always matches.
+	for range 2 {
+		vc.mu.Lock()
+		ix := vc.entries[key]
+		if ix == nil {
+			ix = newVectorIndex()
+			vc.entries[key] = ix
+		}
+		vc.mu.Unlock()
+		ok, err := ix.refresh(ctx, vs, storeID, model, version, vc.budget)
+		if err != nil {
+			return nil, err
+		}
+		vc.mu.Lock()
+		if ok {
+			vc.mu.Unlock()
+			if !vc.fit(key, ix, version) {
+				return nil, nil
+			}
+			return ix, nil
+		}
+		if vc.entries[key] == ix {
+			delete(vc.entries, key)
+		}
+		vc.mu.Unlock()
+	}
+	return nil, nil
+}
+
+// fit drops the least recently used other indexes until the budget
+// holds ix, and reports whether ix is kept: when it alone outgrows the
+// budget, it is dropped too and its vector store marked too big at
+// version.
+func (vc *Cache) fit(key [2]string, ix *vectorIndex, version int64) bool {
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	sizes := map[[2]string]int64{}
+	var total int64
+	for k, e := range vc.entries {
+		sizes[k] = e.bytes()
+		total += sizes[k]
+	}
+	for total > vc.budget {
+		var lru [2]string
+		found := false
+		for k, e := range vc.entries {
+			if k != key && (!found || e.used.Load() < vc.entries[lru].used.Load()) {
+				lru, found = k, true
+			}
+		}
+		if !found {
+			break
+		}
+		total -= sizes[lru]
+		delete(vc.entries, lru)
+	}
+	if sizes[key] > vc.budget {
+		if vc.entries[key] == ix {
+			delete(vc.entries, key)
+		}
+		vc.tooBig[key] = version
+		return false
+	}
+	return true
+}
+
+// Warm brings the vector store's index for model up to date, as an
+// ingestion that completed calls it, so that searches find the chunks
+// read already.
+func (vc *Cache) Warm(ctx context.Context, vs store.VectorStoreStore, storeID, model string) error {
+	if _, ok := vs.(store.NearestChunker); ok || model == "" {
+		return nil
+	}
+	_, err := vc.index(ctx, vs, storeID, model)
+	return err
+}
+
+// WarmAll reads the indexes of every vector store with embedded chunks,
+// as a store opens, so that no first search after a restart reads one:
+// while the budget lasts (the least recently read are dropped past it).
+func (vc *Cache) WarmAll(ctx context.Context, vs store.VectorStoreStore) error {
+	if _, ok := vs.(store.NearestChunker); ok || vc.budget == 0 {
+		return nil
+	}
+	embedded, err := vs.EmbeddedVectorStores(ctx)
+	if err != nil {
+		return err
+	}
+	for _, e := range embedded {
+		if err := vc.Warm(ctx, vs, e[0], e[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Forget drops a deleted store's indexes.
+func (vc *Cache) Forget(storeID string) {
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	for k := range vc.entries {
+		if k[0] == storeID {
+			delete(vc.entries, k)
+		}
+	}
+	for k := range vc.tooBig {
+		if k[0] == storeID {
+			delete(vc.tooBig, k)
+		}
+	}
+}
+
+// streamNearest ranks as store.VectorList does over the vector store's
+// chunks embedded with model, read from the store in pieces and kept no
+// longer than the piece: the search of a vector store whose index does
+// not fit the budget.
+func streamNearest(ctx context.Context, vs store.VectorStoreStore, storeID, model string, allowed map[string]*store.VectorStoreFile, q []float32, limit int) ([]store.ScoredChunk, error) {
+	var out []store.ScoredChunk
+	var after int64
+	for {
+		piece, err := vs.ChunkEmbeddings(ctx, storeID, model, after, loadPiece)
+		if err != nil {
+			return nil, err
+		}
+		out = mergeTop(out, store.VectorList(piece, allowed, q, limit), limit)
+		if len(piece) < loadPiece {
+			return out, nil
+		}
+		after = piece[len(piece)-1].ID
+	}
+}
