@@ -107,6 +107,9 @@ func (l *Local) createResponse(w http.ResponseWriter, c *upstreams.Call) error {
 	if err != nil {
 		return err
 	}
+	// The items are read: the input, decoded and raw, is held no longer.
+	c.DropDoc()
+	req.Input = nil
 	d := l.dispatcher
 	if d == nil {
 		return upstreams.ServerError("The local upstream has no gateway to generate responses through.")
@@ -207,7 +210,7 @@ func (l *Local) keepResponse(c *upstreams.Call, req *responseRequest, resp *resp
 	}
 	stored := make([]store.ResponseItem, len(items))
 	for i, it := range items {
-		stored[i] = store.ResponseItem{ID: it.id, Item: it.raw}
+		stored[i] = store.ResponseItem{ID: it.id, Item: it.stored()}
 	}
 	output := make([]store.ResponseItem, len(resp.Output))
 	for i, raw := range resp.Output {
