@@ -171,6 +171,7 @@ func storedItem(id string, fields map[string]any) (inputItem, error) {
 // streamed with its usage when the response is.
 func chatRequest(req *responseRequest, history []json.RawMessage, items []inputItem) ([]byte, error) {
 	var msgs chatMessages
+	msgs.grow(items)
 	if req.Instructions != nil && *req.Instructions != "" {
 		if err := msgs.plain("developer", *req.Instructions); err != nil {
 			return nil, err

@@ -18,6 +18,18 @@ type chatMessages struct {
 	last map[string]any
 }
 
+// grow makes room for the plain messages among items at once (their
+// text, its quotes and escapes aside), rather than by doubling.
+func (m *chatMessages) grow(items []inputItem) {
+	n := 0
+	for _, it := range items {
+		if it.plain {
+			n += len(it.text) + len(it.role) + len(`{"content":"","role":""},`)
+		}
+	}
+	m.buf = make([]byte, 0, n+1)
+}
+
 // plain adds a message of one string.
 func (m *chatMessages) plain(role, text string) error {
 	if err := m.flush(); err != nil {
