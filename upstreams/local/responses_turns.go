@@ -38,7 +38,7 @@ func (l *Local) largeTurn(c *upstreams.Call) (release func(), err error) {
 // paces its next collection on the heap it last found live, and would
 // otherwise let each phase grow the heap on top of the last one's
 // garbage: four such responses at once peaked at +260 MiB over the idle
-// gateway without it, +X MiB with it. A collection of what is left live
+// gateway without it, +192 to +221 MiB with it. A collection of what is left live
 // (the items and the bodies) costs tens of milliseconds, and only
 // responses of largeResponseBody or more ask for it.
 func collectLarge(c *upstreams.Call) {
