@@ -70,6 +70,9 @@ func (g *Gateway) admit(ex *exchange, req *request) *upstreams.Error {
 		return apiErr
 	}
 	req.call.Body = body
+	if req.releaseDecode, apiErr = takeDecodeBudget(req, body); apiErr != nil {
+		return apiErr
+	}
 	if op.Body == BodyJSON || (op.Body == BodyJSONOrMultipart && body != nil) {
 		doc, v := schemas.ValidateRequest(op.ID, body)
 		if v != nil {

@@ -38,6 +38,10 @@ type request struct {
 	// are not JSON): the schemas, model rules, deprecations, the token
 	// estimate and the engine read it.
 	call *upstreams.Call
+	// releaseDecode gives back the request's share of the decode budget
+	// (see takeDecodeBudget) once it is answered; nil before its body is
+	// read.
+	releaseDecode func()
 	// ticket is the request's charge to its key's rate limits, settled
 	// and released once the reply has been sent; nil without limits.
 	ticket *ratelimit.Ticket

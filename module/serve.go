@@ -77,6 +77,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 func (g *Gateway) serve(ex *exchange, req *request) {
 	defer startInFlight(req.origin())(ex)
 	g.answer(ex, req)
+	if req.releaseDecode != nil {
+		req.releaseDecode()
+	}
 	ex.finish()
 	if req.parent != nil && ex.usage != nil && ex.usage.total > 0 {
 		req.parent.dispatched.Add(min(ex.usage.total, ratelimit.MaxTokens))

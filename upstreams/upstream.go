@@ -55,9 +55,19 @@ type Call struct {
 	// in step with Body, so an upstream that reads fields need not decode
 	// the body again; nil when the body is not a JSON object or the call
 	// did not come through the gateway. Shared: an upstream must not
-	// change it. Read it through Document.
+	// change it (but may let go of it, see DropDoc). Read it through
+	// Document.
 	Doc map[string]any
 }
+
+// DropDoc lets go of Doc once the upstream has read what it needs of it,
+// so that a large document is not held through the rest of the call: a
+// response's 199,000 one-letter input items are some 90 MB decoded, which
+// would otherwise stay held beside the chat made of them. Doc is nil
+// afterwards (Document decodes Body again for whoever asks); the gateway
+// reads it after the upstream only to compare a provider's prompt count
+// with its own, which it then leaves out.
+func (c *Call) DropDoc() { c.Doc = nil }
 
 // Document is the call's body decoded: Doc when the gateway decoded it,
 // otherwise Body decoded now the same way.

@@ -68,7 +68,7 @@ func conversationItems(raw json.RawMessage) ([]store.ResponseItem, error) {
 	}
 	out := make([]store.ResponseItem, len(items))
 	for i, it := range items {
-		out[i] = store.ResponseItem{ID: it.id, Item: it.raw}
+		out[i] = store.ResponseItem{ID: it.id, Item: it.stored()}
 	}
 	return out, nil
 }
@@ -300,7 +300,7 @@ func (l *Local) conversationHistory(c *upstreams.Call, id string, limit int64) (
 func (l *Local) appendToConversation(c *upstreams.Call, id string, items []inputItem, resp *responseObject) error {
 	add := make([]store.ResponseItem, 0, len(items)+len(resp.Output))
 	for _, it := range items {
-		add = append(add, store.ResponseItem{ID: it.id, Item: it.raw})
+		add = append(add, store.ResponseItem{ID: it.id, Item: it.stored()})
 	}
 	for _, out := range resp.Output {
 		var v struct {

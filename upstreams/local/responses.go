@@ -107,6 +107,10 @@ func (l *Local) createResponse(w http.ResponseWriter, c *upstreams.Call) error {
 	if err != nil {
 		return err
 	}
+	// The items are read: the input, decoded and raw, is held no longer.
+	c.DropDoc()
+	req.Input = nil
+	collectLarge(c) // the input read, before the chat is made and decoded
 	d := l.dispatcher
 	if d == nil {
 		return upstreams.ServerError("The local upstream has no gateway to generate responses through.")
@@ -193,6 +197,7 @@ func (l *Local) streamResponse(w http.ResponseWriter, c *upstreams.Call, d upstr
 // keepResponse appends a response's input and output to its conversation,
 // and stores a response made with store true, with its input items.
 func (l *Local) keepResponse(c *upstreams.Call, req *responseRequest, resp *responseObject, items []inputItem) error {
+	collectLarge(c) // the chat answered, before the items are stored
 	if resp.Conversation != nil {
 		if err := l.appendToConversation(c, resp.Conversation.ID, items, resp); err != nil {
 			return err
@@ -207,7 +212,7 @@ func (l *Local) keepResponse(c *upstreams.Call, req *responseRequest, resp *resp
 	}
 	stored := make([]store.ResponseItem, len(items))
 	for i, it := range items {
-		stored[i] = store.ResponseItem{ID: it.id, Item: it.raw}
+		stored[i] = store.ResponseItem{ID: it.id, Item: it.stored()}
 	}
 	output := make([]store.ResponseItem, len(resp.Output))
 	for i, raw := range resp.Output {

@@ -10,8 +10,9 @@ import (
 )
 
 // inputItem is one input item of a response, normalised to its public
-// stored shape (raw) with its ID; an item reference is only its ID until
-// resolved (ref is its param then).
+// stored shape (raw; for a plain message made when stored, see stored)
+// with its ID; an item reference is only its ID until resolved (ref is
+// its param then).
 type inputItem struct {
 	id  string
 	raw json.RawMessage
@@ -20,6 +21,14 @@ type inputItem struct {
 	// which the chat takes as they are.
 	plain      bool
 	role, text string
+}
+
+// stored is the item's stored bytes.
+func (it *inputItem) stored() json.RawMessage {
+	if it.plain {
+		return plainStored(it.role, it.text, it.id)
+	}
+	return it.raw
 }
 
 // itemFields are the fields of an input item the conversion reads.
@@ -161,29 +170,37 @@ func storedItem(id string, fields map[string]any) (inputItem, error) {
 // function tools, tool_choice, text format, caps and sampling translated,
 // streamed with its usage when the response is.
 func chatRequest(req *responseRequest, history []json.RawMessage, items []inputItem) ([]byte, error) {
-	var msgs []map[string]any
+	var msgs chatMessages
+	msgs.grow(items)
 	if req.Instructions != nil && *req.Instructions != "" {
-		msgs = append(msgs, map[string]any{"role": "developer", "content": *req.Instructions})
+		if err := msgs.plain("developer", *req.Instructions); err != nil {
+			return nil, err
+		}
 	}
-	var err error
 	for _, raw := range history {
-		if msgs, err = appendChatMessage(msgs, raw); err != nil {
+		if err := msgs.item(raw); err != nil {
 			return nil, err
 		}
 	}
 	for _, it := range items {
+		var err error
 		if it.plain {
-			msgs = append(msgs, map[string]any{"role": it.role, "content": it.text})
-			continue
+			err = msgs.plain(it.role, it.text)
+		} else {
+			err = msgs.item(it.raw)
 		}
-		if msgs, err = appendChatMessage(msgs, it.raw); err != nil {
+		if err != nil {
 			return nil, err
 		}
 	}
-	if len(msgs) == 0 {
+	array, err := msgs.array()
+	if err != nil {
+		return nil, err
+	}
+	if array == nil {
 		return nil, upstreams.InvalidRequest("input", "input must hold at least one message.")
 	}
-	body := map[string]any{"model": req.Model, "messages": msgs}
+	body := map[string]any{"model": req.Model, "messages": array}
 	if err := chatTools(req, body); err != nil {
 		return nil, err
 	}
@@ -212,30 +229,6 @@ func chatRequest(req *responseRequest, history []json.RawMessage, items []inputI
 		body["reasoning_effort"] = *req.Reasoning.Effort
 	}
 	return json.Marshal(body)
-}
-
-// appendChatMessage adds a stored item to the chat's messages: a message,
-// a function call (joining the assistant's calls before it) or its output;
-// other items have no place in a chat.
-func appendChatMessage(msgs []map[string]any, raw json.RawMessage) ([]map[string]any, error) {
-	var f itemFields
-	if err := json.Unmarshal(raw, &f); err != nil {
-		return nil, fmt.Errorf("reading conversation item: %w", err)
-	}
-	switch f.Type {
-	case "message":
-		msgs = append(msgs, map[string]any{"role": f.Role, "content": chatContent(f.Role, f.Content)})
-	case "function_call":
-		call := map[string]any{"id": f.CallID, "type": "function", "function": map[string]any{"name": f.Name, "arguments": f.Arguments}}
-		if n := len(msgs); n > 0 && msgs[n-1]["role"] == "assistant" && msgs[n-1]["tool_calls"] != nil {
-			msgs[n-1]["tool_calls"] = append(msgs[n-1]["tool_calls"].([]any), call)
-			return msgs, nil
-		}
-		msgs = append(msgs, map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{call}})
-	case "function_call_output":
-		msgs = append(msgs, map[string]any{"role": "tool", "tool_call_id": f.CallID, "content": outputText(f.Output)})
-	}
-	return msgs, nil
 }
 
 // chatTools translates function tools and tool_choice.

@@ -60,9 +60,16 @@ func plainItems(decoded any) ([]inputItem, bool) {
 	return out, true
 }
 
-// plainItem is the stored message of one string: the bytes json.Marshal
-// gives the map messageItem makes of it (members in name order).
+// plainItem is a message of one string; its stored bytes are made when
+// it is stored (see inputItem.stored), not held from the start with the
+// chat made of it.
 func plainItem(role, text, id string) inputItem {
+	return inputItem{id: id, role: role, text: text, plain: true}
+}
+
+// plainStored is the stored message of one string: the bytes json.Marshal
+// gives the map messageItem makes of it (members in name order).
+func plainStored(role, text, id string) json.RawMessage {
 	quoted, _ := json.Marshal(text) // a string always encodes
 	quotedID, _ := json.Marshal(id)
 	b := make([]byte, 0, len(quoted)+len(quotedID)+len(role)+120)
@@ -81,5 +88,5 @@ func plainItem(role, text, id string) inputItem {
 	b = append(b, `,"role":"`...)
 	b = append(b, role...)
 	b = append(b, `","status":"completed","type":"message"}`...)
-	return inputItem{id: id, raw: b, role: role, text: text, plain: true}
+	return b
 }

@@ -26,8 +26,8 @@ func TestPlainItemsAreStoredAsMessageItemStoresThem(t *testing.T) {
 					t.Fatalf("%s %q %q: not read as plain: %+v", role, text, id, got)
 				}
 				want, err := messageItem(itemFields{Role: role, ID: got[0].id, Content: mustJSON(text)}, "input[0]")
-				if err != nil || string(got[0].raw) != string(want.raw) {
-					t.Fatalf("%s %q %q:\n%s\nwant\n%s (%v)", role, text, id, got[0].raw, want.raw, err)
+				if err != nil || string(got[0].stored()) != string(want.raw) {
+					t.Fatalf("%s %q %q:\n%s\nwant\n%s (%v)", role, text, id, got[0].stored(), want.raw, err)
 				}
 				if id != "" && got[0].id != id {
 					t.Fatalf("id %q, want %q", got[0].id, id)

@@ -92,8 +92,13 @@ func requestFrom(doc map[string]any) (*request, *upstreams.Error) {
 	d := docReader{}
 	r := &request{raw: doc}
 	r.Model = d.str(doc, "model")
-	for i, m := range d.list(doc, "messages") {
-		obj := d.object(m, fmt.Sprintf("messages[%d]", i))
+	msgs := d.list(doc, "messages")
+	r.Messages = make([]message, 0, len(msgs))
+	for i, m := range msgs {
+		obj, ok := m.(map[string]any)
+		if !ok {
+			obj = d.object(m, fmt.Sprintf("messages[%d]", i))
+		}
 		r.Messages = append(r.Messages, message{
 			Role: d.str(obj, "role"), Name: d.str(obj, "name"), ToolCallID: d.str(obj, "tool_call_id"),
 			Content: obj["content"],
