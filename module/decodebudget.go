@@ -1,6 +1,7 @@
 package modelgate
 
 import (
+	"bytes"
 	"context"
 
 	"golang.org/x/sync/semaphore"
@@ -8,25 +9,48 @@ import (
 	"github.com/modelgate/modelgate/upstreams"
 )
 
-// Decoding a JSON body multiplies it in memory: a decoded object costs
-// hundreds of bytes however short its text, so 6 MiB of one-letter input
-// items become some 75 MB of maps, and the work that follows (a
-// response's items converted, the chat it dispatches decoded in turn)
-// more again. Each request is bounded (max_body_size, a million values),
-// but requests sent at once multiplied that bound: four such responses
-// held +850 MiB. So the large bodies decoded and served at once are
-// bounded across the process: a body of decodeWeighedFrom bytes or more
-// takes its size from decodeBudget before it is decoded, and gives it
-// back once its request is answered; one that would pass the budget waits
-// its turn (until its client leaves). A body larger than the whole budget
-// takes all of it and is served alone. The bytes are taken after the body
+// Decoding a JSON body multiplies it in memory by what it holds, not by
+// its length: each decoded value (a string, a number, an object) costs
+// some 64 bytes whatever its text, so 6 MiB of one-letter input items
+// become some 90 MB of maps, and the work that follows (a response's
+// items converted, the chat it dispatches decoded in turn) more again,
+// while a 6 MiB image or document, one long string, costs its bytes.
+// Each request is bounded (max_body_size, a million values), but requests
+// sent at once multiplied that bound: four such responses held +850 MiB.
+// So what large bodies add as they are decoded and served at once is
+// bounded across the process: a body of decodeCountedFrom bytes or more
+// is weighed (decodeWeight), and one whose weight is decodeWeighedFrom or
+// more takes it from decodeBudget before it is decoded, and gives it back
+// once its request is answered; one that would pass the budget waits its
+// turn (until its client leaves). A body heavier than the whole budget
+// takes all of it and is served alone. The weight is taken after the body
 // is read, not when its length is declared: a client sending slowly holds
 // nothing while it sends, and the raw bytes of a request waiting its turn
-// are only what reading it costs any request.
+// are only what reading it costs any request. Long strings (images,
+// documents) weigh next to nothing, so they never queue behind the
+// budget.
 const (
-	decodeBudgetBytes = 8 << 20
-	decodeWeighedFrom = 64 << 10
+	decodeBudgetBytes = 128 << 20
+	decodeCountedFrom = 64 << 10
+	decodeWeighedFrom = 1 << 20
+	// decodedValueBytes is what a decoded value costs beside its text:
+	// measured, 199,000 items of four strings in an object held some
+	// 90 MB decoded, 452 bytes an item of seven values.
+	decodedValueBytes = 64
 )
+
+// decodeWeight estimates what decoding body adds to its bytes: its values
+// (a string for each pair of quotes, an element or member for each comma,
+// an object for each brace), at decodedValueBytes each; 0 for a body under
+// decodeCountedFrom. bytes.Count scans at memory speed, and quotes and
+// commas inside strings only make the estimate larger.
+func decodeWeight(body []byte) int64 {
+	if len(body) < decodeCountedFrom {
+		return 0
+	}
+	values := bytes.Count(body, []byte{'"'})/2 + bytes.Count(body, []byte{','}) + bytes.Count(body, []byte{'{'})
+	return int64(values) * decodedValueBytes
+}
 
 // decodeBudget is the process's budget of large bodies being decoded and
 // served, shared by every gateway handler of every config.
@@ -37,16 +61,17 @@ var decodeBudget = semaphore.NewWeighted(decodeBudgetBytes)
 // and takes nothing again, or it could wait for its own parent.
 type decodeHeld struct{}
 
-// takeDecodeBudget takes a large body's share of decodeBudget for req
-// (nothing for a small body, or work dispatched inside a request that
+// takeDecodeBudget takes a heavy body's share of decodeBudget for req
+// (nothing for a light body, or work dispatched inside a request that
 // holds its share) and returns its release; the request's context then
 // carries the mark. Refused, the client left while it waited.
 func takeDecodeBudget(req *request, body []byte) (release func(), apiErr *upstreams.Error) {
 	ctx := req.http.Context()
-	if len(body) < decodeWeighedFrom || ctx.Value(decodeHeld{}) != nil {
+	w := decodeWeight(body)
+	if w < decodeWeighedFrom || ctx.Value(decodeHeld{}) != nil {
 		return func() {}, nil
 	}
-	n := min(int64(len(body)), decodeBudgetBytes)
+	n := min(w, decodeBudgetBytes)
 	if err := decodeBudget.Acquire(ctx, n); err != nil {
 		return nil, &upstreams.Error{Status: statusClientClosed, Type: upstreams.TypeInvalidRequest,
 			Message: "The client closed the request while it waited for its body to be decoded."}

@@ -1,6 +1,7 @@
 package modelgate
 
 import (
+	"bytes"
 	"context"
 	"net/http/httptest"
 	"testing"
@@ -8,17 +9,50 @@ import (
 	"github.com/modelgate/modelgate/upstreams"
 )
 
-// TestDecodeBudgetBoundsLargeBodies: a body one byte under
-// decodeWeighedFrom takes nothing; one of decodeWeighedFrom takes its
-// size, so that the whole budget is not to be had until that share is
-// given back; work dispatched inside a holder takes nothing again; a body
-// larger than the budget takes all of it; and a request whose client
-// leaves while it waits is refused, holding nothing.
-func TestDecodeBudgetBoundsLargeBodies(t *testing.T) {
-	take := func(ctx context.Context, size int) (*request, func(), *upstreams.Error) {
+// weighing returns a body of at least decodeCountedFrom bytes whose
+// decodeWeight is w (a multiple of decodedValueBytes): commas, each a
+// value, padded with letters, none.
+func weighing(w int64) []byte {
+	body := bytes.Repeat([]byte{','}, int(w/decodedValueBytes))
+	if pad := decodeCountedFrom - len(body); pad > 0 {
+		body = append(body, bytes.Repeat([]byte{'a'}, pad)...)
+	}
+	return body
+}
+
+// TestDecodeWeightCountsValues: a body's weight is its values (string
+// quotes in pairs, commas, braces) at decodedValueBytes each, whatever
+// its length; under decodeCountedFrom bytes it is not counted.
+func TestDecodeWeightCountsValues(t *testing.T) {
+	items := bytes.Repeat([]byte(`{"role":"user","content":"a"},`), 10_000)
+	for _, c := range []struct {
+		name string
+		body []byte
+		want int64
+	}{
+		{"items", items, 10_000 * 7 * decodedValueBytes},
+		{"a long string", append(append([]byte(`{"image":"`), bytes.Repeat([]byte{'Q'}, 8<<20)...), `"}`...), 3 * decodedValueBytes}, // a key, a string, an object
+		{"under decodeCountedFrom", bytes.Repeat([]byte{','}, decodeCountedFrom-1), 0},
+		{"at decodeCountedFrom", bytes.Repeat([]byte{','}, decodeCountedFrom), decodeCountedFrom * decodedValueBytes},
+	} {
+		if got := decodeWeight(c.body); got != c.want {
+			t.Errorf("%s: weight %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestDecodeBudgetBoundsHeavyBodies: a body weighing one value under
+// decodeWeighedFrom takes nothing, nor does an 8 MiB string; one of
+// decodeWeighedFrom takes its weight, so that the whole budget is not to
+// be had until that share is given back; work dispatched inside a holder
+// takes nothing again; a body heavier than the budget takes all of it;
+// and a request whose client leaves while it waits is refused, holding
+// nothing.
+func TestDecodeBudgetBoundsHeavyBodies(t *testing.T) {
+	take := func(ctx context.Context, body []byte) (*request, func(), *upstreams.Error) {
 		r := httptest.NewRequest("POST", "/v1/responses", nil).WithContext(ctx)
 		req := &request{http: r, call: &upstreams.Call{Request: r}}
-		release, err := takeDecodeBudget(req, make([]byte, size))
+		release, err := takeDecodeBudget(req, body)
 		return req, release, err
 	}
 	free := func() bool {
@@ -29,17 +63,22 @@ func TestDecodeBudgetBoundsLargeBodies(t *testing.T) {
 		return true
 	}
 
-	_, release, err := take(context.Background(), decodeWeighedFrom-1)
-	if err != nil || !free() {
-		t.Fatalf("a body under %d bytes took a share (%v)", decodeWeighedFrom, err)
+	for name, body := range map[string][]byte{
+		"a body one value under the weight": weighing(decodeWeighedFrom - decodedValueBytes),
+		"an 8 MiB string":                   append(append([]byte(`"`), bytes.Repeat([]byte{'Q'}, 8<<20)...), '"'),
+	} {
+		_, release, err := take(context.Background(), body)
+		if err != nil || !free() {
+			t.Fatalf("%s took a share (%v)", name, err)
+		}
+		release()
 	}
-	release()
 
-	holder, release, err := take(context.Background(), decodeWeighedFrom)
+	holder, release, err := take(context.Background(), weighing(decodeWeighedFrom))
 	if err != nil || free() {
-		t.Fatalf("a body of %d bytes took no share (%v)", decodeWeighedFrom, err)
+		t.Fatalf("a body weighing %d took no share (%v)", decodeWeighedFrom, err)
 	}
-	if _, inner, err := take(holder.http.Context(), decodeBudgetBytes); err != nil {
+	if _, inner, err := take(holder.http.Context(), weighing(decodeBudgetBytes)); err != nil {
 		t.Fatalf("work dispatched inside the holder waited: %v", err)
 	} else {
 		inner()
@@ -48,19 +87,19 @@ func TestDecodeBudgetBoundsLargeBodies(t *testing.T) {
 	// above); a body of the whole budget gets it once the share is back.
 	got := make(chan func())
 	go func() {
-		_, r, _ := take(context.Background(), decodeBudgetBytes)
+		_, r, _ := take(context.Background(), weighing(decodeBudgetBytes))
 		got <- r
 	}()
 	release()
 	(<-got)()
 
-	_, release, err = take(context.Background(), 2*decodeBudgetBytes)
+	_, release, err = take(context.Background(), weighing(2*decodeBudgetBytes))
 	if err != nil || free() {
 		t.Fatalf("a body over the budget did not take all of it (%v)", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := take(ctx, decodeWeighedFrom); err == nil || err.Status != statusClientClosed {
+	if _, _, err := take(ctx, weighing(decodeWeighedFrom)); err == nil || err.Status != statusClientClosed {
 		t.Fatalf("a request whose client left while it waited: %v", err)
 	}
 	release()

@@ -144,8 +144,8 @@ func TestIndexMatchesExactSearch(t *testing.T) { testIndexMatchesExactSearch(t, 
 // TestIndexMatchesExactSearch100k is TestIndexMatchesExactSearch on
 // 100,000 chunks, with fewer queries.
 func TestIndexMatchesExactSearch100k(t *testing.T) {
-	if testing.Short() {
-		t.Skip("100,000 chunks to store")
+	if testing.Short() || raceEnabled {
+		t.Skip("100,000 chunks to store (some ten minutes under the race detector, which TestIndexMatchesExactSearch's 10,000 chunks run the same code under)")
 	}
 	testIndexMatchesExactSearch(t, 100_000, 2)
 }

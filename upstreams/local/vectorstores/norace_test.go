@@ -1,0 +1,5 @@
+//go:build !race
+
+package vectorstores
+
+const raceEnabled = false
