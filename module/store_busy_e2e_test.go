@@ -48,7 +48,10 @@ func TestBusyStoreIs503(t *testing.T) {
 		}
 	}
 	expect("an idle store", 200, "")
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "modelgate.db"))
+	// The gateway's own writers (its batch runner's and ingester's claims)
+	// may hold the write lock for a moment: the test's writer waits for
+	// them, as the gateway's do, before it holds the lock itself.
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "modelgate.db")+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
 	}
