@@ -94,8 +94,10 @@ type Local struct {
 	FileSweepInterval caddy.Duration `json:"file_sweep_interval,omitempty"`
 
 	// BusyTimeout is how long a write to the SQLite store waits for
-	// another writer before the call is answered 503 store_busy with
-	// Retry-After (configs sharing a data_dir share the first one's).
+	// the gateway's other writers (they take turns in the order they
+	// came), and as long again for another process's, before the call is
+	// answered 503 store_busy with Retry-After (configs sharing a
+	// data_dir share the first one's).
 	// Default: 10s.
 	//
 	// Caddyfile: `busy_timeout <duration>`

@@ -14,9 +14,9 @@ const DefaultBusyTimeout = 10 * time.Second
 
 // IsBusy reports whether err is a call that waited for the store in
 // vain: a write that waited the busy timeout for another writer of the
-// SQLite database, or a call that waited pool_wait for a connection of
+// SQLite database (of this process, ErrWriterTurn, or another), or a call that waited pool_wait for a connection of
 // the PostgreSQL pool (ErrBusy).
 func IsBusy(err error) bool {
 	var e *sqlite.Error
-	return errors.Is(err, ErrBusy) || errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
+	return errors.Is(err, ErrBusy) || errors.Is(err, ErrWriterTurn) || errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // pure-Go SQLite driver: no cgo, so xcaddy builds stay simple
+	"modernc.org/sqlite" // pure-Go SQLite driver: no cgo, so xcaddy builds stay simple
 )
 
 // SQLite keeps metadata in one SQLite database (WAL) and file contents
@@ -41,10 +41,11 @@ func OpenSQLiteWaiting(dir string, busy time.Duration) (*SQLite, error) {
 	path := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(filepath.Join(dir, "modelgate.db"))
 	dsn := "file:" + path +
 		"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	conn, err := sqlite.NewConnector(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("opening database: %w", err)
 	}
+	db := sql.OpenDB(turnConnector{Connector: conn, turns: newWriterTurns(busy)})
 	d := &sqlDB{DB: db, dialect: sqliteDialect, vectors: true}
 	s := &SQLite{records: records{db: d}, vsRecords: vsRecords{vdb: d, dialect: sqliteVectors}, blobs: blobs, space: reserve{dir: dir, path: filepath.Join(dir, reserveName)}}
 	if err := migrate(context.Background(), s.db, sqliteMigrations, ""); err != nil {
