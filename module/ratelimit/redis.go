@@ -106,6 +106,7 @@ func newRedisStore(o redisOptions, key string) (*redisStore, error) {
 			Password:    o.password,
 			DB:          o.db,
 			DialTimeout: o.timeout,
+			Dialer:      dialBounded(o.timeout),
 			// One dial per call: with Redis down, admission answers
 			// within the timeout instead of after rounds of retries.
 			DialerRetries: 1,
