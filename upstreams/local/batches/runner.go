@@ -111,62 +111,82 @@ func (r *Runner) Cancel(id string) {
 	}
 }
 
-// pollInterval is how often the store is asked for batches no wake-up
-// announced: another instance's, or a dead worker's whose lease ran out.
+// pollInterval is how often a lease is renewed, and the wait before a
+// store operation that failed is tried again.
 func (r *Runner) pollInterval() time.Duration { return min(time.Second, r.lease/3) }
+
+// idle is how long to wait after a claim that found nothing (err nil:
+// until the earliest lease others hold runs out, see store.IdleWait) or
+// failed.
+func (r *Runner) idle(ctx context.Context, err error) time.Duration {
+	if err == nil {
+		var next int64
+		if next, err = r.store.NextBatchLease(ctx, store.Now()); err == nil {
+			return store.IdleWait(next)
+		}
+	}
+	if store.DiskFull(err) {
+		pause, _ := r.full.hit(r.pollInterval())
+		r.logger.Warn("claiming a batch: the disk is full", zap.Duration("pause", pause), zap.Error(err))
+		return pause
+	}
+	if ctx.Err() == nil {
+		r.logger.Error("claiming a batch", zap.Error(err))
+	}
+	return r.pollInterval()
+}
 
 func (r *Runner) loop(ctx context.Context) {
 	defer close(r.done)
 	var running sync.WaitGroup
 	defer running.Wait()
-	running.Add(1)
+	running.Add(2)
 	go func() {
 		defer running.Done()
 		r.watchCancels(ctx)
 	}()
+	go func() {
+		defer running.Done()
+		store.WatchWork(ctx, r.store, store.BatchWork, r.Wake, r.pollInterval(), r.logger)
+	}()
+	announced, unsubscribe := store.Announced(r.store, store.BatchWork)
+	defer unsubscribe()
 	slots := make(chan struct{}, r.maxBatches)
-	poll := time.NewTicker(r.pollInterval())
-	defer poll.Stop()
+	for store.WaitForWork(ctx, r.claim(ctx, slots, &running), r.wakeup, announced) {
+	}
+}
+
+// claim leases open batches for the free slots and runs each; it returns
+// how long to wait for a wake-up before claiming again: until a slot
+// frees (each run's end wakes the runner), the disk's pause ends, or the
+// earliest lease others hold runs out (IdleWait).
+func (r *Runner) claim(ctx context.Context, slots chan struct{}, running *sync.WaitGroup) time.Duration {
 	for {
-	claim:
-		for {
-			if r.full.paused() {
-				break claim
-			}
-			select {
-			case slots <- struct{}{}:
-			default:
-				break claim
-			}
-			// The claim is not cut short by a stop: a claim cancelled as it
-			// commits would leave a lease nobody releases. A batch claimed as
-			// the runner stops is run, which gives its lease straight back.
-			// Each claim stores a token of its own, which fences the
-			// holder's writes (see store.BatchStore).
-			b, err := r.store.ClaimBatch(context.WithoutCancel(ctx), r.worker+"/"+store.NewID("")[:8], store.Now(), store.LeaseEnd(r.lease))
-			if err != nil || b == nil {
-				<-slots
-				if store.DiskFull(err) {
-					pause, _ := r.full.hit(r.pollInterval())
-					r.logger.Warn("claiming a batch: the disk is full", zap.Duration("pause", pause), zap.Error(err))
-				} else if err != nil && ctx.Err() == nil {
-					r.logger.Error("claiming a batch", zap.Error(err))
-				}
-				break
-			}
-			running.Add(1)
-			go func() {
-				defer running.Done()
-				defer func() { <-slots }()
-				r.run(ctx, b)
-			}()
+		if pause := r.full.pausedFor(); pause > 0 {
+			return pause
 		}
 		select {
-		case <-ctx.Done():
-			return
-		case <-r.wakeup:
-		case <-poll.C:
+		case slots <- struct{}{}:
+		default:
+			return store.IdlePoll
 		}
+		// The claim is not cut short by a stop: a claim cancelled as it
+		// commits would leave a lease nobody releases. A batch claimed as
+		// the runner stops is run, which gives its lease straight back.
+		// Each claim stores a token of its own, which fences the
+		// holder's writes (see store.BatchStore).
+		b, err := r.store.ClaimBatch(context.WithoutCancel(ctx), r.worker+"/"+store.NewID("")[:8], store.Now(), store.LeaseEnd(r.lease))
+		if err != nil || b == nil {
+			<-slots
+			return r.idle(ctx, err)
+		}
+		running.Add(1)
+		go func() {
+			defer running.Done()
+			defer r.Wake() // a slot is free
+			defer func() { <-slots }()
+			r.run(ctx, b)
+		}()
 	}
 }
 

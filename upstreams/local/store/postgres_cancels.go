@@ -3,9 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // CancelNotifier is a store shared by instances that tells each of them
@@ -39,26 +36,7 @@ func (s *Postgres) AnnounceCancel(ctx context.Context, id string) error {
 // is held for as long as the watch lasts, and would take a connection
 // from the store's requests).
 func (s *Postgres) WatchCancels(ctx context.Context, cancelled func(id string)) error {
-	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
-	if err != nil {
-		return fmt.Errorf("connecting to listen for batch cancels: %w", err)
-	}
-	defer func() {
-		// A clean close sends a message, which a partition could hold up.
-		closing, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		conn.Close(closing)
-	}()
-	if _, err := conn.Exec(ctx, `LISTEN `+batchCancelChannel); err != nil {
-		return fmt.Errorf("listening for batch cancels: %w", err)
-	}
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return fmt.Errorf("waiting for batch cancels: %w", err)
-		}
-		cancelled(n.Payload)
-	}
+	return s.listen(ctx, batchCancelChannel, cancelled, nil)
 }
 
 // Interface guard
