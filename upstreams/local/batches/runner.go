@@ -97,7 +97,7 @@ func (r *Runner) Wake() {
 // Cancel stops the work of a batch running here: no request of it
 // starts once it is called, and those in flight are cut short. A batch
 // running elsewhere learns of a cancel from the store's announcement
-// where the store makes one (see watchCancels), else at its next group
+// where the store makes one (see watchAnnouncements), else at its next group
 // write or lease renewal (within pollInterval); its starts are fenced by
 // the batch's status meanwhile.
 func (r *Runner) Cancel(id string) {
@@ -140,14 +140,10 @@ func (r *Runner) loop(ctx context.Context) {
 	defer close(r.done)
 	var running sync.WaitGroup
 	defer running.Wait()
-	running.Add(2)
+	running.Add(1)
 	go func() {
 		defer running.Done()
-		r.watchCancels(ctx)
-	}()
-	go func() {
-		defer running.Done()
-		store.WatchWork(ctx, r.store, store.BatchWork, r.Wake, r.pollInterval(), r.logger)
+		r.watchAnnouncements(ctx)
 	}()
 	announced, unsubscribe := store.Announced(r.store, store.BatchWork)
 	defer unsubscribe()
@@ -190,23 +186,25 @@ func (r *Runner) claim(ctx context.Context, slots chan struct{}, running *sync.W
 	}
 }
 
-// watchCancels runs until ctx ends on a store that announces cancels
-// (store.CancelNotifier): a cancel stored through any instance stops the
-// batch's work here as Cancel does, within the notification's trip (a
-// few milliseconds) rather than at the next group write or lease
-// renewal. A watch that fails is begun again after pollInterval; the
-// lease renewals tell of cancels meanwhile.
-func (r *Runner) watchCancels(ctx context.Context) {
+// watchAnnouncements runs until ctx ends on a store that announces
+// cancels and work to every instance (store.CancelNotifier): a cancel
+// stored through any instance stops the batch's work here as Cancel does,
+// within the notification's trip (a few milliseconds) rather than at the
+// next group write or lease renewal, and work announced through any
+// instance wakes this process's workers (this runner and the ingester).
+// A watch that fails is begun again after pollInterval; meanwhile the
+// lease renewals tell of cancels, and the idle poll finds work.
+func (r *Runner) watchAnnouncements(ctx context.Context) {
 	n, ok := r.store.(store.CancelNotifier)
 	if !ok {
 		return
 	}
 	for {
-		err := n.WatchCancels(ctx, r.Cancel)
+		err := n.WatchAnnouncements(ctx, r.Cancel)
 		if ctx.Err() != nil {
 			return
 		}
-		r.logger.Warn("watching for batch cancels; lease renewals tell of them meanwhile", zap.Error(err))
+		r.logger.Warn("watching for batch cancels and work announced by other instances; lease renewals and the idle poll find them meanwhile", zap.Error(err))
 		if !upstreams.Sleep(ctx, r.pollInterval()) {
 			return
 		}

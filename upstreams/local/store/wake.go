@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"go.uber.org/zap"
 )
 
 // The background workers (the batch runner, ingestion) wait for work
@@ -15,7 +14,8 @@ import (
 // work claimable (a batch created, cancelled or given back; a file
 // attached or its ingestion given back) announces it, to the workers of
 // this process at once (Wakeups) and, on PostgreSQL, to those of every
-// instance sharing the database (WatchWork, NOTIFY and LISTEN). Work
+// instance sharing the database (NOTIFY, and the LISTEN of
+// CancelNotifier.WatchAnnouncements, which the batch runner runs). Work
 // nobody announces (a lease run out, a write by a process that announces
 // nothing) is found by the workers' idle poll, at the lease's end
 // (IdleWait) or after IdlePoll.
@@ -57,15 +57,6 @@ type Waker interface {
 	Wakeups(w Work) (wake <-chan struct{}, stop func())
 }
 
-// WorkNotifier is a store shared by instances that tells each of them of
-// announced work (PostgreSQL's NOTIFY and LISTEN).
-type WorkNotifier interface {
-	// WatchWork calls woken once as it begins listening (work announced
-	// before may have been missed) and then at each announcement of work
-	// w through any instance, until ctx ends or the store fails.
-	WatchWork(ctx context.Context, w Work, woken func()) error
-}
-
 // WaitForWork waits d at most, until a wake-up on kick (this worker's
 // own: a slot freed) or announced (the store's, see Waker; nil when the
 // store announces nothing); false when ctx ends first.
@@ -92,27 +83,6 @@ func Announced(s any, w Work) (<-chan struct{}, func()) {
 		return k.Wakeups(w)
 	}
 	return nil, func() {}
-}
-
-// WatchWork runs until ctx ends on a store that tells instances of work
-// (WorkNotifier), calling woken at each announcement of w through any
-// instance; a watch that fails is begun again after retry, and the idle
-// poll finds work meanwhile.
-func WatchWork(ctx context.Context, s any, w Work, woken func(), retry time.Duration, logger *zap.Logger) {
-	n, ok := s.(WorkNotifier)
-	if !ok {
-		return
-	}
-	for {
-		err := n.WatchWork(ctx, w, woken)
-		if ctx.Err() != nil {
-			return
-		}
-		logger.Warn("watching for work announced by other instances; the idle poll finds it meanwhile", zap.String("work", string(w)), zap.Error(err))
-		if !WaitForWork(ctx, retry, nil, nil) {
-			return
-		}
-	}
 }
 
 // wakeups fans a store's announcements out to the waiting workers of this
@@ -146,16 +116,21 @@ func (r records) Wakeups(w Work) (<-chan struct{}, func()) {
 // committed. An announcement that cannot be sent to other instances is
 // no error of the write: they find the work at their idle poll.
 func (d *sqlDB) announce(ctx context.Context, w Work) {
+	d.wakeHere(w)
+	if d.notify != "" {
+		_, _ = d.ExecContext(context.WithoutCancel(ctx), d.notify, workChannel, string(w))
+	}
+}
+
+// wakeHere wakes the workers of w in this process.
+func (d *sqlDB) wakeHere(w Work) {
 	d.wake.mu.Lock()
+	defer d.wake.mu.Unlock()
 	for c := range d.wake.waiting[w] {
 		select {
 		case c <- struct{}{}:
 		default:
 		}
-	}
-	d.wake.mu.Unlock()
-	if d.notify != "" {
-		_, _ = d.ExecContext(context.WithoutCancel(ctx), d.notify, workChannel, string(w))
 	}
 }
 
@@ -165,23 +140,13 @@ func (d *sqlDB) announce(ctx context.Context, w Work) {
 // finds nothing to claim.
 const workChannel = "modelgate_work"
 
-// WatchWork listens on a connection of its own, outside the pool, as
-// WatchCancels does.
-func (s *Postgres) WatchWork(ctx context.Context, w Work, woken func()) error {
-	return s.listen(ctx, workChannel, func(payload string) {
-		if payload == string(w) {
-			woken()
-		}
-	}, woken)
-}
-
-// listen runs LISTEN channel on a connection of its own until ctx ends or
-// the connection fails, calling each with the payload of every
+// listen runs LISTEN on each channel, on a connection of its own, until
+// ctx ends or the connection fails, calling each with every
 // notification, and listening once it listens.
-func (s *Postgres) listen(ctx context.Context, channel string, each func(payload string), listening func()) error {
+func (s *Postgres) listen(ctx context.Context, each func(channel, payload string), listening func(), channels ...string) error {
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
 	if err != nil {
-		return fmt.Errorf("connecting to listen on %s: %w", channel, err)
+		return fmt.Errorf("connecting to listen for announcements: %w", err)
 	}
 	defer func() {
 		// A clean close sends a message, which a partition could hold up.
@@ -189,24 +154,23 @@ func (s *Postgres) listen(ctx context.Context, channel string, each func(payload
 		defer cancel()
 		conn.Close(closing)
 	}()
-	if _, err := conn.Exec(ctx, `LISTEN `+channel); err != nil {
-		return fmt.Errorf("listening on %s: %w", channel, err)
+	for _, channel := range channels {
+		if _, err := conn.Exec(ctx, `LISTEN `+channel); err != nil {
+			return fmt.Errorf("listening on %s: %w", channel, err)
+		}
 	}
-	if listening != nil {
-		listening()
-	}
+	listening()
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
-			return fmt.Errorf("waiting for notifications on %s: %w", channel, err)
+			return fmt.Errorf("waiting for announcements: %w", err)
 		}
-		each(n.Payload)
+		each(n.Channel, n.Payload)
 	}
 }
 
 // Interface guards
 var (
-	_ Waker        = (*SQLite)(nil)
-	_ Waker        = (*Postgres)(nil)
-	_ WorkNotifier = (*Postgres)(nil)
+	_ Waker = (*SQLite)(nil)
+	_ Waker = (*Postgres)(nil)
 )

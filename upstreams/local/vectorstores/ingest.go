@@ -124,17 +124,12 @@ func (in *Ingester) Stop() {
 }
 
 // loop claims jobs for the free workers whenever woken: by the store's
-// announcements (a file attached or given back, here or through another
-// instance), by a worker freed, or at the earliest lease end of the jobs
-// others hold (store.IdleWait; a dead worker's jobs are announced to no
-// one).
+// announcements (a file attached or given back, here or, on PostgreSQL,
+// through another instance: the batch runner's watch passes those on),
+// by a worker freed, or at the earliest lease end of the jobs others hold
+// (store.IdleWait; a dead worker's jobs are announced to no one).
 func (in *Ingester) loop() {
 	defer in.wg.Done()
-	in.wg.Add(1)
-	go func() {
-		defer in.wg.Done()
-		store.WatchWork(in.ctx, in.vs, store.IngestionWork, in.Notify, retryPause, in.logger)
-	}()
 	announced, unsubscribe := store.Announced(in.vs, store.IngestionWork)
 	defer unsubscribe()
 	for store.WaitForWork(in.ctx, in.claim(), in.kick, announced) {
