@@ -83,7 +83,9 @@ func (r *Runner) Stop() {
 	<-r.done
 }
 
-// Wake tells the runner there may be work (a batch created or cancelled).
+// Wake tells the runner there may be work: a slot is free. (The store
+// announces the batches created, cancelled or given back, see
+// store.Waker.)
 func (r *Runner) Wake() {
 	if r == nil {
 		return

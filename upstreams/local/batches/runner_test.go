@@ -98,11 +98,7 @@ func (f *batchFixture) start(d upstreams.Dispatcher, lease time.Duration, option
 // batch uploads lines as a batch input file and creates a batch on it.
 func (f *batchFixture) batch(endpoint string, lines ...string) *store.Batch {
 	f.t.Helper()
-	b := createBatch(f.t, f.store, f.owner, endpoint, lines...)
-	if f.runner != nil {
-		f.runner.Wake()
-	}
-	return b
+	return createBatch(f.t, f.store, f.owner, endpoint, lines...)
 }
 
 // createBatch stores lines as owner's batch input file in s and creates a

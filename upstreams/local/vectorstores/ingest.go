@@ -107,7 +107,8 @@ func (in *Ingester) Start() {
 	}
 }
 
-// Notify wakes the loop: a job was queued or a worker is free.
+// Notify wakes the loop: a worker is free. (The store announces the
+// files attached and the ingestions given back, see store.Waker.)
 func (in *Ingester) Notify() {
 	select {
 	case in.kick <- struct{}{}:
