@@ -189,7 +189,9 @@ func TestSummariseComparesWithinRounds(t *testing.T) {
 	v := Verdicts(rows, Full)
 	if len(v) != 6 || !strings.HasSuffix(v[0], "MISSED") || !strings.HasSuffix(v[1], ": met") || !strings.HasSuffix(v[2], "MISSED") ||
 		!strings.HasSuffix(v[3], "MISSED") || !strings.HasSuffix(v[4], "MISSED") || !strings.HasSuffix(v[5], "MISSED") ||
-		!strings.Contains(v[2], "first chunk +") || !strings.Contains(v[4], "(plain Caddy: ") {
+		!strings.Contains(v[2], "first chunk +") || !strings.Contains(v[4], "(plain Caddy: ") ||
+		!strings.Contains(v[0], "(target >= 1.05x)") || !strings.Contains(v[1], "(target <= 0.85x)") ||
+		!strings.Contains(v[2], "(target <= 100µs)") || !strings.Contains(v[5], "(target <= 1.20x)") {
 		t.Errorf("verdicts %q", v)
 	}
 }

@@ -131,7 +131,6 @@ func (l *Local) createBatch(w http.ResponseWriter, c *upstreams.Call) error {
 	if err != nil {
 		return err
 	}
-	l.batches.Load().Wake()
 	upstreams.WriteJSON(w, http.StatusOK, toBatchObject(b))
 	return nil
 }

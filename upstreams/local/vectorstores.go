@@ -146,7 +146,6 @@ func (l *Local) createVectorStore(vs store.VectorStoreStore, w http.ResponseWrit
 	if err := vs.CreateVectorStore(c.Request.Context(), v, files); err != nil {
 		return err
 	}
-	l.vectors.Ingest.Notify()
 	created, err := vs.GetVectorStore(c.Request.Context(), c.Principal.Owner, v.ID)
 	if err != nil {
 		return err
@@ -297,7 +296,6 @@ func (l *Local) createVectorStoreFile(vs store.VectorStoreStore, w http.Response
 	if err != nil {
 		return err
 	}
-	l.vectors.Ingest.Notify()
 	l.touch(vs, c, v.ID)
 	upstreams.WriteJSON(w, http.StatusOK, toVectorStoreFileObject(attached))
 	return nil

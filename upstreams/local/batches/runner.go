@@ -83,7 +83,9 @@ func (r *Runner) Stop() {
 	<-r.done
 }
 
-// Wake tells the runner there may be work (a batch created or cancelled).
+// Wake tells the runner there may be work: a slot is free. (The store
+// announces the batches created, cancelled or given back, see
+// store.Waker.)
 func (r *Runner) Wake() {
 	if r == nil {
 		return
@@ -97,7 +99,7 @@ func (r *Runner) Wake() {
 // Cancel stops the work of a batch running here: no request of it
 // starts once it is called, and those in flight are cut short. A batch
 // running elsewhere learns of a cancel from the store's announcement
-// where the store makes one (see watchCancels), else at its next group
+// where the store makes one (see watchAnnouncements), else at its next group
 // write or lease renewal (within pollInterval); its starts are fenced by
 // the batch's status meanwhile.
 func (r *Runner) Cancel(id string) {
@@ -111,9 +113,30 @@ func (r *Runner) Cancel(id string) {
 	}
 }
 
-// pollInterval is how often the store is asked for batches no wake-up
-// announced: another instance's, or a dead worker's whose lease ran out.
+// pollInterval is how often a lease is renewed, and the wait before a
+// store operation that failed is tried again.
 func (r *Runner) pollInterval() time.Duration { return min(time.Second, r.lease/3) }
+
+// idle is how long to wait after a claim that found nothing (err nil:
+// until the earliest lease others hold runs out, see store.IdleWait) or
+// failed.
+func (r *Runner) idle(ctx context.Context, err error) time.Duration {
+	if err == nil {
+		var next int64
+		if next, err = r.store.NextBatchLease(ctx, store.Now()); err == nil {
+			return store.IdleWait(next)
+		}
+	}
+	if store.DiskFull(err) {
+		pause, _ := r.full.hit(r.pollInterval())
+		r.logger.Warn("claiming a batch: the disk is full", zap.Duration("pause", pause), zap.Error(err))
+		return pause
+	}
+	if ctx.Err() == nil {
+		r.logger.Error("claiming a batch", zap.Error(err))
+	}
+	return r.pollInterval()
+}
 
 func (r *Runner) loop(ctx context.Context) {
 	defer close(r.done)
@@ -122,71 +145,68 @@ func (r *Runner) loop(ctx context.Context) {
 	running.Add(1)
 	go func() {
 		defer running.Done()
-		r.watchCancels(ctx)
+		r.watchAnnouncements(ctx)
 	}()
+	announced, unsubscribe := store.Announced(r.store, store.BatchWork)
+	defer unsubscribe()
 	slots := make(chan struct{}, r.maxBatches)
-	poll := time.NewTicker(r.pollInterval())
-	defer poll.Stop()
-	for {
-	claim:
-		for {
-			if r.full.paused() {
-				break claim
-			}
-			select {
-			case slots <- struct{}{}:
-			default:
-				break claim
-			}
-			// The claim is not cut short by a stop: a claim cancelled as it
-			// commits would leave a lease nobody releases. A batch claimed as
-			// the runner stops is run, which gives its lease straight back.
-			// Each claim stores a token of its own, which fences the
-			// holder's writes (see store.BatchStore).
-			b, err := r.store.ClaimBatch(context.WithoutCancel(ctx), r.worker+"/"+store.NewID("")[:8], store.Now(), store.LeaseEnd(r.lease))
-			if err != nil || b == nil {
-				<-slots
-				if store.DiskFull(err) {
-					pause, _ := r.full.hit(r.pollInterval())
-					r.logger.Warn("claiming a batch: the disk is full", zap.Duration("pause", pause), zap.Error(err))
-				} else if err != nil && ctx.Err() == nil {
-					r.logger.Error("claiming a batch", zap.Error(err))
-				}
-				break
-			}
-			running.Add(1)
-			go func() {
-				defer running.Done()
-				defer func() { <-slots }()
-				r.run(ctx, b)
-			}()
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-r.wakeup:
-		case <-poll.C:
-		}
+	for store.WaitForWork(ctx, r.claim(ctx, slots, &running), r.wakeup, announced) {
 	}
 }
 
-// watchCancels runs until ctx ends on a store that announces cancels
-// (store.CancelNotifier): a cancel stored through any instance stops the
-// batch's work here as Cancel does, within the notification's trip (a
-// few milliseconds) rather than at the next group write or lease
-// renewal. A watch that fails is begun again after pollInterval; the
-// lease renewals tell of cancels meanwhile.
-func (r *Runner) watchCancels(ctx context.Context) {
+// claim leases open batches for the free slots and runs each; it returns
+// how long to wait for a wake-up before claiming again: until a slot
+// frees (each run's end wakes the runner), the disk's pause ends, or the
+// earliest lease others hold runs out (IdleWait).
+func (r *Runner) claim(ctx context.Context, slots chan struct{}, running *sync.WaitGroup) time.Duration {
+	for {
+		if pause := r.full.pausedFor(); pause > 0 {
+			return pause
+		}
+		select {
+		case slots <- struct{}{}:
+		default:
+			return store.IdlePoll
+		}
+		// The claim is not cut short by a stop: a claim cancelled as it
+		// commits would leave a lease nobody releases. A batch claimed as
+		// the runner stops is run, which gives its lease straight back.
+		// Each claim stores a token of its own, which fences the
+		// holder's writes (see store.BatchStore).
+		b, err := r.store.ClaimBatch(context.WithoutCancel(ctx), r.worker+"/"+store.NewID("")[:8], store.Now(), store.LeaseEnd(r.lease))
+		if err != nil || b == nil {
+			<-slots
+			return r.idle(ctx, err)
+		}
+		running.Add(1)
+		go func() {
+			defer running.Done()
+			defer r.Wake() // a slot is free
+			defer func() { <-slots }()
+			r.run(ctx, b)
+		}()
+	}
+}
+
+// watchAnnouncements runs until ctx ends on a store that announces
+// cancels and work to every instance (store.CancelNotifier): a cancel
+// stored through any instance stops the batch's work here as Cancel does,
+// within the notification's trip (a few milliseconds) rather than at the
+// next group write or lease renewal, and work announced through any
+// instance wakes this process's workers (this runner and the ingester).
+// A watch that fails is begun again after pollInterval; meanwhile the
+// lease renewals tell of cancels, and the idle poll finds work.
+func (r *Runner) watchAnnouncements(ctx context.Context) {
 	n, ok := r.store.(store.CancelNotifier)
 	if !ok {
 		return
 	}
 	for {
-		err := n.WatchCancels(ctx, r.Cancel)
+		err := n.WatchAnnouncements(ctx, r.Cancel)
 		if ctx.Err() != nil {
 			return
 		}
-		r.logger.Warn("watching for batch cancels; lease renewals tell of them meanwhile", zap.Error(err))
+		r.logger.Warn("watching for batch cancels and work announced by other instances; lease renewals and the idle poll find them meanwhile", zap.Error(err))
 		if !upstreams.Sleep(ctx, r.pollInterval()) {
 			return
 		}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -97,23 +98,27 @@ func (f *batchFixture) start(d upstreams.Dispatcher, lease time.Duration, option
 // batch uploads lines as a batch input file and creates a batch on it.
 func (f *batchFixture) batch(endpoint string, lines ...string) *store.Batch {
 	f.t.Helper()
+	return createBatch(f.t, f.store, f.owner, endpoint, lines...)
+}
+
+// createBatch stores lines as owner's batch input file in s and creates a
+// batch on it.
+func createBatch(t *testing.T, s store.Store, owner, endpoint string, lines ...string) *store.Batch {
+	t.Helper()
 	ctx := context.Background()
 	fileID := store.NewID("file-")
 	content := strings.Join(lines, "\n") + "\n"
-	n, err := f.store.WriteFileContent(ctx, fileID, strings.NewReader(content))
+	n, err := s.WriteFileContent(ctx, fileID, strings.NewReader(content))
 	if err != nil {
-		f.t.Fatal(err)
+		t.Fatal(err)
 	}
-	if err := f.store.InsertFile(ctx, &store.File{ID: fileID, Owner: f.owner, Filename: "in.jsonl", Purpose: "batch", Bytes: n, CreatedAt: store.Now()}); err != nil {
-		f.t.Fatal(err)
+	if err := s.InsertFile(ctx, &store.File{ID: fileID, Owner: owner, Filename: "in.jsonl", Purpose: "batch", Bytes: n, CreatedAt: store.Now()}); err != nil {
+		t.Fatal(err)
 	}
-	b := &store.Batch{ID: store.NewID("batch_"), Owner: f.owner, KeyName: "k", Endpoint: endpoint, InputFileID: fileID,
+	b := &store.Batch{ID: store.NewID("batch_"), Owner: owner, KeyName: "k", Endpoint: endpoint, InputFileID: fileID,
 		CompletionWindow: "24h", Status: store.StatusValidating, CreatedAt: store.Now(), ExpiresAt: store.Now() + store.BatchWindow}
-	if err := f.store.CreateBatch(ctx, b); err != nil {
-		f.t.Fatal(err)
-	}
-	if f.runner != nil {
-		f.runner.Wake()
+	if err := s.CreateBatch(ctx, b); err != nil {
+		t.Fatal(err)
 	}
 	return b
 }
@@ -133,20 +138,25 @@ func (f *batchFixture) claim() *store.Batch {
 
 func (f *batchFixture) waitFor(id string, statuses ...string) *store.Batch {
 	f.t.Helper()
-	for range 3000 {
-		b, err := f.store.GetBatch(context.Background(), f.owner, id)
+	return waitStatus(f.t, f.store, f.owner, id, 30*time.Second, statuses...)
+}
+
+// waitStatus polls owner's batch id in s every 10ms, for up to within,
+// until it is in one of the statuses.
+func waitStatus(t *testing.T, s store.BatchStore, owner, id string, within time.Duration, statuses ...string) *store.Batch {
+	t.Helper()
+	for range within / (10 * time.Millisecond) {
+		b, err := s.GetBatch(context.Background(), owner, id)
 		if err != nil {
-			f.t.Fatal(err)
+			t.Fatal(err)
 		}
-		for _, s := range statuses {
-			if b.Status == s {
-				return b
-			}
+		if slices.Contains(statuses, b.Status) {
+			return b
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	b, _ := f.store.GetBatch(context.Background(), f.owner, id)
-	f.t.Fatalf("batch %s never reached %v: it is %s, %d of %d done", id, statuses, b.Status, b.Completed+b.Failed, b.Total)
+	b, _ := s.GetBatch(context.Background(), owner, id)
+	t.Fatalf("batch %s never reached %v: it is %s, %d of %d done", id, statuses, b.Status, b.Completed+b.Failed, b.Total)
 	return nil
 }
 

@@ -66,11 +66,11 @@ func (p *diskPause) clear() {
 	p.streak, p.until = 0, time.Time{}
 }
 
-// paused reports whether claims wait for now.
-func (p *diskPause) paused() bool {
+// pausedFor is how long claims wait from now (0: they do not).
+func (p *diskPause) pausedFor() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return time.Now().Before(p.until)
+	return max(time.Until(p.until), 0)
 }
 
 // failForSpace fails a batch the disk had no room for. Should even that

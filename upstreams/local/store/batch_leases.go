@@ -38,6 +38,14 @@ func (r records) ClaimBatch(ctx context.Context, token string, now, until int64)
 	return b, nil
 }
 
+func (r records) NextBatchLease(ctx context.Context, now int64) (int64, error) {
+	var end int64
+	if err := r.db.QueryRowContext(ctx, r.db.q(`SELECT COALESCE(MIN(lease_until), 0) FROM batches WHERE status IN (`+openStatuses+`) AND lease_until >= ?`), now).Scan(&end); err != nil {
+		return 0, fmt.Errorf("reading the next batch lease's end: %w", err)
+	}
+	return end, nil
+}
+
 // claimOrder stamps a claim: later claims, here or on another instance,
 // get larger stamps (clocks of instances sharing a store agree to well
 // within the time a batch runs, see WarnOfClockSkew).
@@ -60,6 +68,7 @@ func (r records) ReleaseLease(ctx context.Context, l Lease) error {
 	if _, err := r.db.ExecContext(ctx, r.db.q(`UPDATE batches SET lease_owner = '', lease_until = 0 WHERE id = ? AND lease_owner = ?`), l.Batch, l.Token); err != nil {
 		return fmt.Errorf("releasing the lease of batch %s: %w", l.Batch, err)
 	}
+	r.db.announce(ctx, BatchWork)
 	return nil
 }
 

@@ -50,14 +50,16 @@ func batchInsertArgs(b *Batch) []any {
 }
 
 func (r records) CreateBatch(ctx context.Context, b *Batch) error {
+	var err error
 	if b.Queue != nil {
-		return r.createQueuedBatch(ctx, b)
+		err = r.createQueuedBatch(ctx, b)
+	} else if _, err = r.db.ExecContext(ctx, r.db.q(`INSERT INTO batches(`+batchInsertColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`), batchInsertArgs(b)...); err != nil {
+		err = fmt.Errorf("creating batch: %w", err)
 	}
-	_, err := r.db.ExecContext(ctx, r.db.q(`INSERT INTO batches(`+batchInsertColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`), batchInsertArgs(b)...)
-	if err != nil {
-		return fmt.Errorf("creating batch: %w", err)
+	if err == nil {
+		r.db.announce(ctx, BatchWork)
 	}
-	return nil
+	return err
 }
 
 func (r records) GetBatch(ctx context.Context, owner, id string) (*Batch, error) {
@@ -105,6 +107,10 @@ func (r records) UpdateBatch(ctx context.Context, b *Batch, from ...string) erro
 		return err
 	}
 	if n > 0 {
+		if b.Status == StatusCancelling {
+			// An unleased batch is finished as cancelled by whoever claims it.
+			r.db.announce(ctx, BatchWork)
+		}
 		return nil
 	}
 	if b.Lease != "" {

@@ -109,6 +109,9 @@ type BatchStore interface {
 	// nil when there is none. token names this one claim: no other claim
 	// may use it again.
 	ClaimBatch(ctx context.Context, token string, now, until int64) (*Batch, error)
+	// NextBatchLease is the earliest end (Unix seconds) of the leases
+	// held on open batches that have not run out by now; 0 when none.
+	NextBatchLease(ctx context.Context, now int64) (int64, error)
 	// RenewLease extends a lease and returns the batch's status, which a
 	// user's cancel may have changed; ErrLeaseLost if it is gone.
 	RenewLease(ctx context.Context, l Lease, until int64) (string, error)

@@ -51,6 +51,14 @@ func (r vsRecords) ClaimIngestions(ctx context.Context, worker string, now, unti
 	return out, nil
 }
 
+func (r vsRecords) NextIngestionLease(ctx context.Context, now int64) (int64, error) {
+	var end int64
+	if err := r.vdb.QueryRowContext(ctx, r.vdb.q(`SELECT COALESCE(MIN(lease_until), 0) FROM vector_store_files WHERE status = 'in_progress' AND lease_until >= ?`), now).Scan(&end); err != nil {
+		return 0, fmt.Errorf("reading the next ingestion lease's end: %w", err)
+	}
+	return end, nil
+}
+
 func (r vsRecords) RenewIngestion(ctx context.Context, f *VectorStoreFile, until int64) error {
 	res, err := r.vdb.ExecContext(ctx, r.vdb.q(`UPDATE vector_store_files SET lease_until = ?
 		WHERE vector_store_id = ? AND file_id = ? AND lease_owner = ? AND status = 'in_progress'`), until, f.VectorStoreID, f.FileID, f.LeaseOwner)
@@ -69,6 +77,7 @@ func (r vsRecords) ReleaseIngestion(ctx context.Context, f *VectorStoreFile) err
 	if err != nil {
 		return fmt.Errorf("releasing ingestion lease: %w", err)
 	}
+	r.vdb.announce(ctx, IngestionWork)
 	return nil
 }
 

@@ -73,7 +73,7 @@ func TestPostgresCancelsAreAnnounced(t *testing.T) {
 	ctx, stop := context.WithCancel(t.Context())
 	heard := make(chan string, 100)
 	watched := make(chan error, 1)
-	go func() { watched <- watcher.WatchCancels(ctx, func(id string) { heard <- id }) }()
+	go func() { watched <- watcher.WatchAnnouncements(ctx, func(id string) { heard <- id }) }()
 	// The watch listens once its connection is up: announce until heard.
 	for try := 0; ; try++ {
 		if err := announcer.AnnounceCancel(ctx, "batch_1"); err != nil {

@@ -3,22 +3,23 @@ package store
 import (
 	"context"
 	"fmt"
-	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // CancelNotifier is a store shared by instances that tells each of them
 // of a batch's cancel as it is stored (PostgreSQL's NOTIFY and LISTEN),
 // so that the instance holding the batch stops starting its requests at
-// once instead of at its next lease renewal or group write.
+// once instead of at its next lease renewal or group write; and of the
+// work announced through any of them (see Waker).
 type CancelNotifier interface {
 	// AnnounceCancel tells the instances watching that the batch id was
 	// moved to cancelling.
 	AnnounceCancel(ctx context.Context, id string) error
-	// WatchCancels calls cancelled with the ID of each batch announced
-	// while it listens, until ctx ends or the store fails.
-	WatchCancels(ctx context.Context, cancelled func(id string)) error
+	// WatchAnnouncements calls cancelled with the ID of each batch
+	// announced cancelled while it listens, and wakes this process's
+	// workers (Wakeups) at each work announced through any instance, and
+	// once as it begins listening (work announced before may have been
+	// missed), until ctx ends or the store fails.
+	WatchAnnouncements(ctx context.Context, cancelled func(id string)) error
 }
 
 // batchCancelChannel is the notification channel of cancels; the payload
@@ -35,30 +36,20 @@ func (s *Postgres) AnnounceCancel(ctx context.Context, id string) error {
 	return nil
 }
 
-// WatchCancels listens on a connection of its own, outside the pool (it
-// is held for as long as the watch lasts, and would take a connection
-// from the store's requests).
-func (s *Postgres) WatchCancels(ctx context.Context, cancelled func(id string)) error {
-	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
-	if err != nil {
-		return fmt.Errorf("connecting to listen for batch cancels: %w", err)
-	}
-	defer func() {
-		// A clean close sends a message, which a partition could hold up.
-		closing, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		conn.Close(closing)
-	}()
-	if _, err := conn.Exec(ctx, `LISTEN `+batchCancelChannel); err != nil {
-		return fmt.Errorf("listening for batch cancels: %w", err)
-	}
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return fmt.Errorf("waiting for batch cancels: %w", err)
+// WatchAnnouncements listens on a connection of its own, outside the
+// pool (it is held for as long as the watch lasts, and would take a
+// connection from the store's requests).
+func (s *Postgres) WatchAnnouncements(ctx context.Context, cancelled func(id string)) error {
+	return s.listen(ctx, func(channel, payload string) {
+		if channel == batchCancelChannel {
+			cancelled(payload)
+		} else {
+			s.db.wakeHere(Work(payload))
 		}
-		cancelled(n.Payload)
-	}
+	}, func() {
+		s.db.wakeHere(BatchWork)
+		s.db.wakeHere(IngestionWork)
+	}, batchCancelChannel, workChannel)
 }
 
 // Interface guard

@@ -19,6 +19,8 @@ type sqlDB struct {
 	// vectors: the database has the vector store tables (SQLite always;
 	// PostgreSQL where pgvector is).
 	vectors bool
+	// wake tells this process's workers of announced work (see announce).
+	wake wakeups
 }
 
 // dialect holds what differs between the SQL of SQLite and PostgreSQL.
@@ -46,6 +48,9 @@ type dialect struct {
 	// keyLock is ownerLock for a key's batch queue (see
 	// createQueuedBatch).
 	keyLock string
+	// notify is a statement, binding the channel and the payload, that
+	// tells the other instances of announced work. Empty on SQLite.
+	notify string
 }
 
 var (
@@ -61,6 +66,7 @@ var (
 		randomHex:  `substr(md5(gen_random_uuid()::text), 1, 24)`,
 		ownerLock:  `SELECT pg_advisory_xact_lock(hashtext('modelgate files of ' || $1))`,
 		keyLock:    `SELECT pg_advisory_xact_lock(hashtext('modelgate queue of ' || $1))`,
+		notify:     `SELECT pg_notify($1, $2)`,
 	}
 )
 

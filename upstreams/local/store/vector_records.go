@@ -84,6 +84,9 @@ func (r vsRecords) CreateVectorStore(ctx context.Context, vs *VectorStore, files
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("creating vector store: %w", err)
 	}
+	if len(files) > 0 {
+		r.vdb.announce(ctx, IngestionWork)
+	}
 	return nil
 }
 
@@ -191,6 +194,7 @@ func (r vsRecords) AddVectorStoreFile(ctx context.Context, f *VectorStoreFile) (
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("attaching file: %w", err)
 	}
+	r.vdb.announce(ctx, IngestionWork)
 	return r.GetVectorStoreFile(ctx, f.Owner, f.VectorStoreID, f.FileID)
 }
 

@@ -132,6 +132,8 @@ type VectorStoreStore interface {
 	// was never taken, or was released), oldest first, so that several
 	// instances never ingest one attachment at once.
 	ClaimIngestions(ctx context.Context, worker string, now, until int64, limit int) ([]VectorStoreFile, error)
+	// NextIngestionLease is NextBatchLease for ingestions in progress.
+	NextIngestionLease(ctx context.Context, now int64) (int64, error)
 	// RenewIngestion extends f's lease, held by f.LeaseOwner, until the
 	// Unix time until; ErrIngestionLeaseLost when another worker took it
 	// or the attachment is no longer in_progress.

@@ -107,7 +107,8 @@ func (in *Ingester) Start() {
 	}
 }
 
-// Notify wakes the loop: a job was queued or a worker is free.
+// Notify wakes the loop: a worker is free. (The store announces the
+// files attached and the ingestions given back, see store.Waker.)
 func (in *Ingester) Notify() {
 	select {
 	case in.kick <- struct{}{}:
@@ -123,50 +124,59 @@ func (in *Ingester) Stop() {
 	in.wg.Wait()
 }
 
-// loop claims jobs for the free workers whenever woken, and at least
-// every pollInterval: jobs attached through other instances and leases
-// run out are announced to no one.
+// loop claims jobs for the free workers whenever woken: by the store's
+// announcements (a file attached or given back, here or, on PostgreSQL,
+// through another instance: the batch runner's watch passes those on),
+// by a worker freed, or at the earliest lease end of the jobs others hold
+// (store.IdleWait; a dead worker's jobs are announced to no one).
 func (in *Ingester) loop() {
 	defer in.wg.Done()
-	poll := time.NewTicker(min(time.Second, in.lease/3))
-	defer poll.Stop()
-	for {
-		if in.ctx.Err() != nil {
-			return
-		}
-		in.mu.Lock()
-		free := in.workers - in.running
-		in.mu.Unlock()
-		if free > 0 {
-			// Not cut short by a stop (a claim cancelled as it commits
-			// would hold leases nobody gives back); what it claims is run,
-			// and run gives a stopped job's lease back.
-			claimed, err := in.vs.ClaimIngestions(context.WithoutCancel(in.ctx), in.worker, store.Now(), store.LeaseEnd(in.lease), free)
-			if err != nil && in.ctx.Err() == nil {
-				in.logger.Error("claiming ingestions", zap.Error(err))
-			}
+	announced, unsubscribe := store.Announced(in.vs, store.IngestionWork)
+	defer unsubscribe()
+	for store.WaitForWork(in.ctx, in.claim(), in.kick, announced) {
+	}
+}
+
+// claim leases jobs for the free workers and runs each; it returns how
+// long to wait for a wake-up before claiming again.
+func (in *Ingester) claim() time.Duration {
+	in.mu.Lock()
+	free := in.workers - in.running
+	in.mu.Unlock()
+	if free <= 0 {
+		return store.IdlePoll // a worker freed wakes the loop
+	}
+	// Not cut short by a stop (a claim cancelled as it commits would hold
+	// leases nobody gives back); what it claims is run, and run gives a
+	// stopped job's lease back.
+	claimed, err := in.vs.ClaimIngestions(context.WithoutCancel(in.ctx), in.worker, store.Now(), store.LeaseEnd(in.lease), free)
+	in.mu.Lock()
+	in.running += len(claimed)
+	in.mu.Unlock()
+	for i := range claimed {
+		in.wg.Add(1)
+		go func(f store.VectorStoreFile) {
+			defer in.wg.Done()
+			in.run(&f)
 			in.mu.Lock()
-			in.running += len(claimed)
+			in.running--
 			in.mu.Unlock()
-			for i := range claimed {
-				in.wg.Add(1)
-				go func(f store.VectorStoreFile) {
-					defer in.wg.Done()
-					in.run(&f)
-					in.mu.Lock()
-					in.running--
-					in.mu.Unlock()
-					in.Notify() // a worker is free
-				}(claimed[i])
-			}
-		}
-		select {
-		case <-in.kick:
-		case <-poll.C:
-		case <-in.ctx.Done():
-			return
+			in.Notify() // a worker is free
+		}(claimed[i])
+	}
+	if err == nil && len(claimed) < free {
+		var next int64
+		if next, err = in.vs.NextIngestionLease(in.ctx, store.Now()); err == nil {
+			return store.IdleWait(next)
 		}
 	}
+	if err != nil {
+		if in.ctx.Err() == nil {
+			in.logger.Error("claiming ingestions", zap.Error(err))
+		}
+		return retryPause
+	}
+	return store.IdlePoll // claimed: each job's end wakes the loop
 }
 
 // run works on one leased job, renewing the lease meanwhile; a job left

@@ -257,8 +257,13 @@ func testVSTwoIngesters(t *testing.T, a, b ingestStore) {
 	if f, err := a.GetVectorStoreFile(ctx, owner, id, files[0]); err != nil || f.Status != store.FileInProgress {
 		t.Fatalf("the dead worker's attachment: %+v %v", f, err)
 	}
-	// ...and is taken up once it has.
+	// ...and is taken up once it has. The idle ingesters wait for the
+	// lease's end by the real clock; the test's clock jumps past it, so
+	// they are woken as the lease's end would have.
 	clock.Add(3600)
+	for _, in := range ingesters {
+		in.Notify()
+	}
 	waitCompleted(11)
 	count.mu.Lock()
 	defer count.mu.Unlock()
