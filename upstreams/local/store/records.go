@@ -46,12 +46,21 @@ type dialect struct {
 	// keyLock is ownerLock for a key's batch queue (see
 	// createQueuedBatch).
 	keyLock string
+	// insertRows starts an INSERT of several rows that ends the
+	// transaction if it fails: SQLite's OR ROLLBACK spares the statement
+	// a statement journal (a copy of every page it changes, to undo it
+	// alone: 30% of the CPU of storing a response's items).
+	insertRows string
+	// copyRows: grouped writes of items (writeItemGroups) are COPYs
+	// (copyItems), PostgreSQL's bulk load.
+	copyRows bool
 }
 
 var (
 	sqliteDialect = dialect{
 		jsonString: `json_quote(%s)`,
 		randomHex:  `lower(hex(randomblob(12)))`,
+		insertRows: `INSERT OR ROLLBACK INTO `,
 	}
 	postgresDialect = dialect{
 		dollar:     true,
@@ -61,6 +70,8 @@ var (
 		randomHex:  `substr(md5(gen_random_uuid()::text), 1, 24)`,
 		ownerLock:  `SELECT pg_advisory_xact_lock(hashtext('modelgate files of ' || $1))`,
 		keyLock:    `SELECT pg_advisory_xact_lock(hashtext('modelgate queue of ' || $1))`,
+		insertRows: `INSERT INTO `,
+		copyRows:   true,
 	}
 )
 
