@@ -68,20 +68,7 @@ func TestDecodeBudgetOption(t *testing.T) {
 	t.Cleanup(func() { close(ended) }) // before the provider closes
 	port := testgateway.FreePort(t)
 	config := func(budget string) string {
-		return fmt.Sprintf(`%shttp://127.0.0.1:%d {
-	modelgate {
-		key %s {
-			name tester
-		}
-		upstream provider {
-			base_url %s/v1
-			api_key %s
-		}
-		route * to provider
-		decode_budget %s
-	}
-}
-`, testgateway.GlobalOptions, port, clientKey, provider.URL, upstreamKey, budget)
+		return fmt.Sprintf("%shttp://127.0.0.1:%d {\n%s\n}\n", testgateway.GlobalOptions, port, providerSite(provider.URL, "decode_budget "+budget))
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d/v1/chat/completions", port)
 	body := weighingMiB()
