@@ -14,8 +14,8 @@ const itemRows = 500
 
 // itemGroup is how many items one transaction of a grouped write
 // (writeItemGroups) writes or removes: it bounds how long the write holds
-// SQLite's write lock (a few milliseconds), so that other owners' writes
-// are never held up for a whole response.
+// SQLite's write lock (some 10 ms of CPU), so that other owners' writes
+// are not held up for a whole response.
 const itemGroup = 4 * itemRows
 
 // itemInsert is the statement writing n items of a parent into table.
@@ -121,7 +121,7 @@ func (r records) removeItemGroups(ctx context.Context, table, parentColumn, pare
 			return fmt.Errorf("removing %s: %w", strings.ReplaceAll(table, "_", " "), err)
 		}
 		if n, err := res.RowsAffected(); err != nil || n < itemGroup {
-			return err
+			return err // nil once a statement found less than a group
 		}
 	}
 }
