@@ -70,7 +70,7 @@ func (g *Gateway) admit(ex *exchange, req *request) *upstreams.Error {
 		return apiErr
 	}
 	req.call.Body = body
-	if req.releaseDecode, apiErr = takeDecodeBudget(req, body); apiErr != nil {
+	if req.releaseDecode, apiErr = g.decode.take(req, body); apiErr != nil {
 		return apiErr
 	}
 	if op.Body == BodyJSON || (op.Body == BodyJSONOrMultipart && body != nil) {

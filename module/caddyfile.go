@@ -3,6 +3,7 @@ package modelgate
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"math"
 	"strconv"
 	"strings"
 
@@ -45,6 +46,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    keys_file <path>
 //	    beta_headers <name...>
 //	    max_body_size <size>
+//	    decode_budget <size>
 //	    upstream <name> [openai|anthropic|azure|gemini|bedrock|local|reference] {
 //	        ... options of that upstream type ...
 //	    }
@@ -130,6 +132,16 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("bad max_body_size %q: want a positive size such as 64MiB", size)
 			}
 			g.MaxBodySize = int64(n)
+		case "decode_budget":
+			var size string
+			if !d.AllArgs(&size) {
+				return d.ArgErr()
+			}
+			n, err := humanize.ParseBytes(size)
+			if err != nil || n < decodeWeighedFrom || n > math.MaxInt64 {
+				return d.Errf("bad decode_budget %q: want a size of at least 1MiB (the weight from which a body takes a share of it), such as 128MiB", size)
+			}
+			g.DecodeBudget = int64(n)
 		case "upstream":
 			if err := g.unmarshalUpstream(d); err != nil {
 				return err

@@ -3,7 +3,9 @@ package modelgate
 import (
 	"bytes"
 	"context"
+	"strconv"
 
+	"github.com/caddyserver/caddy/v2"
 	"golang.org/x/sync/semaphore"
 
 	"github.com/modelgate/modelgate/upstreams"
@@ -20,7 +22,8 @@ import (
 // So what large bodies add as they are decoded and served at once is
 // bounded across the process: a body of decodeCountedFrom bytes or more
 // is weighed (decodeWeight), and one whose weight is decodeWeighedFrom or
-// more takes it from decodeBudget before it is decoded, and gives it back
+// more takes it from the decode budget (decode_budget, default
+// defaultDecodeBudget) before it is decoded, and gives it back
 // once its request is answered; one that would pass the budget waits its
 // turn (until its client leaves). A body heavier than the whole budget
 // takes all of it and is served alone. The weight is taken after the body
@@ -30,9 +33,9 @@ import (
 // documents) weigh next to nothing, so they never queue behind the
 // budget.
 const (
-	decodeBudgetBytes = 128 << 20
-	decodeCountedFrom = 64 << 10
-	decodeWeighedFrom = 1 << 20
+	defaultDecodeBudget = 128 << 20
+	decodeCountedFrom   = 64 << 10
+	decodeWeighedFrom   = 1 << 20
 	// decodedValueBytes is what a decoded value costs beside its text:
 	// measured, 199,000 items of four strings in an object held some
 	// 90 MB decoded, 452 bytes an item of seven values.
@@ -52,33 +55,60 @@ func decodeWeight(body []byte) int64 {
 	return int64(values) * decodedValueBytes
 }
 
-// decodeBudget is the process's budget of large bodies being decoded and
-// served, shared by every gateway handler of every config.
-var decodeBudget = semaphore.NewWeighted(decodeBudgetBytes)
+// decodeBudget is a budget of large bodies being decoded and served.
+type decodeBudget struct {
+	*semaphore.Weighted
+	size int64
+}
+
+// Destruct lets decodeBudgets drop the budget; there is nothing to close.
+func (*decodeBudget) Destruct() error { return nil }
+
+// decodeBudgets hold the budgets of the decode_budget sizes the loaded
+// configs use, one for each size, shared by every gateway handler of that
+// size: a reload that keeps the size keeps the budget and the shares its
+// requests hold (the new config is provisioned before the old one is
+// cleaned up), and a size no config uses any more is dropped.
+var decodeBudgets = caddy.NewUsagePool()
+
+// decodeBudgetKey names a size's budget in decodeBudgets.
+func decodeBudgetKey(size int64) string { return "decode budget " + strconv.FormatInt(size, 10) }
+
+// sharedDecodeBudget returns the budget of size, new the first time;
+// each call is matched by a decodeBudgets.Delete of its key.
+func sharedDecodeBudget(size int64) (*decodeBudget, error) {
+	v, _, err := decodeBudgets.LoadOrNew(decodeBudgetKey(size), func() (caddy.Destructor, error) {
+		return &decodeBudget{Weighted: semaphore.NewWeighted(size), size: size}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*decodeBudget), nil
+}
 
 // decodeHeld marks the context of a request holding part of decodeBudget:
 // the work it dispatches (the chat a response is made by) is part of it
 // and takes nothing again, or it could wait for its own parent.
 type decodeHeld struct{}
 
-// takeDecodeBudget takes a heavy body's share of decodeBudget for req
-// (nothing for a light body, or work dispatched inside a request that
-// holds its share) and returns its release; the request's context then
-// carries the mark. Refused, the client left while it waited.
-func takeDecodeBudget(req *request, body []byte) (release func(), apiErr *upstreams.Error) {
+// take takes a heavy body's share of the budget for req (nothing for a
+// light body, or work dispatched inside a request that holds its share)
+// and returns its release; the request's context then carries the mark.
+// Refused, the client left while it waited.
+func (b *decodeBudget) take(req *request, body []byte) (release func(), apiErr *upstreams.Error) {
 	ctx := req.http.Context()
 	w := decodeWeight(body)
 	if w < decodeWeighedFrom || ctx.Value(decodeHeld{}) != nil {
 		return func() {}, nil
 	}
-	n := min(w, decodeBudgetBytes)
-	if err := decodeBudget.Acquire(ctx, n); err != nil {
+	n := min(w, b.size)
+	if err := b.Acquire(ctx, n); err != nil {
 		return nil, &upstreams.Error{Status: statusClientClosed, Type: upstreams.TypeInvalidRequest,
 			Message: "The client closed the request while it waited for its body to be decoded."}
 	}
 	req.http = req.http.WithContext(context.WithValue(ctx, decodeHeld{}, true))
 	req.call.Request = req.http
-	return func() { decodeBudget.Release(n) }, nil
+	return func() { b.Release(n) }, nil
 }
 
 // statusClientClosed is the status recorded for a request whose client

@@ -49,17 +49,23 @@ func TestDecodeWeightCountsValues(t *testing.T) {
 // and a request whose client leaves while it waits is refused, holding
 // nothing.
 func TestDecodeBudgetBoundsHeavyBodies(t *testing.T) {
+	const decodeBudgetBytes = defaultDecodeBudget
+	budget, berr := sharedDecodeBudget(decodeBudgetBytes)
+	if berr != nil {
+		t.Fatal(berr)
+	}
+	defer decodeBudgets.Delete(decodeBudgetKey(decodeBudgetBytes))
 	take := func(ctx context.Context, body []byte) (*request, func(), *upstreams.Error) {
 		r := httptest.NewRequest("POST", "/v1/responses", nil).WithContext(ctx)
 		req := &request{http: r, call: &upstreams.Call{Request: r}}
-		release, err := takeDecodeBudget(req, body)
+		release, err := budget.take(req, body)
 		return req, release, err
 	}
 	free := func() bool {
-		if !decodeBudget.TryAcquire(decodeBudgetBytes) {
+		if !budget.TryAcquire(decodeBudgetBytes) {
 			return false
 		}
-		decodeBudget.Release(decodeBudgetBytes)
+		budget.Release(decodeBudgetBytes)
 		return true
 	}
 

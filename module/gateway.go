@@ -51,6 +51,17 @@ type Gateway struct {
 	// Caddyfile: `max_body_size <size>` (units such as 64MiB allowed)
 	MaxBodySize int64 `json:"max_body_size,omitempty"`
 
+	// DecodeBudget bounds the weight of the large JSON bodies decoded and
+	// served at once, across every gateway handler with the same value in
+	// the process: a body of 64 KiB or more weighs 64 bytes for each value
+	// it holds (quotes in pairs, commas, braces), and one weighing 1 MiB or
+	// more takes its weight from the budget until it is answered, waiting
+	// while the budget is taken; one heavier than the whole budget takes
+	// all of it. At least 1048576 (1 MiB). Default: 134217728 (128 MiB).
+	//
+	// Caddyfile: `decode_budget <size>` (units such as 128MiB allowed)
+	DecodeBudget int64 `json:"decode_budget,omitempty"`
+
 	// UpstreamsRaw are the named upstreams, each a module of the
 	// modelgate.upstreams namespace selected by its "type" (openai, anthropic,
 	// azure, gemini, bedrock, local, reference). The names `local` and `reference` exist without being
@@ -151,6 +162,7 @@ type Gateway struct {
 	modelRules     []ModelRule
 	recorder       *recorder
 	dashboard      *dashboard
+	decode         *decodeBudget
 	providerNames  map[string]string // GenAI provider names of the routes' upstreams, for the metrics (preinitMetrics)
 	manage         *management
 	routes         map[string]*operationRoutes
@@ -189,6 +201,15 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	}
 	if g.MaxBodySize == 0 {
 		g.MaxBodySize = defaultMaxBodySize
+	}
+	if g.DecodeBudget == 0 {
+		g.DecodeBudget = defaultDecodeBudget
+	}
+	if g.DecodeBudget < decodeWeighedFrom {
+		return fmt.Errorf("modelgate: decode_budget %d is under 1 MiB, the weight from which a body takes a share of it", g.DecodeBudget)
+	}
+	if g.decode, err = sharedDecodeBudget(g.DecodeBudget); err != nil {
+		return fmt.Errorf("modelgate: decode_budget: %w", err)
 	}
 	names := g.BetaHeaders
 	if len(names) == 0 {
@@ -395,6 +416,11 @@ func (g *Gateway) Validate() error {
 func (g *Gateway) Cleanup() error {
 	var errs []error
 	genAIMetrics.backlog.remove(g)
+	if g.decode != nil {
+		// The pointer stays for the requests still being answered.
+		_, err := decodeBudgets.Delete(decodeBudgetKey(g.decode.size))
+		errs = append(errs, err)
+	}
 	if g.dashboard != nil {
 		_, err := dashboards.Delete(g.dashboard.identity)
 		errs = append(errs, err)

@@ -18,7 +18,7 @@ import (
 // with a busy store; made one at a time (largeTurn) they still held
 // +850 MiB, as the requests waiting their turn held their decoded bodies.
 // Now large bodies are decoded and served within a process-wide budget
-// (decodeBudgetBytes), a response lets go of its decoded input once read
+// (decode_budget), a response lets go of its decoded input once read
 // and writes its chat without a map per message, and the heap is
 // collected between its phases: +192 to +221 MiB measured on a loaded
 // machine; under the race detector +542 MiB and 3m45s of CPU.

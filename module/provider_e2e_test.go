@@ -59,7 +59,13 @@ func (f *fakeProvider) last(t *testing.T) (*http.Request, []byte) {
 // startGateway serves modelgate with every operation routed to the provider.
 func startGateway(t *testing.T, providerURL string, extra string) string {
 	t.Helper()
-	return testgateway.Start(t, fmt.Sprintf(`
+	return testgateway.Start(t, providerSite(providerURL, extra))
+}
+
+// providerSite is a site's modelgate directive routing every operation
+// to the provider, with extra lines.
+func providerSite(providerURL string, extra string) string {
+	return fmt.Sprintf(`
 	modelgate {
 		key %s {
 			name tester
@@ -70,7 +76,7 @@ func startGateway(t *testing.T, providerURL string, extra string) string {
 		}
 		route * to provider
 		%s
-	}`, clientKey, providerURL, upstreamKey, extra))
+	}`, clientKey, providerURL, upstreamKey, extra)
 }
 
 func sdk(base string, opts ...option.RequestOption) openai.Client {

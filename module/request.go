@@ -39,7 +39,7 @@ type request struct {
 	// estimate and the engine read it.
 	call *upstreams.Call
 	// releaseDecode gives back the request's share of the decode budget
-	// (see takeDecodeBudget) once it is answered; nil before its body is
+	// (see decodeBudget.take) once it is answered; nil before its body is
 	// read.
 	releaseDecode func()
 	// ticket is the request's charge to its key's rate limits, settled

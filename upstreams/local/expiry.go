@@ -17,8 +17,9 @@ const defaultFileSweep = time.Minute
 const sweepPage = 100
 
 // fileSweeper deletes the files past their expires_at (contents, rows and
-// vector store chunks) and forgets the owners of provider objects older
-// than the retention, in the background, at once and then every
+// vector store chunks), forgets the owners of provider objects older
+// than the retention and removes abandoned responses (what a crash left
+// of a response being stored or deleted), in the background, at once and then every
 // interval, between StartWork and StopWork. Before it passes, an expired
 // file is already gone for every reader (the store's GetFile and ListFiles
 // see no expired file).
@@ -49,6 +50,9 @@ func (fs *fileSweeper) loop(ctx context.Context) {
 		}
 		if err := forgetOldProviderObjects(ctx, fs.store, fs.retention); err != nil && ctx.Err() == nil {
 			fs.logger.Warn("forgetting old provider objects", zap.Error(err))
+		}
+		if _, err := fs.store.RemoveAbandonedResponses(ctx); err != nil && ctx.Err() == nil {
+			fs.logger.Warn("removing abandoned responses", zap.Error(err))
 		}
 		select {
 		case <-ctx.Done():

@@ -49,12 +49,13 @@ type itemFields struct {
 // decoded is the same input as the gateway decoded it (nil when it did
 // not), read instead where its items are all plain messages.
 func inputItems(raw json.RawMessage, decoded any) ([]inputItem, error) {
-	if items, ok := plainItems(decoded); ok {
+	ids := store.NewIDSequence()
+	if items, ok := plainItems(decoded, ids); ok {
 		return items, nil
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		it, err := messageItem(itemFields{Role: "user", Content: raw}, "input")
+		it, err := messageItem(itemFields{Role: "user", Content: raw}, "input", ids)
 		if err != nil {
 			return nil, err
 		}
@@ -80,12 +81,12 @@ func inputItems(raw json.RawMessage, decoded any) ([]inputItem, error) {
 			}
 			it = inputItem{id: f.ID, ref: param}
 		case f.Type == "" || f.Type == "message":
-			it, err = messageItem(f, param)
+			it, err = messageItem(f, param, ids)
 		case f.Type == "function_call":
 			if f.CallID == "" || f.Name == "" {
 				return nil, upstreams.InvalidRequest(param+".call_id", "A function_call item needs call_id and name.")
 			}
-			it, err = storedItem(orID(f.ID, "fc_"), map[string]any{"type": "function_call", "call_id": f.CallID, "name": f.Name,
+			it, err = storedItem(orID(ids, f.ID, "fc_"), map[string]any{"type": "function_call", "call_id": f.CallID, "name": f.Name,
 				"arguments": f.Arguments, "status": "completed"})
 		case f.Type == "function_call_output":
 			if f.CallID == "" {
@@ -99,9 +100,9 @@ func inputItems(raw json.RawMessage, decoded any) ([]inputItem, error) {
 			} else if out, err = messageParts(f.Output, "", param+".output"); err != nil {
 				return nil, err
 			}
-			it, err = storedItem(orID(f.ID, "fco_"), map[string]any{"type": "function_call_output", "call_id": f.CallID, "output": out, "status": "completed"})
+			it, err = storedItem(orID(ids, f.ID, "fco_"), map[string]any{"type": "function_call_output", "call_id": f.CallID, "output": out, "status": "completed"})
 		default:
-			it, err = asIsItem(r, f, param)
+			it, err = asIsItem(r, f, param, ids)
 		}
 		if err != nil {
 			return nil, err
@@ -111,16 +112,19 @@ func inputItems(raw json.RawMessage, decoded any) ([]inputItem, error) {
 	return out, nil
 }
 
-func orID(id, prefix string) string {
+// orID is id, or where it is empty the next ID of ids with prefix: the
+// IDs minted for one request's items sort in their order, and take one
+// place of the index on stored items' IDs (see store.IDSequence).
+func orID(ids *store.IDSequence, id, prefix string) string {
 	if id != "" {
 		return id
 	}
-	return store.NewID(prefix)
+	return ids.Next(prefix)
 }
 
 // messageItem normalises a message: its content becomes an array of
 // parts (see messageParts).
-func messageItem(f itemFields, param string) (inputItem, error) {
+func messageItem(f itemFields, param string, ids *store.IDSequence) (inputItem, error) {
 	switch f.Role {
 	case "user", "system", "developer", "assistant":
 	default:
@@ -130,7 +134,7 @@ func messageItem(f itemFields, param string) (inputItem, error) {
 	if err != nil {
 		return inputItem{}, err
 	}
-	return storedItem(orID(f.ID, "msg_"), map[string]any{"type": "message", "role": f.Role, "content": parts, "status": "completed"})
+	return storedItem(orID(ids, f.ID, "msg_"), map[string]any{"type": "message", "role": f.Role, "content": parts, "status": "completed"})
 }
 
 // partsText is a string, or the text of an array of text parts.

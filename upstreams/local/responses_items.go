@@ -34,7 +34,7 @@ var asIsItemTypes = []string{
 
 // asIsItem keeps an item of another type as the client sent it, with an
 // ID minted where it has none.
-func asIsItem(raw json.RawMessage, f itemFields, param string) (inputItem, error) {
+func asIsItem(raw json.RawMessage, f itemFields, param string, ids *store.IDSequence) (inputItem, error) {
 	if !slices.Contains(asIsItemTypes, f.Type) {
 		return inputItem{}, upstreams.InvalidRequest(param+".type", "Invalid value: '%s'. %s.type is not a type of input item.", f.Type, param)
 	}
@@ -42,7 +42,7 @@ func asIsItem(raw json.RawMessage, f itemFields, param string) (inputItem, error
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		return inputItem{}, upstreams.InvalidRequest(param, "%s must be an input item object.", param)
 	}
-	return storedItem(orID(f.ID, "item_"), fields)
+	return storedItem(orID(ids, f.ID, "item_"), fields)
 }
 
 // isReference tells an item reference: its type, or an item with an ID

@@ -2,6 +2,8 @@ package local
 
 import (
 	"encoding/json"
+
+	"github.com/modelgate/modelgate/upstreams/local/store"
 )
 
 // Messages whose content is one string are most input items, and the
@@ -42,7 +44,7 @@ func plainMessage(v any) (role, text, id string, ok bool) {
 
 // plainItems reads decoded input items that are all plain messages;
 // false when any is not (inputItems then reads them the general way).
-func plainItems(decoded any) ([]inputItem, bool) {
+func plainItems(decoded any, ids *store.IDSequence) ([]inputItem, bool) {
 	list, ok := decoded.([]any)
 	if !ok || len(list) == 0 {
 		return nil, false
@@ -55,7 +57,7 @@ func plainItems(decoded any) ([]inputItem, bool) {
 	out := make([]inputItem, len(list))
 	for i, v := range list {
 		role, text, id, _ := plainMessage(v)
-		out[i] = plainItem(role, text, orID(id, "msg_"))
+		out[i] = plainItem(role, text, orID(ids, id, "msg_"))
 	}
 	return out, true
 }

@@ -3,6 +3,8 @@ package local
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/modelgate/modelgate/upstreams/local/store"
 )
 
 // TestPlainItemsAreStoredAsMessageItemStoresThem: a message of one string
@@ -21,11 +23,11 @@ func TestPlainItemsAreStoredAsMessageItemStoresThem(t *testing.T) {
 				raw, _ := json.Marshal([]any{item})
 				var decoded []any
 				json.Unmarshal(raw, &decoded)
-				got, ok := plainItems(decoded)
+				got, ok := plainItems(decoded, store.NewIDSequence())
 				if !ok || len(got) != 1 || !got[0].plain || got[0].text != text || got[0].role != role {
 					t.Fatalf("%s %q %q: not read as plain: %+v", role, text, id, got)
 				}
-				want, err := messageItem(itemFields{Role: role, ID: got[0].id, Content: mustJSON(text)}, "input[0]")
+				want, err := messageItem(itemFields{Role: role, ID: got[0].id, Content: mustJSON(text)}, "input[0]", store.NewIDSequence())
 				if err != nil || string(got[0].stored()) != string(want.raw) {
 					t.Fatalf("%s %q %q:\n%s\nwant\n%s (%v)", role, text, id, got[0].stored(), want.raw, err)
 				}
@@ -43,7 +45,7 @@ func TestPlainItemsAreStoredAsMessageItemStoresThem(t *testing.T) {
 		map[string]any{"role": "user", "content": "x", "id": ""},
 		"just a string",
 	} {
-		if _, ok := plainItems([]any{map[string]any{"role": "user", "content": "x"}, item}); ok {
+		if _, ok := plainItems([]any{map[string]any{"role": "user", "content": "x"}, item}, store.NewIDSequence()); ok {
 			t.Fatalf("%v read as plain", item)
 		}
 	}

@@ -81,7 +81,7 @@ func (r records) CreateConversation(ctx context.Context, c *Conversation, items 
 		c.ID, c.Owner, c.CreatedAt, string(c.Metadata)); err != nil {
 		return fmt.Errorf("creating conversation: %w", err)
 	}
-	if err := r.insertItems(ctx, tx, "conversation_items", "conversation_id", c.ID, items); err != nil {
+	if err := r.writeItems(ctx, tx, "conversation_items", "conversation_id", c.ID, items); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -139,7 +139,7 @@ func (r records) AddConversationItems(ctx context.Context, owner, id string, ite
 	if err := foundIfAffected(res); err != nil {
 		return err
 	}
-	if err := r.insertItems(ctx, tx, "conversation_items", "conversation_id", id, items); err != nil {
+	if err := r.writeItems(ctx, tx, "conversation_items", "conversation_id", id, items); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {

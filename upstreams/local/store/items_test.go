@@ -7,12 +7,14 @@ import (
 	"testing"
 )
 
-// testItemStatements: items are written itemRows a statement, in order,
-// at the statement's boundary and past it: 500, 501 and 1,001 input items
-// of a response and a conversation read back as written.
+// testItemStatements: items are written itemRows a statement and
+// itemGroup a transaction, in order, at each boundary and past it: 500,
+// 501, 1,001, 2,000, 2,001 and 4,001 input items of a response (and one
+// output item) and of a conversation read back as written, a page at a
+// time.
 func testItemStatements(t *testing.T, s Store) {
 	ctx := context.Background()
-	for _, n := range []int{itemRows, itemRows + 1, 2*itemRows + 1} {
+	for _, n := range []int{itemRows, itemRows + 1, 2*itemRows + 1, itemGroup, itemGroup + 1, 2*itemGroup + 1} {
 		items := make([]ResponseItem, n)
 		for i := range items {
 			items[i] = ResponseItem{ID: fmt.Sprintf("msg_%d_%d", n, i), Item: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))}

@@ -172,6 +172,8 @@ var sqliteMigrations = []string{
 	// 14: a store's chunks in ID order (the index entries end with the
 	// rowid), which search's index reads them in, piece after piece
 	`CREATE INDEX vector_store_chunks_store ON vector_store_chunks(vector_store_id)`,
+	// 15: responses hidden while their items are written or removed
+	sqliteTypes.Replace(responseHiding),
 }
 
 // expiringFilesIndex finds the files past their expires_at.
@@ -247,4 +249,6 @@ var postgresMigrations = []string{
 	postgresTypes.Replace(resultBytesColumn),
 	// 11: sqliteMigrations 13
 	postgresTypes.Replace(conversationDeletion),
+	// 12: sqliteMigrations 15
+	postgresTypes.Replace(responseHiding),
 }

@@ -51,12 +51,21 @@ type dialect struct {
 	// notify is a statement, binding the channel and the payload, that
 	// tells the other instances of announced work. Empty on SQLite.
 	notify string
+	// insertRows starts an INSERT of several rows that ends the
+	// transaction if it fails: SQLite's OR ROLLBACK spares the statement
+	// a statement journal (a copy of every page it changes, to undo it
+	// alone: 30% of the CPU of storing a response's items).
+	insertRows string
+	// copyRows: grouped writes of items (writeItemGroups) are COPYs
+	// (copyItems), PostgreSQL's bulk load.
+	copyRows bool
 }
 
 var (
 	sqliteDialect = dialect{
 		jsonString: `json_quote(%s)`,
 		randomHex:  `lower(hex(randomblob(12)))`,
+		insertRows: `INSERT OR ROLLBACK INTO `,
 	}
 	postgresDialect = dialect{
 		dollar:     true,
@@ -67,6 +76,8 @@ var (
 		ownerLock:  `SELECT pg_advisory_xact_lock(hashtext('modelgate files of ' || $1))`,
 		keyLock:    `SELECT pg_advisory_xact_lock(hashtext('modelgate queue of ' || $1))`,
 		notify:     `SELECT pg_notify($1, $2)`,
+		insertRows: `INSERT INTO `,
+		copyRows:   true,
 	}
 )
 

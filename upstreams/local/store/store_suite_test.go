@@ -39,6 +39,8 @@ func testStore(t *testing.T, loc storeLocation) {
 	t.Run("Conversations", func(t *testing.T) { testConversationStore(t, s) })
 	t.Run("ProviderObjects", func(t *testing.T) { testProviderObjects(t, s) })
 	t.Run("ItemStatements", func(t *testing.T) { testItemStatements(t, s) })
+	t.Run("ResponseVisibility", func(t *testing.T) { testResponseVisibility(t, s) })
+	t.Run("AbandonedResponses", func(t *testing.T) { testAbandonedResponses(t, s) })
 	t.Run("TwoInstances", func(t *testing.T) { testTwoInstances(t, s, loc.open(t)) })
 }
 
