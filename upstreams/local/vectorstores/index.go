@@ -64,6 +64,8 @@ func newVectorIndex() *vectorIndex {
 	return &vectorIndex{version: -1, fileIdx: map[string]int32{}}
 }
 
+func (ix *vectorIndex) lastUsed() int64 { return ix.used.Load() }
+
 // bytes is the memory the index holds, roughly.
 func (ix *vectorIndex) bytes() int64 {
 	ix.mu.RLock()

@@ -1,0 +1,267 @@
+package vectorstores
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelgate/modelgate/upstreams/local/store"
+)
+
+// A store's chunk texts kept in memory as an inverted index, for BM25
+// on a store whose full-text ranking is slow (SQLite's FTS5 bm25()),
+// beside the store's vector indexes and within the same budget. It
+// counts what FTS5 counts (its terms, the chunks' lengths in terms, the
+// chunks holding each term) over the vector store's chunks, and ranks
+// with FTS5's formula, so that a search gives FTS5's chunks, order and
+// scores (textindex_test.go holds it to that); FTS5 ranks the store
+// instead while the index does not fit, or while the store holds text
+// the index does not tokenise exactly (letters outside ASCII).
+
+// postings are the chunks (ordinals, ascending) holding one term, with
+// its count in each.
+type postings struct {
+	docs []uint32
+	tfs  []uint8
+	// big holds the counts of 255 and more, by ordinal (tfs holds 255).
+	big map[uint32]uint32
+	// df is how many live chunks hold the term; maxTF and minLen bound
+	// its weight in any chunk (over every chunk ever added).
+	df     int
+	maxTF  uint32
+	minLen uint32
+}
+
+func (p *postings) tf(i int) uint32 {
+	if t := p.tfs[i]; t < 255 {
+		return uint32(t)
+	}
+	return p.big[p.docs[i]]
+}
+
+// textIndex is the inverted index of one vector store's chunk texts.
+type textIndex struct {
+	// load serialises the readers of the store; mu guards the fields.
+	load sync.Mutex
+	mu   sync.RWMutex
+	// version is the store's ChunksVersion the index holds; lastID the
+	// highest chunk ID read.
+	version, lastID int64
+	// Each chunk read, by ordinal: its ID, file (an index into files)
+	// and length in terms.
+	ids  []int64
+	file []int32
+	lens []uint32
+	// files are the chunks' file IDs, with the highest chunk ID read of
+	// each, and whether the file is gone (its chunks deleted).
+	files   []string
+	fileIdx map[string]int32
+	fileMax []int64
+	gone    []bool
+	terms   map[string]*postings
+	// live and tokens are the chunks not gone and their terms: FTS5's
+	// row count and total size.
+	live, tokens, dead int64
+	// inexact: a chunk holds text the index does not tokenise as FTS5
+	// does; FTS5 ranks the store.
+	inexact bool
+	size    int64
+	used    atomic.Int64
+	// touched are the postings the chunk being added holds (a buffer).
+	touched []*postings
+}
+
+func newTextIndex() *textIndex {
+	return &textIndex{version: -1, fileIdx: map[string]int32{}, terms: map[string]*postings{}}
+}
+
+func (ix *textIndex) lastUsed() int64 { return ix.used.Load() }
+
+// bytes is the memory the index holds, roughly.
+func (ix *textIndex) bytes() int64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.size
+}
+
+// refresh brings the index up to date with the store at version, as
+// vectorIndex.refresh does: it reads the chunks added since, in pieces,
+// and drops the chunks of files gone from the store. It reports false
+// when the index must be built again: a file's chunks were replaced, or
+// the index holds more gone chunks than live ones.
+func (ix *textIndex) refresh(ctx context.Context, vs store.ChunkTexter, storeID string, version, budget int64) (bool, error) {
+	ix.load.Lock()
+	defer ix.load.Unlock()
+	if ix.version == version {
+		return true, nil
+	}
+	if len(ix.files) > 0 {
+		present, err := vs.VectorStoreFileIDs(ctx, storeID)
+		if err != nil {
+			return false, err
+		}
+		ix.mu.Lock()
+		ix.drop(present)
+		rebuild := ix.dead > ix.live
+		ix.mu.Unlock()
+		if rebuild {
+			return false, nil
+		}
+	}
+	start := ix.lastID
+	for !ix.inexact {
+		piece, err := vs.ChunkTexts(ctx, storeID, ix.lastID, loadPiece)
+		if err != nil {
+			return false, err
+		}
+		ix.mu.Lock()
+		for _, c := range piece {
+			if fi, ok := ix.fileIdx[c.FileID]; ok && ix.fileMax[fi] <= start {
+				ix.mu.Unlock()
+				return false, nil
+			}
+			if !ix.add(c) {
+				ix.inexact = true
+				ix.clear()
+				break
+			}
+		}
+		ix.mu.Unlock()
+		if ix.bytes() > budget {
+			return true, nil
+		}
+		if len(piece) < loadPiece {
+			break
+		}
+	}
+	ix.version = version
+	return true, nil
+}
+
+// add indexes a chunk's terms; ix.mu is held. It reports false when the
+// chunk's text is not tokenised exactly.
+func (ix *textIndex) add(c store.Chunk) bool {
+	ord := uint32(len(ix.ids))
+	touched := ix.touched[:0]
+	var n uint32
+	exact := ftsTokens(c.Text, func(t []byte) {
+		n++
+		p := ix.terms[string(t)]
+		if p == nil {
+			p = &postings{minLen: math.MaxUint32}
+			ix.terms[string(t)] = p
+			ix.size += int64(len(t)) + 96
+		}
+		last := len(p.docs) - 1
+		if last >= 0 && p.docs[last] == ord {
+			p.count(last)
+			return
+		}
+		if len(p.docs) == cap(p.docs) {
+			grow := cap(p.docs)/4 + 2
+			p.docs = slices.Grow(p.docs, grow)
+			p.tfs = slices.Grow(p.tfs, grow)
+			ix.size += int64(cap(p.docs)-len(p.docs)) * 5
+		}
+		p.docs = append(p.docs, ord)
+		p.tfs = append(p.tfs, 1)
+		touched = append(touched, p)
+	})
+	ix.touched = touched[:0]
+	if !exact {
+		// Take the chunk's postings back out.
+		for _, p := range touched {
+			p.docs, p.tfs = p.docs[:len(p.docs)-1], p.tfs[:len(p.tfs)-1]
+			delete(p.big, ord)
+		}
+		return false
+	}
+	for _, p := range touched {
+		p.df++
+		p.maxTF = max(p.maxTF, p.tf(len(p.docs)-1))
+		p.minLen = min(p.minLen, n)
+	}
+	ix.lastID = c.ID
+	fi, ok := ix.fileIdx[c.FileID]
+	if !ok {
+		fi = int32(len(ix.files))
+		ix.fileIdx[c.FileID] = fi
+		ix.files = append(ix.files, c.FileID)
+		ix.fileMax = append(ix.fileMax, 0)
+		ix.gone = append(ix.gone, false)
+		ix.size += int64(len(c.FileID)) + 64
+	}
+	ix.fileMax[fi] = c.ID
+	ix.ids = append(ix.ids, c.ID)
+	ix.file = append(ix.file, fi)
+	ix.lens = append(ix.lens, n)
+	ix.size += 16
+	ix.live++
+	ix.tokens += int64(n)
+	return true
+}
+
+// count adds one to the count at postings i.
+func (p *postings) count(i int) {
+	if p.tfs[i] < 254 {
+		p.tfs[i]++
+		return
+	}
+	if p.big == nil {
+		p.big = map[uint32]uint32{}
+	}
+	if p.tfs[i] == 254 {
+		p.tfs[i] = 255
+		p.big[p.docs[i]] = 255
+		return
+	}
+	p.big[p.docs[i]]++
+}
+
+// drop marks the files not among present gone and takes their chunks
+// out of the counts; ix.mu is held.
+func (ix *textIndex) drop(present []string) {
+	keep := make(map[string]bool, len(present))
+	for _, f := range present {
+		keep[f] = true
+	}
+	dropped := false
+	for fi, f := range ix.files {
+		if !ix.gone[fi] && !keep[f] {
+			ix.gone[fi], dropped = true, true
+		}
+	}
+	if !dropped {
+		return
+	}
+	dead := make([]bool, len(ix.ids))
+	for ord, fi := range ix.file {
+		if ix.gone[fi] && ix.lens[ord] != deadLen {
+			dead[ord] = true
+			ix.live--
+			ix.dead++
+			ix.tokens -= int64(ix.lens[ord])
+			ix.lens[ord] = deadLen
+		}
+	}
+	for _, p := range ix.terms {
+		for _, ord := range p.docs {
+			if dead[ord] {
+				p.df--
+			}
+		}
+	}
+}
+
+// deadLen marks a chunk whose file is gone.
+const deadLen = ^uint32(0)
+
+// clear empties an inexact index, which only remembers that it is;
+// ix.mu is held.
+func (ix *textIndex) clear() {
+	ix.ids, ix.file, ix.lens, ix.terms = nil, nil, nil, map[string]*postings{}
+	ix.files, ix.fileMax, ix.gone, ix.fileIdx = nil, nil, nil, map[string]int32{}
+	ix.live, ix.tokens, ix.dead, ix.size = 0, 0, 0, 0
+}
