@@ -2,8 +2,6 @@ package vectorstores
 
 import (
 	"context"
-	"math"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -19,27 +17,6 @@ import (
 // scores (textindex_test.go holds it to that); FTS5 ranks the store
 // instead while the index does not fit, or while the store holds text
 // the index does not tokenise exactly (letters outside ASCII).
-
-// postings are the chunks (ordinals, ascending) holding one term, with
-// its count in each.
-type postings struct {
-	docs []uint32
-	tfs  []uint8
-	// big holds the counts of 255 and more, by ordinal (tfs holds 255).
-	big map[uint32]uint32
-	// df is how many live chunks hold the term; maxTF and minLen bound
-	// its weight in any chunk (over every chunk ever added).
-	df     int
-	maxTF  uint32
-	minLen uint32
-}
-
-func (p *postings) tf(i int) uint32 {
-	if t := p.tfs[i]; t < 255 {
-		return uint32(t)
-	}
-	return p.big[p.docs[i]]
-}
 
 // textIndex is the inverted index of one vector store's chunk texts.
 type textIndex struct {
@@ -150,38 +127,29 @@ func (ix *textIndex) add(c store.Chunk) bool {
 		n++
 		p := ix.terms[string(t)]
 		if p == nil {
-			p = &postings{minLen: math.MaxUint32}
+			p = newPostings()
 			ix.terms[string(t)] = p
-			ix.size += int64(len(t)) + 96
+			ix.size += int64(len(t)) + 128
 		}
-		last := len(p.docs) - 1
-		if last >= 0 && p.docs[last] == ord {
-			p.count(last)
+		if p.adding {
+			p.curTF++
 			return
 		}
-		if len(p.docs) == cap(p.docs) {
-			grow := cap(p.docs)/4 + 2
-			p.docs = slices.Grow(p.docs, grow)
-			p.tfs = slices.Grow(p.tfs, grow)
-			ix.size += int64(cap(p.docs)-len(p.docs)) * 5
-		}
-		p.docs = append(p.docs, ord)
-		p.tfs = append(p.tfs, 1)
+		p.adding, p.cur, p.curTF = true, ord, 1
 		touched = append(touched, p)
 	})
+	for _, p := range touched {
+		p.adding = false
+		if exact {
+			ix.size += int64(p.push(p.cur, p.curTF))
+			p.df++
+			p.maxTF = max(p.maxTF, p.curTF)
+			p.minLen = min(p.minLen, n)
+		}
+	}
 	ix.touched = touched[:0]
 	if !exact {
-		// Take the chunk's postings back out.
-		for _, p := range touched {
-			p.docs, p.tfs = p.docs[:len(p.docs)-1], p.tfs[:len(p.tfs)-1]
-			delete(p.big, ord)
-		}
 		return false
-	}
-	for _, p := range touched {
-		p.df++
-		p.maxTF = max(p.maxTF, p.tf(len(p.docs)-1))
-		p.minLen = min(p.minLen, n)
 	}
 	ix.lastID = c.ID
 	fi, ok := ix.fileIdx[c.FileID]
@@ -201,23 +169,6 @@ func (ix *textIndex) add(c store.Chunk) bool {
 	ix.live++
 	ix.tokens += int64(n)
 	return true
-}
-
-// count adds one to the count at postings i.
-func (p *postings) count(i int) {
-	if p.tfs[i] < 254 {
-		p.tfs[i]++
-		return
-	}
-	if p.big == nil {
-		p.big = map[uint32]uint32{}
-	}
-	if p.tfs[i] == 254 {
-		p.tfs[i] = 255
-		p.big[p.docs[i]] = 255
-		return
-	}
-	p.big[p.docs[i]]++
 }
 
 // drop marks the files not among present gone and takes their chunks
@@ -247,8 +198,8 @@ func (ix *textIndex) drop(present []string) {
 		}
 	}
 	for _, p := range ix.terms {
-		for _, ord := range p.docs {
-			if dead[ord] {
+		for c := newCursor(p); !c.done(); c.next() {
+			if dead[c.at] {
 				p.df--
 			}
 		}

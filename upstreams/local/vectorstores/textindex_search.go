@@ -19,15 +19,6 @@ var bm25K1, bm25B = 1.2, 0.75
 // best score.
 const pruneSlack = 1 + 1e-9
 
-// cursor walks one query term's postings.
-type cursor struct {
-	p      *postings
-	phrase int
-	idf    float64
-	upper  float64
-	pos    int
-}
-
 // scored is a chunk (ordinal) and its score.
 type scored struct {
 	score float64
@@ -114,7 +105,9 @@ func (ix *textIndex) rank(ctx context.Context, fileIDs []string, terms []string,
 			idfs[i] = 1e-6
 		}
 		if p != nil && p.df > 0 {
-			cursors = append(cursors, &cursor{p: p, phrase: i, idf: idfs[i], upper: idfs[i] * weight(p.maxTF, p.minLen)})
+			c := newCursor(p)
+			c.phrase, c.idf, c.upper = i, idfs[i], idfs[i]*weight(p.maxTF, p.minLen)
+			cursors = append(cursors, c)
 		}
 	}
 	slices.SortStableFunc(cursors, func(a, b *cursor) int { return cmp.Compare(a.upper, b.upper) })
@@ -136,13 +129,13 @@ func (ix *textIndex) rank(ctx context.Context, fileIDs []string, terms []string,
 				return nil, err
 			}
 		}
-		doc := uint32(math.MaxUint32)
+		doc := int64(math.MaxInt64)
 		for _, c := range cursors[essential:] {
-			if c.pos < len(c.p.docs) {
-				doc = min(doc, c.p.docs[c.pos])
+			if !c.done() {
+				doc = min(doc, c.at)
 			}
 		}
-		if doc == math.MaxUint32 {
+		if doc == math.MaxInt64 {
 			break
 		}
 		clear(tfs)
@@ -153,12 +146,12 @@ func (ix *textIndex) rank(ctx context.Context, fileIDs []string, terms []string,
 			upper = below[essential-1]
 		}
 		for _, c := range cursors[essential:] {
-			if c.pos < len(c.p.docs) && c.p.docs[c.pos] == doc {
+			if !c.done() && c.at == doc {
 				if live {
-					tfs[c.phrase] = c.p.tf(c.pos)
-					upper += c.idf * weight(tfs[c.phrase], length)
+					tfs[c.phrase] = c.tf
+					upper += c.idf * weight(c.tf, length)
 				}
-				c.pos++
+				c.next()
 			}
 		}
 		full := len(top) == limit
@@ -166,10 +159,8 @@ func (ix *textIndex) rank(ctx context.Context, fileIDs []string, terms []string,
 			continue
 		}
 		for _, c := range cursors[:essential] {
-			skip, _ := slices.BinarySearch(c.p.docs[c.pos:], doc)
-			c.pos += skip
-			if c.pos < len(c.p.docs) && c.p.docs[c.pos] == doc {
-				tfs[c.phrase] = c.p.tf(c.pos)
+			if c.seek(doc); !c.done() && c.at == doc {
+				tfs[c.phrase] = c.tf
 			}
 		}
 		// The score as FTS5 sums it: over the query's terms in order.
@@ -177,7 +168,7 @@ func (ix *textIndex) rank(ctx context.Context, fileIDs []string, terms []string,
 		for i, tf := range tfs {
 			score += idfs[i] * weight(tf, length)
 		}
-		top.offer(scored{score, doc}, limit)
+		top.offer(scored{score, uint32(doc)}, limit)
 		if len(top) == limit {
 			for essential < len(cursors) && below[essential]*pruneSlack < top[0].score {
 				essential++
