@@ -23,21 +23,17 @@ type textIndex struct {
 	// load serialises the readers of the store; mu guards the fields.
 	load sync.Mutex
 	mu   sync.RWMutex
-	// version is the store's ChunksVersion the index holds; lastID the
-	// highest chunk ID read.
-	version, lastID int64
+	// version is the store's ChunksVersion the index holds.
+	version int64
 	// Each chunk read, by ordinal: its ID, file (an index into files)
 	// and length in terms.
 	ids  []int64
 	file []int32
 	lens []uint32
-	// files are the chunks' file IDs, with the highest chunk ID read of
-	// each, and whether the file is gone (its chunks deleted).
-	files   []string
-	fileIdx map[string]int32
-	fileMax []int64
-	gone    []bool
-	terms   map[string]*postings
+	chunkFiles
+	// gone marks the files gone from the store (their chunks deleted).
+	gone  []bool
+	terms map[string]*postings
 	// live and tokens are the chunks not gone and their terms: FTS5's
 	// row count and total size.
 	live, tokens, dead int64
@@ -51,7 +47,7 @@ type textIndex struct {
 }
 
 func newTextIndex() *textIndex {
-	return &textIndex{version: -1, fileIdx: map[string]int32{}, terms: map[string]*postings{}}
+	return &textIndex{version: -1, chunkFiles: newChunkFiles(), terms: map[string]*postings{}}
 }
 
 func (ix *textIndex) lastUsed() int64 { return ix.used.Load() }
@@ -87,34 +83,17 @@ func (ix *textIndex) refresh(ctx context.Context, vs store.ChunkTexter, storeID 
 			return false, nil
 		}
 	}
-	start := ix.lastID
-	for !ix.inexact {
-		piece, err := vs.ChunkTexts(ctx, storeID, ix.lastID, loadPiece)
-		if err != nil {
-			return false, err
-		}
-		ix.mu.Lock()
-		for _, c := range piece {
-			if fi, ok := ix.fileIdx[c.FileID]; ok && ix.fileMax[fi] <= start {
-				ix.mu.Unlock()
-				return false, nil
-			}
-			if !ix.add(c) {
-				ix.inexact = true
-				ix.clear()
-				break
-			}
-		}
-		ix.mu.Unlock()
-		if ix.bytes() > budget {
-			return true, nil
-		}
-		if len(piece) < loadPiece {
-			break
-		}
+	if ix.inexact {
+		ix.version = version
+		return true, nil
 	}
-	ix.version = version
-	return true, nil
+	ok, done, err := readPieces(&ix.mu, &ix.chunkFiles, func(after int64) ([]store.Chunk, error) {
+		return vs.ChunkTexts(ctx, storeID, after, loadPiece)
+	}, ix.add, ix.bytes, budget)
+	if done {
+		ix.version = version
+	}
+	return ok, err
 }
 
 // add indexes a chunk's terms; ix.mu is held. It reports false when the
@@ -149,19 +128,15 @@ func (ix *textIndex) add(c store.Chunk) bool {
 	}
 	ix.touched = touched[:0]
 	if !exact {
+		ix.inexact = true
+		ix.clear()
 		return false
 	}
-	ix.lastID = c.ID
-	fi, ok := ix.fileIdx[c.FileID]
-	if !ok {
-		fi = int32(len(ix.files))
-		ix.fileIdx[c.FileID] = fi
-		ix.files = append(ix.files, c.FileID)
-		ix.fileMax = append(ix.fileMax, 0)
+	fi, added := ix.note(c)
+	if added {
 		ix.gone = append(ix.gone, false)
 		ix.size += int64(len(c.FileID)) + 64
 	}
-	ix.fileMax[fi] = c.ID
 	ix.ids = append(ix.ids, c.ID)
 	ix.file = append(ix.file, fi)
 	ix.lens = append(ix.lens, n)
@@ -213,6 +188,6 @@ const deadLen = ^uint32(0)
 // ix.mu is held.
 func (ix *textIndex) clear() {
 	ix.ids, ix.file, ix.lens, ix.terms = nil, nil, nil, map[string]*postings{}
-	ix.files, ix.fileMax, ix.gone, ix.fileIdx = nil, nil, nil, map[string]int32{}
+	ix.chunkFiles, ix.gone = newChunkFiles(), nil
 	ix.live, ix.tokens, ix.dead, ix.size = 0, 0, 0, 0
 }
