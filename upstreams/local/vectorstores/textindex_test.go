@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelgate/modelgate/upstreams"
 	"github.com/modelgate/modelgate/upstreams/local/store"
 )
 
@@ -197,5 +198,61 @@ func TestTextIndexIsTheStores(t *testing.T) {
 	cancel()
 	if _, err := ix.rank(cancelled, nil, terms, 20); err == nil {
 		t.Error("a cancelled search ranked")
+	}
+}
+
+// TestSearchSameWithTextIndex: a search (BM25 alone) returns the same
+// hits through the text index as through FTS5 alone, with several
+// queries, a filter on file IDs, a score threshold, either ranker and a
+// result limit; another owner finds nothing.
+func TestSearchSameWithTextIndex(t *testing.T) {
+	ctx := context.Background()
+	s := openSQLite(t)
+	storeID := store.NewID("vs_")
+	if err := s.CreateVectorStore(ctx, &store.VectorStore{ID: storeID, Owner: "o", Metadata: json.RawMessage("{}")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	textCorpus(t, s, storeID, rand.New(rand.NewPCG(51, 51)), 0, 40)
+	indexed, fts5 := &Vectors{Cache: NewCache(0)}, &Vectors{Cache: NewCache(-1)}
+	bodies := []string{
+		`{"query": "seldom caresses running"}`,
+		`{"query": ["seldom", "everywhere repeated"], "max_num_results": 7}`,
+		`{"query": "running everywhere seldom", "ranking_options": {"ranker": "none", "score_threshold": 0.5}}`,
+		`{"query": "seldom", "filters": {"type": "in", "key": "file_id", "value": ["file-0003", "file-0011", "file-0020"]}}`,
+		`{"query": "everywhere seldom", "filters": {"type": "ne", "key": "file_id", "value": "file-0004"}, "ranking_options": {"score_threshold": 0.9}}`,
+	}
+	search := func(v *Vectors, owner, body string) []Hit {
+		t.Helper()
+		var req SearchRequest
+		if err := json.Unmarshal([]byte(body), &req); err != nil {
+			t.Fatal(err)
+		}
+		queries, err := req.Queries()
+		if err != nil {
+			t.Fatal(err)
+		}
+		hits, err := v.Search(ctx, s, upstreams.Principal{Owner: owner}, storeID, &req, queries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	for _, body := range bodies {
+		got, want := search(indexed, "o", body), search(fts5, "o", body)
+		if len(want) == 0 || len(got) != len(want) {
+			t.Fatalf("%s: %d hits, FTS5 %d", body, len(got), len(want))
+		}
+		for i := range want {
+			g, w := got[i], want[i]
+			if g.Chunk.ID != w.Chunk.ID || g.File.FileID != w.File.FileID || math.Abs(g.Score-w.Score) > 1e-9 {
+				t.Errorf("%s #%d: chunk %d of %s scored %v, FTS5 chunk %d of %s %v", body, i, g.Chunk.ID, g.File.FileID, g.Score, w.Chunk.ID, w.File.FileID, w.Score)
+			}
+		}
+	}
+	if _, ok := indexed.Cache.entries[[2]string{storeID, textKey}]; !ok {
+		t.Error("the searches did not use a text index")
+	}
+	if hits := search(indexed, "x", bodies[0]); len(hits) != 0 {
+		t.Errorf("another owner found %d hits", len(hits))
 	}
 }
