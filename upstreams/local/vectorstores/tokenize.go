@@ -44,11 +44,6 @@ func ftsTokens(text string, fn func(term []byte)) bool {
 		for j < len(text) && text[j] < utf8.RuneSelf && asciiAlnum(text[j]) {
 			j++
 		}
-		if j < len(text) && text[j] >= utf8.RuneSelf {
-			if r, _ := utf8.DecodeRuneInString(text[j:]); !separator(r) {
-				return false
-			}
-		}
 		tok := text[i:min(j, i+maxTokenBytes)]
 		buf = lowerInto(buf[:0], tok)
 		if len(tok) >= 3 && len(tok) <= maxStemBytes {
