@@ -125,7 +125,8 @@ func checkTextIndex(t *testing.T, vc *Cache, s *store.SQLite, storeID string, qu
 }
 
 // TestTextIndexMatchesFTS5: the text index ranks as FTS5's bm25() does
-// (FTS5 the oracle) on 2,000 generated chunks, filtered or not, for
+// (FTS5 the oracle) on 2,000 generated chunks (500 under the race
+// detector), filtered or not, for
 // queries with repeated, absent, stemmed-alike and everywhere terms,
 // then after files are deleted and after more are added; a file with
 // letters outside ASCII leaves the store to FTS5.
@@ -136,19 +137,25 @@ func TestTextIndexMatchesFTS5(t *testing.T) {
 	if err := s.CreateVectorStore(ctx, &store.VectorStore{ID: storeID, Owner: "o", Metadata: json.RawMessage("{}")}, nil); err != nil {
 		t.Fatal(err)
 	}
+	// Under the race detector (some 50 times slower here) a quarter of
+	// the chunks and a third of the queries.
+	files, added, nq := 200, 30, 60
+	if raceEnabled {
+		files, added, nq = 50, 8, 20
+	}
 	r := rand.New(rand.NewPCG(21, 21))
-	textCorpus(t, s, storeID, r, 0, 200)
-	queries := textQueries(r, 60)
+	textCorpus(t, s, storeID, r, 0, files)
+	queries := textQueries(r, nq)
 	vc := NewCache(0)
 	checkTextIndex(t, vc, s, storeID, queries, r)
 	ix, _ := vc.textIndex(ctx, s, storeID)
-	for f := 0; f < 200; f += 9 {
+	for f := 0; f < files; f += 9 {
 		if err := s.DeleteVectorStoreFile(ctx, "o", storeID, fmt.Sprintf("file-%04d", f)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	checkTextIndex(t, vc, s, storeID, queries, r)
-	textCorpus(t, s, storeID, r, 200, 30)
+	textCorpus(t, s, storeID, r, files, added)
 	checkTextIndex(t, vc, s, storeID, queries, r)
 	if now, _ := vc.textIndex(ctx, s, storeID); now != ix {
 		t.Error("the index was built again for deletions and additions")
