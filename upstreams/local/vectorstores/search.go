@@ -205,7 +205,16 @@ func (v *Vectors) Search(ctx context.Context, vs store.VectorStoreStore, who ups
 	if req.MaxNumResults != nil {
 		limit = *req.MaxNumResults
 	}
-	files, err := vs.CompletedVectorStoreFiles(ctx, who.Owner, storeID)
+	tix, err := v.Cache.textIndex(ctx, vs, storeID)
+	if err != nil {
+		return nil, err
+	}
+	var files []store.VectorStoreFile
+	if tix != nil {
+		files, err = tix.completedFiles(ctx, vs, who.Owner, storeID)
+	} else {
+		files, err = vs.CompletedVectorStoreFiles(ctx, who.Owner, storeID)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -234,10 +243,6 @@ func (v *Vectors) Search(ctx context.Context, vs store.VectorStoreStore, who ups
 		ids = nil
 	}
 	candidates := max(4*limit, minCandidates)
-	tix, err := v.Cache.textIndex(ctx, vs, storeID)
-	if err != nil {
-		return nil, err
-	}
 	var lists []rankedList
 	for _, q := range queries {
 		list, err := textList(ctx, vs, tix, storeID, ids, q, candidates)

@@ -44,6 +44,12 @@ type textIndex struct {
 	used    atomic.Int64
 	// touched are the postings the chunk being added holds (a buffer).
 	touched []*postings
+	// completed are the store's completed files of filesOwner at the
+	// chunks version filesVersion, as searches list them (read only).
+	filesMu      sync.Mutex
+	filesOwner   string
+	filesVersion int64
+	completed    []store.VectorStoreFile
 }
 
 func newTextIndex() *textIndex {
@@ -190,4 +196,27 @@ func (ix *textIndex) clear() {
 	ix.ids, ix.file, ix.lens, ix.terms = nil, nil, nil, map[string]*postings{}
 	ix.chunkFiles, ix.gone = newChunkFiles(), nil
 	ix.live, ix.tokens, ix.dead, ix.size = 0, 0, 0, 0
+}
+
+// completedFiles lists the store's completed files of owner as
+// store.CompletedVectorStoreFiles does, kept while the store's chunks
+// version stays (a file completes or leaves the store only with a new
+// version): at a million chunks, listing 10,000 files costs a search
+// more than ranking them. The files are shared: read only.
+func (ix *textIndex) completedFiles(ctx context.Context, vs store.VectorStoreStore, owner, storeID string) ([]store.VectorStoreFile, error) {
+	version, err := vs.ChunksVersion(ctx, storeID)
+	if err != nil {
+		return nil, err
+	}
+	ix.filesMu.Lock()
+	defer ix.filesMu.Unlock()
+	if ix.completed != nil && ix.filesOwner == owner && ix.filesVersion == version {
+		return ix.completed, nil
+	}
+	files, err := vs.CompletedVectorStoreFiles(ctx, owner, storeID)
+	if err != nil {
+		return nil, err
+	}
+	ix.completed, ix.filesOwner, ix.filesVersion = files, owner, version
+	return files, nil
 }

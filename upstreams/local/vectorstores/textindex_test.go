@@ -225,7 +225,7 @@ func TestSearchSameWithTextIndex(t *testing.T) {
 		`{"query": "seldom caresses running"}`,
 		`{"query": ["seldom", "everywhere repeated"], "max_num_results": 7}`,
 		`{"query": "running everywhere seldom", "ranking_options": {"ranker": "none", "score_threshold": 0.5}}`,
-		`{"query": "seldom", "filters": {"type": "in", "key": "file_id", "value": ["file-0003", "file-0011", "file-0020"]}}`,
+		`{"query": "seldom", "filters": {"type": "in", "key": "file_id", "value": ["file-0003", "file-0011", "file-0020", "file-0050"]}}`,
 		`{"query": "everywhere seldom", "filters": {"type": "ne", "key": "file_id", "value": "file-0004"}, "ranking_options": {"score_threshold": 0.9}}`,
 	}
 	search := func(v *Vectors, owner, body string) []Hit {
@@ -244,18 +244,30 @@ func TestSearchSameWithTextIndex(t *testing.T) {
 		}
 		return hits
 	}
-	for _, body := range bodies {
-		got, want := search(indexed, "o", body), search(fts5, "o", body)
-		if len(want) == 0 || len(got) != len(want) {
-			t.Fatalf("%s: %d hits, FTS5 %d", body, len(got), len(want))
-		}
-		for i := range want {
-			g, w := got[i], want[i]
-			if g.Chunk.ID != w.Chunk.ID || g.File.FileID != w.File.FileID || math.Abs(g.Score-w.Score) > 1e-9 {
-				t.Errorf("%s #%d: chunk %d of %s scored %v, FTS5 chunk %d of %s %v", body, i, g.Chunk.ID, g.File.FileID, g.Score, w.Chunk.ID, w.File.FileID, w.Score)
+	compare := func(stage string) {
+		t.Helper()
+		for _, body := range bodies {
+			got, want := search(indexed, "o", body), search(fts5, "o", body)
+			if len(want) == 0 || len(got) != len(want) {
+				t.Fatalf("%s, %s: %d hits, FTS5 %d", stage, body, len(got), len(want))
+			}
+			for i := range want {
+				g, w := got[i], want[i]
+				if g.Chunk.ID != w.Chunk.ID || g.File.FileID != w.File.FileID || math.Abs(g.Score-w.Score) > 1e-9 {
+					t.Errorf("%s, %s #%d: chunk %d of %s scored %v, FTS5 chunk %d of %s %v", stage, body, i, g.Chunk.ID, g.File.FileID, g.Score, w.Chunk.ID, w.File.FileID, w.Score)
+				}
 			}
 		}
 	}
+	compare("at first")
+	// The files a search lists are kept with the index: a file added
+	// and one deleted are seen.
+	putTexts(t, s, storeID, "file-0050", []string{"seldom seldom seldom caresses running everywhere"})
+	compare("a file added")
+	if err := s.DeleteVectorStoreFile(ctx, "o", storeID, "file-0003"); err != nil {
+		t.Fatal(err)
+	}
+	compare("a file deleted")
 	if _, ok := indexed.Cache.entries[[2]string{storeID, textKey}]; !ok {
 		t.Error("the searches did not use a text index")
 	}
