@@ -2,7 +2,6 @@ package vectorstores
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -235,10 +234,7 @@ func TestIndexFollowsTheStore(t *testing.T) {
 func TestIndexReadAtStart(t *testing.T) {
 	s := openSQLite(t)
 	bc := bulkFill(t, s, "m", 300, 100, 9)
-	textOnly := store.NewID("vs_")
-	if err := s.CreateVectorStore(context.Background(), &store.VectorStore{ID: textOnly, Owner: "o", Metadata: json.RawMessage("{}")}, nil); err != nil {
-		t.Fatal(err)
-	}
+	textOnly := newVectorStore(t, s)
 	putTexts(t, s, textOnly, "f", []string{"text only"})
 	vc := NewCache(0)
 	in := NewIngester(s, s, zap.NewNop(), 1, 1)

@@ -14,6 +14,16 @@ import (
 	"github.com/modelgate/modelgate/upstreams/local/store"
 )
 
+// newVectorStore creates an empty vector store of owner o.
+func newVectorStore(tb testing.TB, s *store.SQLite) string {
+	tb.Helper()
+	id := store.NewID("vs_")
+	if err := s.CreateVectorStore(context.Background(), &store.VectorStore{ID: id, Owner: "o", Metadata: json.RawMessage("{}")}, nil); err != nil {
+		tb.Fatal(err)
+	}
+	return id
+}
+
 // putTexts attaches a file of chunks with the given texts (no
 // embeddings) to a vector store and completes its ingestion.
 func putTexts(tb testing.TB, s *store.SQLite, storeID, fileID string, texts []string) {
@@ -133,10 +143,7 @@ func checkTextIndex(t *testing.T, vc *Cache, s *store.SQLite, storeID string, qu
 func TestTextIndexMatchesFTS5(t *testing.T) {
 	ctx := context.Background()
 	s := openSQLite(t)
-	storeID := store.NewID("vs_")
-	if err := s.CreateVectorStore(ctx, &store.VectorStore{ID: storeID, Owner: "o", Metadata: json.RawMessage("{}")}, nil); err != nil {
-		t.Fatal(err)
-	}
+	storeID := newVectorStore(t, s)
 	// Under the race detector (some 50 times slower here) a quarter of
 	// the chunks and a third of the queries.
 	files, added, nq := 200, 30, 60
@@ -173,13 +180,7 @@ func TestTextIndexMatchesFTS5(t *testing.T) {
 func TestTextIndexIsTheStores(t *testing.T) {
 	ctx := context.Background()
 	s := openSQLite(t)
-	ids := make([]string, 2)
-	for i := range ids {
-		ids[i] = store.NewID("vs_")
-		if err := s.CreateVectorStore(ctx, &store.VectorStore{ID: ids[i], Owner: "o", Metadata: json.RawMessage("{}")}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ids := []string{newVectorStore(t, s), newVectorStore(t, s)}
 	r := rand.New(rand.NewPCG(31, 31))
 	textCorpus(t, s, ids[0], r, 0, 30)
 	vc := NewCache(0)
@@ -215,10 +216,7 @@ func TestTextIndexIsTheStores(t *testing.T) {
 func TestSearchSameWithTextIndex(t *testing.T) {
 	ctx := context.Background()
 	s := openSQLite(t)
-	storeID := store.NewID("vs_")
-	if err := s.CreateVectorStore(ctx, &store.VectorStore{ID: storeID, Owner: "o", Metadata: json.RawMessage("{}")}, nil); err != nil {
-		t.Fatal(err)
-	}
+	storeID := newVectorStore(t, s)
 	textCorpus(t, s, storeID, rand.New(rand.NewPCG(51, 51)), 0, 40)
 	indexed, fts5 := &Vectors{Cache: NewCache(0)}, &Vectors{Cache: NewCache(-1)}
 	bodies := []string{
