@@ -13,6 +13,7 @@ import (
 const DefaultIndexMemory = 1 << 30
 
 // Cache keeps each vector store's index (per embedding model) in memory,
+// with the index of its chunk texts for BM25 (textindex.go),
 // for a store that cannot rank vectors itself (SQLite), within a memory
 // budget: past it, the least recently searched indexes are dropped, and
 // a vector store whose index alone would not fit is searched by reading
@@ -20,7 +21,7 @@ const DefaultIndexMemory = 1 << 30
 type Cache struct {
 	budget  int64
 	mu      sync.Mutex
-	entries map[[2]string]*vectorIndex
+	entries map[[2]string]cachedIndex
 	// tooBig are the vector stores (and models) whose index outgrew the
 	// budget, at the chunks version it did.
 	tooBig map[[2]string]int64
@@ -34,61 +35,103 @@ func NewCache(budget int64) *Cache {
 		budget = DefaultIndexMemory
 	}
 	budget = max(budget, 0)
-	return &Cache{budget: budget, entries: map[[2]string]*vectorIndex{}, tooBig: map[[2]string]int64{}}
+	return &Cache{budget: budget, entries: map[[2]string]cachedIndex{}, tooBig: map[[2]string]int64{}}
 }
+
+// cachedIndex is an index the cache holds: a vector store's vectors
+// for one model, or its chunk texts.
+type cachedIndex interface {
+	bytes() int64
+	lastUsed() int64
+}
+
+// textKey is the model part of the key of a vector store's text index
+// (no embedding model is named "").
+const textKey = ""
 
 // index returns the vector store's index for model, brought up to date
 // with its chunks; nil when it does not fit the budget.
 func (vc *Cache) index(ctx context.Context, vs store.VectorStoreStore, storeID, model string) (*vectorIndex, error) {
-	if vc.budget == 0 {
+	return current(ctx, vc, vs, [2]string{storeID, model}, newVectorIndex, func(ix *vectorIndex, version int64) (bool, error) {
+		return ix.refresh(ctx, vs, storeID, model, version, vc.budget)
+	})
+}
+
+// textIndex returns the vector store's text index, brought up to date
+// with its chunks; nil when the store does not hand out its texts, when
+// the index does not fit the budget, or when FTS5 must rank the store
+// (see textIndex.inexact).
+func (vc *Cache) textIndex(ctx context.Context, vs store.VectorStoreStore, storeID string) (*textIndex, error) {
+	ct, ok := vs.(store.ChunkTexter)
+	if !ok || vc == nil {
 		return nil, nil
 	}
-	version, err := vs.ChunksVersion(ctx, storeID)
-	if err != nil {
+	ix, err := current(ctx, vc, vs, [2]string{storeID, textKey}, newTextIndex, func(ix *textIndex, version int64) (bool, error) {
+		return ix.refresh(ctx, ct, storeID, version, vc.budget)
+	})
+	if err != nil || ix == nil || ix.inexact {
 		return nil, err
 	}
-	key := [2]string{storeID, model}
+	return ix, nil
+}
+
+// current returns the index of key, brought up to date with the store's
+// chunks by refresh (made by fresh when missing, and once more when
+// refresh reports it must be built again); nil when it does not fit the
+// budget.
+func current[T interface {
+	cachedIndex
+	comparable
+}](ctx context.Context, vc *Cache, vs store.VectorStoreStore, key [2]string, fresh func() T, refresh func(T, int64) (bool, error)) (T, error) {
+	var none T
+	if vc.budget == 0 {
+		return none, nil
+	}
+	version, err := vs.ChunksVersion(ctx, key[0])
+	if err != nil {
+		return none, err
+	}
 	vc.mu.Lock()
 	if v, ok := vc.tooBig[key]; ok && v == version {
 		vc.mu.Unlock()
-		return nil, nil
+		return none, nil
 	}
 	delete(vc.tooBig, key)
 	vc.mu.Unlock()
 	// A second index is built from the start, which always matches.
 	for range 2 {
 		vc.mu.Lock()
-		ix := vc.entries[key]
-		if ix == nil {
-			ix = newVectorIndex()
+		ix, _ := vc.entries[key].(T)
+		if ix == none {
+			ix = fresh()
 			vc.entries[key] = ix
 		}
 		vc.mu.Unlock()
-		ok, err := ix.refresh(ctx, vs, storeID, model, version, vc.budget)
+		ok, err := refresh(ix, version)
 		if err != nil {
-			return nil, err
+			return none, err
 		}
 		vc.mu.Lock()
 		if ok {
 			vc.mu.Unlock()
 			if !vc.fit(key, ix, version) {
-				return nil, nil
+				return none, nil
 			}
 			return ix, nil
 		}
-		if vc.entries[key] == ix {
+		if vc.entries[key] == cachedIndex(ix) {
 			delete(vc.entries, key)
 		}
 		vc.mu.Unlock()
 	}
-	return nil, nil
+	return none, nil
 }
 
 // fit drops the least recently used other indexes until the budget
 // holds ix, and reports whether ix is kept: when it alone outgrows the
 // budget, it is dropped too and its vector store marked too big at
 // version.
-func (vc *Cache) fit(key [2]string, ix *vectorIndex, version int64) bool {
+func (vc *Cache) fit(key [2]string, ix cachedIndex, version int64) bool {
 	vc.mu.Lock()
 	defer vc.mu.Unlock()
 	sizes := map[[2]string]int64{}
@@ -101,7 +144,7 @@ func (vc *Cache) fit(key [2]string, ix *vectorIndex, version int64) bool {
 		var lru [2]string
 		found := false
 		for k, e := range vc.entries {
-			if k != key && (!found || e.used.Load() < vc.entries[lru].used.Load()) {
+			if k != key && (!found || e.lastUsed() < vc.entries[lru].lastUsed()) {
 				lru, found = k, true
 			}
 		}
@@ -125,6 +168,9 @@ func (vc *Cache) fit(key [2]string, ix *vectorIndex, version int64) bool {
 // ingestion that completed calls it, so that searches find the chunks
 // read already.
 func (vc *Cache) Warm(ctx context.Context, vs store.VectorStoreStore, storeID, model string) error {
+	if _, err := vc.textIndex(ctx, vs, storeID); err != nil {
+		return err
+	}
 	if _, ok := vs.(store.NearestChunker); ok || model == "" {
 		return nil
 	}
@@ -132,9 +178,10 @@ func (vc *Cache) Warm(ctx context.Context, vs store.VectorStoreStore, storeID, m
 	return err
 }
 
-// WarmAll reads the indexes of every vector store with embedded chunks,
-// as a store opens, so that no first search after a restart reads one:
-// while the budget lasts (the least recently read are dropped past it).
+// WarmAll reads the indexes of every vector store with completed files
+// (vectors and texts), as a store opens, so that no first search after
+// a restart reads one: while the budget lasts (the least recently read
+// are dropped past it).
 func (vc *Cache) WarmAll(ctx context.Context, vs store.VectorStoreStore) error {
 	if _, ok := vs.(store.NearestChunker); ok || vc.budget == 0 {
 		return nil
@@ -146,6 +193,18 @@ func (vc *Cache) WarmAll(ctx context.Context, vs store.VectorStoreStore) error {
 	for _, e := range embedded {
 		if err := vc.Warm(ctx, vs, e[0], e[1]); err != nil {
 			return err
+		}
+	}
+	// The text indexes of the vector stores without embeddings.
+	if ct, ok := vs.(store.ChunkTexter); ok {
+		stores, err := ct.TextVectorStores(ctx)
+		if err != nil {
+			return err
+		}
+		for _, id := range stores {
+			if _, err := vc.textIndex(ctx, vs, id); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

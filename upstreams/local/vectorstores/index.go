@@ -43,26 +43,23 @@ type vectorIndex struct {
 	// load serialises the readers of the store; mu guards the fields.
 	load sync.Mutex
 	mu   sync.RWMutex
-	// version is the store's ChunksVersion the index holds; lastID the
-	// highest chunk ID read.
-	version, lastID int64
-	dims            int
-	blocks          []*block
+	// version is the store's ChunksVersion the index holds.
+	version int64
+	dims    int
+	blocks  []*block
 	// odd are the chunks of another dimension than dims, kept exact.
 	odd []store.Chunk
-	// files are the chunks' file IDs (a chunk holds an index into
-	// them), with the highest chunk ID read of each.
-	files   []string
-	fileIdx map[string]int32
-	fileMax []int64
+	chunkFiles
 	// used is when a search last used the index (Unix nanoseconds), for
 	// eviction.
 	used atomic.Int64
 }
 
 func newVectorIndex() *vectorIndex {
-	return &vectorIndex{version: -1, fileIdx: map[string]int32{}}
+	return &vectorIndex{version: -1, chunkFiles: newChunkFiles()}
 }
+
+func (ix *vectorIndex) lastUsed() int64 { return ix.used.Load() }
 
 // bytes is the memory the index holds, roughly.
 func (ix *vectorIndex) bytes() int64 {
@@ -89,43 +86,19 @@ func (ix *vectorIndex) refresh(ctx context.Context, vs store.VectorStoreStore, s
 	if ix.version == version {
 		return true, nil
 	}
-	start := ix.lastID
-	for {
-		piece, err := vs.ChunkEmbeddings(ctx, storeID, model, ix.lastID, loadPiece)
-		if err != nil {
-			return false, err
-		}
-		ix.mu.Lock()
-		for _, c := range piece {
-			if fi, ok := ix.fileIdx[c.FileID]; ok && ix.fileMax[fi] <= start {
-				ix.mu.Unlock()
-				return false, nil
-			}
-			ix.add(c)
-		}
-		ix.mu.Unlock()
-		if ix.bytes() > budget {
-			return true, nil
-		}
-		if len(piece) < loadPiece {
-			break
-		}
+	ok, done, err := readPieces(&ix.mu, &ix.chunkFiles, func(after int64) ([]store.Chunk, error) {
+		return vs.ChunkEmbeddings(ctx, storeID, model, after, loadPiece)
+	}, ix.add, ix.bytes, budget)
+	if done {
+		ix.version = version
 	}
-	ix.version = version
-	return true, nil
+	return ok, err
 }
 
-// add quantises a chunk into the index; ix.mu is held.
-func (ix *vectorIndex) add(c store.Chunk) {
-	ix.lastID = c.ID
-	fi, ok := ix.fileIdx[c.FileID]
-	if !ok {
-		fi = int32(len(ix.files))
-		ix.fileIdx[c.FileID] = fi
-		ix.files = append(ix.files, c.FileID)
-		ix.fileMax = append(ix.fileMax, 0)
-	}
-	ix.fileMax[fi] = c.ID
+// add quantises a chunk into the index (always: true, for readPieces);
+// ix.mu is held.
+func (ix *vectorIndex) add(c store.Chunk) bool {
+	fi, _ := ix.note(c)
 	if ix.dims == 0 {
 		ix.dims = len(c.Embedding)
 	}
@@ -135,7 +108,7 @@ func (ix *vectorIndex) add(c store.Chunk) {
 	}
 	if len(c.Embedding) != ix.dims || math.IsNaN(maxAbs) || math.IsInf(maxAbs, 0) {
 		ix.odd = append(ix.odd, c)
-		return
+		return true
 	}
 	if len(ix.blocks) == 0 || ix.blocks[len(ix.blocks)-1].n == blockSize {
 		ix.blocks = append(ix.blocks, &block{codes: make([]int8, blockSize*ix.dims)})
@@ -156,4 +129,5 @@ func (ix *vectorIndex) add(c store.Chunk) {
 	b.ids[i], b.files[i], b.scales[i] = c.ID, fi, scale
 	b.resid[i] = float32(math.Sqrt(resid)*(1+1e-6)) + 1e-9
 	b.n++
+	return true
 }

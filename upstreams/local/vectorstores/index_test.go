@@ -184,7 +184,7 @@ func TestIndexFollowsTheStore(t *testing.T) {
 	if err := vc.Warm(ctx, s, bc.storeID, "m"); err != nil {
 		t.Fatal(err)
 	}
-	ix := vc.entries[[2]string{bc.storeID, "m"}]
+	ix, _ := vc.entries[[2]string{bc.storeID, "m"}].(*vectorIndex)
 	if ix == nil || ix.lastID == 0 {
 		t.Fatal("no index read at ingestion")
 	}
@@ -199,14 +199,14 @@ func TestIndexFollowsTheStore(t *testing.T) {
 	}
 	putFile(t, s, bc.storeID, "added", "m", [][]float32{randomUnit(r, 256), own})
 	checkIndex(t, vc, s, bc.storeID, "m", queries, r)
-	if vc.entries[[2]string{bc.storeID, "m"}] == ix {
+	if vc.entries[[2]string{bc.storeID, "m"}] == cachedIndex(ix) {
 		t.Error("a file attached again kept the index of its former chunks")
 	}
 
 	small := NewCache(ix.bytes() / 2)
 	checkIndex(t, small, s, bc.storeID, "m", queries, r)
-	if len(small.entries) != 0 || len(small.tooBig) != 1 {
-		t.Errorf("a store past the budget: %d indexes kept, %d marked too big", len(small.entries), len(small.tooBig))
+	if _, marked := small.tooBig[[2]string{bc.storeID, "m"}]; vectorIndexes(small) != 0 || !marked {
+		t.Errorf("a store past the budget: %d indexes kept, marked too big: %v", vectorIndexes(small), small.tooBig)
 	}
 
 	off := NewCache(-1)
@@ -222,37 +222,44 @@ func TestIndexFollowsTheStore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, kept := fits.entries[[2]string{other.storeID, "m"}]; len(fits.entries) != 1 || !kept {
-		t.Errorf("two indexes where one fits: %d kept, the latest kept %v", len(fits.entries), kept)
+	if _, kept := fits.entries[[2]string{other.storeID, "m"}]; vectorIndexes(fits) != 1 || !kept {
+		t.Errorf("two indexes where one fits: %d kept, the latest kept %v", vectorIndexes(fits), kept)
 	}
 }
 
-// TestIndexReadAtStart: an ingester with search's cache reads the index
-// of every vector store already embedded as it starts, so that the first
+// TestIndexReadAtStart: an ingester with search's cache reads the
+// indexes of every vector store already ingested as it starts (vectors
+// and texts, of a store without embeddings too), so that the first
 // search after a restart reads none.
 func TestIndexReadAtStart(t *testing.T) {
 	s := openSQLite(t)
 	bc := bulkFill(t, s, "m", 300, 100, 9)
+	textOnly := newVectorStore(t, s)
+	putTexts(t, s, textOnly, "f", []string{"text only"})
 	vc := NewCache(0)
 	in := NewIngester(s, s, zap.NewNop(), 1, 1)
 	in.Index = vc
 	in.Start()
 	defer in.Stop()
-	key := [2]string{bc.storeID, "m"}
-	for i := 0; ; i++ {
+	read := func(key [2]string) bool {
 		vc.mu.Lock()
-		ix := vc.entries[key]
+		e := vc.entries[key]
 		vc.mu.Unlock()
-		if ix != nil && ix.bytes() > 0 {
+		switch ix := e.(type) {
+		case *vectorIndex:
 			ix.load.Lock()
-			read := ix.version >= 0
-			ix.load.Unlock()
-			if read {
-				break
-			}
+			defer ix.load.Unlock()
+			return ix.version >= 0
+		case *textIndex:
+			ix.load.Lock()
+			defer ix.load.Unlock()
+			return ix.version >= 0
 		}
+		return false
+	}
+	for i := 0; !read([2]string{bc.storeID, "m"}) || !read([2]string{bc.storeID, textKey}) || !read([2]string{textOnly, textKey}); i++ {
 		if i == 500 {
-			t.Fatal("the index was not read at start")
+			t.Fatal("the indexes were not read at start")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -304,4 +311,17 @@ func TestIndexSearchedWhileRead(t *testing.T) {
 		}
 	}
 	checkIndex(t, vc, s, bc.storeID, "m", [][]float32{q}, r)
+}
+
+// vectorIndexes counts the vector indexes the cache holds.
+func vectorIndexes(vc *Cache) int {
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	n := 0
+	for _, e := range vc.entries {
+		if _, ok := e.(*vectorIndex); ok {
+			n++
+		}
+	}
+	return n
 }

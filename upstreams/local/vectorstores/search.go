@@ -132,13 +132,21 @@ func fuse(lists []rankedList, rrf bool) []store.ScoredChunk {
 }
 
 // textList ranks the chunks holding any of a query's keywords by the
-// store's full-text relevance, scores relative to the best.
-func textList(ctx context.Context, vs store.VectorStoreStore, storeID string, fileIDs []string, q string, limit int) (rankedList, error) {
+// store's full-text relevance, scores relative to the best: over the
+// store's text index when there is one (nil: none) and the keywords are
+// its terms, else by the store.
+func textList(ctx context.Context, vs store.VectorStoreStore, ix *textIndex, storeID string, fileIDs []string, q string, limit int) (rankedList, error) {
 	terms := keywords(q)
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	hits, err := vs.SearchText(ctx, storeID, fileIDs, terms, limit)
+	var hits []store.ScoredChunk
+	var err error
+	if fts, ok := ftsTerms(terms); ix != nil && ok {
+		hits, err = ix.rank(ctx, fileIDs, fts, limit)
+	} else {
+		hits, err = vs.SearchText(ctx, storeID, fileIDs, terms, limit)
+	}
 	if err != nil || len(hits) == 0 {
 		return nil, err
 	}
@@ -197,7 +205,16 @@ func (v *Vectors) Search(ctx context.Context, vs store.VectorStoreStore, who ups
 	if req.MaxNumResults != nil {
 		limit = *req.MaxNumResults
 	}
-	files, err := vs.CompletedVectorStoreFiles(ctx, who.Owner, storeID)
+	tix, err := v.Cache.textIndex(ctx, vs, storeID)
+	if err != nil {
+		return nil, err
+	}
+	var files []store.VectorStoreFile
+	if tix != nil {
+		files, err = tix.completedFiles(ctx, vs, who.Owner, storeID)
+	} else {
+		files, err = vs.CompletedVectorStoreFiles(ctx, who.Owner, storeID)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +245,7 @@ func (v *Vectors) Search(ctx context.Context, vs store.VectorStoreStore, who ups
 	candidates := max(4*limit, minCandidates)
 	var lists []rankedList
 	for _, q := range queries {
-		list, err := textList(ctx, vs, storeID, ids, q, candidates)
+		list, err := textList(ctx, vs, tix, storeID, ids, q, candidates)
 		if err != nil {
 			return nil, err
 		}
