@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -66,7 +67,8 @@ func gatedProvider(t *testing.T) (url string, first, rest *gate) {
 // first two take both of the runner's slots; another owner's batch,
 // created after them all, runs in the first slot that frees and completes
 // while the first owner's queue is still running (its second batch in
-// progress, its other four not yet run), on SQLite and on PostgreSQL.
+// progress, its third at most started in the slot the small one freed,
+// its other three not yet run), on SQLite and on PostgreSQL.
 // Taken first in, first out, it would wait for the first owner's third
 // batch, held until the end: it would never complete.
 func TestBatchesTakeTurnsAcrossOwners(t *testing.T) {
@@ -125,15 +127,19 @@ func TestBatchesTakeTurnsAcrossOwners(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := openai.BatchStatusValidating
+				want := []openai.BatchStatus{openai.BatchStatusValidating}
 				switch i {
 				case 0:
-					want = openai.BatchStatusCompleted
+					want = []openai.BatchStatus{openai.BatchStatusCompleted}
 				case 1:
-					want = openai.BatchStatusInProgress
+					want = []openai.BatchStatus{openai.BatchStatusInProgress}
+				case 2:
+					// The slot the small batch freed is woken at once and
+					// may already hold it (held by the provider).
+					want = append(want, openai.BatchStatusInProgress)
 				}
-				if b.Status != want {
-					t.Fatalf("when the small owner's batch completed, the large owner's batch %d was %s, want %s", i+1, b.Status, want)
+				if !slices.Contains(want, b.Status) {
+					t.Fatalf("when the small owner's batch completed, the large owner's batch %d was %s, want one of %v", i+1, b.Status, want)
 				}
 			}
 			rest.open()
