@@ -22,6 +22,9 @@ type SQLite struct {
 	vsRecords
 	blobs string
 	space reserve
+	// checkpoints copy the write-ahead log into the database, outside
+	// any writer's turn (sqlite_checkpoint.go).
+	checkpoints *checkpointer
 }
 
 // OpenSQLite opens (creating if needed) the store in dir and applies
@@ -40,12 +43,13 @@ func OpenSQLiteWaiting(dir string, busy time.Duration) (*SQLite, error) {
 	// fragment and a '?' the query, putting the database somewhere else.
 	path := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(filepath.Join(dir, "modelgate.db"))
 	dsn := "file:" + path +
-		"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+		"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(0)&_pragma=foreign_keys(1)&_txlock=immediate"
 	conn, err := sqlite.NewConnector(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("opening database: %w", err)
 	}
-	db := sql.OpenDB(turnConnector{Connector: conn, turns: newWriterTurns(busy)})
+	ckpt := newCheckpointer()
+	db := sql.OpenDB(turnConnector{Connector: conn, turns: newWriterTurns(busy, ckpt.written)})
 	d := &sqlDB{DB: db, dialect: sqliteDialect, vectors: true}
 	s := &SQLite{records: records{db: d}, vsRecords: vsRecords{vdb: d, dialect: sqliteVectors}, blobs: blobs, space: reserve{dir: dir, path: filepath.Join(dir, reserveName)}}
 	if err := migrate(context.Background(), s.db, sqliteMigrations, ""); err != nil {
@@ -60,6 +64,8 @@ func OpenSQLiteWaiting(dir string, busy time.Duration) (*SQLite, error) {
 		db.Close()
 		return nil, err
 	}
+	s.checkpoints = ckpt
+	go ckpt.run(db)
 	return s, nil
 }
 
@@ -88,7 +94,10 @@ func (s *SQLite) removeOrphanBlobs() error {
 	return nil
 }
 
-func (s *SQLite) Close() error { return s.db.Close() }
+func (s *SQLite) Close() error {
+	s.checkpoints.close()
+	return s.db.Close()
+}
 
 func (s *SQLite) WriteFileContent(ctx context.Context, id string, content io.Reader) (int64, error) {
 	tmp, err := os.CreateTemp(s.blobs, "tmp-")

@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -30,16 +31,27 @@ var ErrWriterTurn = errors.New("the store is busy: other writes of the database 
 type writerTurns struct {
 	turn chan struct{}
 	wait time.Duration
+	// ended hears of each write given back (the checkpointer's).
+	ended func()
+
+	// The holder, for the error of a writer that waited in vain: since
+	// when, where from (the store's caller) and its last statement.
+	mu     sync.Mutex
+	since  time.Time
+	caller [16]uintptr
+	stmt   string
 }
 
-func newWriterTurns(wait time.Duration) *writerTurns {
-	return &writerTurns{turn: make(chan struct{}, 1), wait: wait}
+func newWriterTurns(wait time.Duration, ended func()) *writerTurns {
+	return &writerTurns{turn: make(chan struct{}, 1), wait: wait, ended: ended}
 }
 
-// take waits for the turn, at most wait or until ctx ends.
-func (w *writerTurns) take(ctx context.Context) error {
+// take waits for the turn, at most wait or until ctx ends, for a
+// transaction (query "BEGIN") or the statement query.
+func (w *writerTurns) take(ctx context.Context, query string) error {
 	select {
 	case w.turn <- struct{}{}:
+		w.held(query)
 		return nil
 	default:
 	}
@@ -47,12 +59,55 @@ func (w *writerTurns) take(ctx context.Context) error {
 	defer timer.Stop()
 	select {
 	case w.turn <- struct{}{}:
+		w.held(query)
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-timer.C:
-		return fmt.Errorf("waited %v for the write turn: %w", w.wait, ErrWriterTurn)
+		return fmt.Errorf("waited %v for the write turn (%s): %w", w.wait, w.holder(), ErrWriterTurn)
 	}
+}
+
+// held notes the new holder of the turn: now, its caller outside
+// database/sql and this package's connector, and its first statement.
+func (w *writerTurns) held(query string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.since, w.stmt = time.Now(), query
+	w.caller = [16]uintptr{}
+	runtime.Callers(3, w.caller[:])
+}
+
+// ran notes the holder's latest statement.
+func (w *writerTurns) ran(query string) {
+	w.mu.Lock()
+	w.stmt = query
+	w.mu.Unlock()
+}
+
+// holder describes the holder of the turn: how long it has held it,
+// the store function that took it and its latest statement (the SQL
+// text only, never its arguments).
+func (w *writerTurns) holder() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	where := "?"
+	frames := runtime.CallersFrames(w.caller[:])
+	for {
+		f, more := frames.Next()
+		if strings.Contains(f.Function, "/upstreams/local/store.") && !strings.Contains(f.Function, "turn") {
+			where = f.Function[strings.LastIndex(f.Function, "/")+1:]
+			break
+		}
+		if !more {
+			break
+		}
+	}
+	stmt := strings.Join(strings.Fields(w.stmt), " ")
+	if len(stmt) > 80 {
+		stmt = stmt[:80] + "..."
+	}
+	return fmt.Sprintf("held %v by %s, last statement %q", time.Since(w.since).Round(time.Millisecond), where, stmt)
 }
 
 // held is one writer's turn, given back once however often it is asked.
@@ -61,7 +116,12 @@ type held struct {
 	once  sync.Once
 }
 
-func (h *held) release() { h.once.Do(func() { <-h.turns.turn }) }
+func (h *held) release() {
+	h.once.Do(func() {
+		<-h.turns.turn
+		h.turns.ended()
+	})
+}
 
 // turnConnector opens the SQLite connections of one database, each
 // taking the write turn around its writes: a transaction (all of the
@@ -109,7 +169,7 @@ func (c *turnConn) Begin() (driver.Tx, error) {
 }
 
 func (c *turnConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if err := c.turns.take(ctx); err != nil {
+	if err := c.turns.take(ctx, "BEGIN"); err != nil {
 		return nil, err
 	}
 	h := &held{turns: c.turns}
@@ -125,10 +185,14 @@ func (c *turnConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.T
 // outside takes the turn for a statement outside a transaction that
 // writes; nil when none is needed.
 func (c *turnConn) outside(ctx context.Context, query string) (*held, error) {
-	if c.tx != nil || !writes(query) {
+	if c.tx != nil {
+		c.turns.ran(query)
 		return nil, nil
 	}
-	if err := c.turns.take(ctx); err != nil {
+	if !writes(query) {
+		return nil, nil
+	}
+	if err := c.turns.take(ctx, query); err != nil {
 		return nil, err
 	}
 	return &held{turns: c.turns}, nil
@@ -194,9 +258,10 @@ type turnRows struct {
 func (r turnRows) Close() error { defer r.held.release(); return r.Rows.Close() }
 
 // writes reports whether a statement may write: anything but a SELECT
-// (a read-only PRAGMA or EXPLAIN takes a turn it did not need, which
-// costs a wait, never a wrong answer).
+// or a PRAGMA (the store's are the checkpoint's, which must not wait for
+// writers; an EXPLAIN takes a turn it did not need, which costs a wait,
+// never a wrong answer).
 func writes(query string) bool {
 	q := strings.TrimLeft(query, " \t\r\n(")
-	return len(q) < 6 || !strings.EqualFold(q[:6], "SELECT")
+	return len(q) < 6 || !strings.EqualFold(q[:6], "SELECT") && !strings.EqualFold(q[:6], "PRAGMA")
 }

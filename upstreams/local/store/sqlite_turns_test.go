@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -88,8 +89,17 @@ func TestWriterTurnTimesOut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.db.ExecContext(ctx, `INSERT INTO t VALUES (1)`); !IsBusy(err) {
+		if _, err := tx.ExecContext(ctx, `SELECT COUNT(*) FROM t`); err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.db.ExecContext(ctx, `INSERT INTO t VALUES (1)`)
+		if !IsBusy(err) {
 			t.Fatalf("a write beside an open transaction: %v, want busy", err)
+		}
+		// The error names the holder: where it took the turn, its latest
+		// statement.
+		if msg := err.Error(); !strings.Contains(msg, "by store.TestWriterTurnTimesOut, last statement \"SELECT COUNT(*) FROM t\"") {
+			t.Fatalf("the busy error does not name the holder: %v", err)
 		}
 		var n int
 		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM t`).Scan(&n); err != nil {
