@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/modelgate/modelgate/upstreams/local/store"
@@ -20,9 +21,12 @@ type outputBudget struct {
 	spent atomic.Int64
 	// quota is StorageQuota; 0: none. others is what the owner keeps
 	// besides this batch's results, as last read; it is read again
-	// every group of results (see keep).
+	// every group of results (see keep), under mu: the workers keeping
+	// results meanwhile wait for it, so that no more than a group is
+	// kept on a stale read.
 	quota, group int64
-	others, kept atomic.Int64
+	mu           sync.Mutex
+	others, kept int64
 	readOthers   func() (int64, error)
 }
 
@@ -57,7 +61,7 @@ func (r *Runner) outputBudget(ctx context.Context, b *store.Batch) (*outputBudge
 	if err != nil {
 		return nil, err
 	}
-	budget.others.Store(others)
+	budget.others = others
 	if others+spent > budget.quota {
 		return nil, errOverQuota
 	}
@@ -83,15 +87,17 @@ func (o *outputBudget) keep(req store.BatchRequest, out store.BatchOutcome) (sto
 	if o.quota <= 0 {
 		return out, nil
 	}
-	if o.kept.Add(1)%o.group == 0 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.kept++; o.kept%o.group == 0 {
 		others, err := o.readOthers()
 		if err != nil {
 			o.spent.Add(-n)
 			return store.BatchOutcome{}, err
 		}
-		o.others.Store(others)
+		o.others = others
 	}
-	if o.others.Load()+spent > o.quota {
+	if o.others+spent > o.quota {
 		o.spent.Add(-n)
 		return store.BatchOutcome{}, errOverQuota
 	}
