@@ -228,11 +228,17 @@ func (c *turnConn) QueryContext(ctx context.Context, query string, args []driver
 }
 
 func (c *turnConn) Close() error {
+	c.endTx()
+	return c.turnInner.Close()
+}
+
+// endTx gives back the turn of the transaction open on the connection,
+// if any.
+func (c *turnConn) endTx() {
 	if c.tx != nil {
 		c.tx.release()
 		c.tx = nil
 	}
-	return c.turnInner.Close()
 }
 
 type turnTx struct {
@@ -240,15 +246,8 @@ type turnTx struct {
 	conn *turnConn
 }
 
-func (t turnTx) Commit() error   { defer t.end(); return t.Tx.Commit() }
-func (t turnTx) Rollback() error { defer t.end(); return t.Tx.Rollback() }
-
-func (t turnTx) end() {
-	if t.conn.tx != nil {
-		t.conn.tx.release()
-		t.conn.tx = nil
-	}
-}
+func (t turnTx) Commit() error   { defer t.conn.endTx(); return t.Tx.Commit() }
+func (t turnTx) Rollback() error { defer t.conn.endTx(); return t.Tx.Rollback() }
 
 type turnRows struct {
 	driver.Rows
