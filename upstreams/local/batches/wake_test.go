@@ -2,6 +2,7 @@ package batches
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -81,6 +82,41 @@ func TestIdleRunnerWakesAtTheLeaseEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.start(&fakeDispatcher{reply: echoReply}, 30*time.Second)
+	waitStatus(t, f.store, f.owner, b.ID, 10*time.Second, store.StatusCompleted)
+}
+
+// expiringInClaim is the store in which a lease runs out just after a
+// claim has passed it over, once: the claim finds nothing, and the lease
+// has ended by the time the runner asks when the next one ends.
+type expiringInClaim struct {
+	*store.SQLite
+	lease store.Lease
+	once  sync.Once
+}
+
+func (e *expiringInClaim) ClaimBatch(ctx context.Context, token string, now, until int64) (*store.Batch, error) {
+	b, err := e.SQLite.ClaimBatch(ctx, token, now, until)
+	if b == nil && err == nil {
+		e.once.Do(func() { _, err = e.SQLite.RenewLease(ctx, e.lease, now-1) })
+	}
+	return b, err
+}
+
+// TestLeaseRunningOutDuringAClaimIsTakenUp: a lease that runs out
+// between an idle runner's claim (which passed it over) and its read of
+// the next lease's end is claimed within a second or two, not at the idle
+// poll (30s): the batch completes within 10s. (The race that left a
+// paused gateway's batch untaken in TestPausedBatchHolderIsTakenOver.)
+func TestLeaseRunningOutDuringAClaimIsTakenUp(t *testing.T) {
+	f := newBatchFixture(t)
+	b := createBatch(t, f.store, f.owner, "/v1/chat/completions", chatLines(2)...)
+	if _, err := f.store.ClaimBatch(t.Context(), "stalled-worker", store.Now(), store.Now()+3600); err != nil {
+		t.Fatal(err)
+	}
+	s := &expiringInClaim{SQLite: f.store, lease: store.Lease{Batch: b.ID, Token: "stalled-worker"}}
+	r := NewRunner(s, f.store, &fakeDispatcher{reply: echoReply}, zap.NewNop(), 30*time.Second, 4, 2, 2)
+	r.Start()
+	t.Cleanup(r.Stop)
 	waitStatus(t, f.store, f.owner, b.ID, 10*time.Second, store.StatusCompleted)
 }
 

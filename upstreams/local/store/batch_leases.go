@@ -40,7 +40,7 @@ func (r records) ClaimBatch(ctx context.Context, token string, now, until int64)
 
 func (r records) NextBatchLease(ctx context.Context, now int64) (int64, error) {
 	var end int64
-	if err := r.db.QueryRowContext(ctx, r.db.q(`SELECT COALESCE(MIN(lease_until), 0) FROM batches WHERE status IN (`+openStatuses+`) AND lease_until >= ?`), now).Scan(&end); err != nil {
+	if err := r.db.QueryRowContext(ctx, r.db.q(`SELECT COALESCE(MIN(`+leaseEndFrom+`), 0) FROM batches WHERE status IN (`+openStatuses+`)`), now, now).Scan(&end); err != nil {
 		return 0, fmt.Errorf("reading the next batch lease's end: %w", err)
 	}
 	return end, nil

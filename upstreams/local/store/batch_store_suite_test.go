@@ -192,6 +192,14 @@ func testBatchLeases(t *testing.T, open func(t *testing.T) Store) {
 	if claimed, err := two.ClaimBatch(ctx, "w3", t0+29, t0+59); err != nil || claimed != nil {
 		t.Fatalf("claim while every open batch is leased: %+v, %v; want none", claimed, err)
 	}
+	// The next lease end a worker waits for: the earliest, and one that
+	// has run out since a claim passed it over counts as the asker's now
+	// (it is tried again within a second, not at the idle poll).
+	for _, c := range []struct{ now, want int64 }{{t0 + 29, t0 + 30}, {t0 + 31, t0 + 31}} {
+		if next, err := two.NextBatchLease(ctx, c.now); err != nil || next != c.want {
+			t.Fatalf("NextBatchLease at %d: %d, %v; want %d", c.now-t0, next-t0, err, c.want-t0)
+		}
+	}
 
 	// The holder renews and learns of a cancel; others cannot renew.
 	status, err := one.RenewLease(ctx, Lease{first.ID, "w1"}, t0+200)

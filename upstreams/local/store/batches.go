@@ -109,8 +109,10 @@ type BatchStore interface {
 	// nil when there is none. token names this one claim: no other claim
 	// may use it again.
 	ClaimBatch(ctx context.Context, token string, now, until int64) (*Batch, error)
-	// NextBatchLease is the earliest end (Unix seconds) of the leases
-	// held on open batches that have not run out by now; 0 when none.
+	// NextBatchLease is the earliest end (Unix seconds) of the leases on
+	// open batches, one that has run out by now counting as now (a claim
+	// at now passed it over: it ran out since, or a statement under way
+	// held its row); 0 when there is no open batch.
 	NextBatchLease(ctx context.Context, now int64) (int64, error)
 	// RenewLease extends a lease and returns the batch's status, which a
 	// user's cancel may have changed; ErrLeaseLost if it is gone.

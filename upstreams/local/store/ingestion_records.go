@@ -53,7 +53,7 @@ func (r vsRecords) ClaimIngestions(ctx context.Context, worker string, now, unti
 
 func (r vsRecords) NextIngestionLease(ctx context.Context, now int64) (int64, error) {
 	var end int64
-	if err := r.vdb.QueryRowContext(ctx, r.vdb.q(`SELECT COALESCE(MIN(lease_until), 0) FROM vector_store_files WHERE status = 'in_progress' AND lease_until >= ?`), now).Scan(&end); err != nil {
+	if err := r.vdb.QueryRowContext(ctx, r.vdb.q(`SELECT COALESCE(MIN(`+leaseEndFrom+`), 0) FROM vector_store_files WHERE status = 'in_progress'`), now, now).Scan(&end); err != nil {
 		return 0, fmt.Errorf("reading the next ingestion lease's end: %w", err)
 	}
 	return end, nil

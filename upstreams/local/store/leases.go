@@ -19,6 +19,13 @@ func WorkerName() string {
 	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), NewID("")[:8])
 }
 
+// leaseEndFrom is a leased row's lease end as a worker that asks at now
+// waits for it (two parameters: now, now): a lease that has run out by
+// now counts as ending now, since the claim at now that passed it over
+// (it ran out meanwhile, or a statement under way held the row) is to be
+// tried again within a second, not at the idle poll (see IdleWait).
+const leaseEndFrom = `CASE WHEN lease_until < ? THEN ? ELSE lease_until END`
+
 // LeaseEnd is when a lease of length lease taken or renewed now runs out,
 // in Unix seconds (rounded up).
 func LeaseEnd(lease time.Duration) int64 {

@@ -500,6 +500,13 @@ func testVSLeases(t *testing.T, a, b VectorStoreStore) {
 	if err := a.RenewIngestion(ctx, leased, t0+60); err != nil {
 		t.Fatalf("A's renewal: %v", err)
 	}
+	// The next lease end a worker waits for: B's on the second (t0+40),
+	// and once that has run out, the asker's now (see NextBatchLease).
+	for _, c := range []struct{ now, want int64 }{{t0 + 39, t0 + 40}, {t0 + 41, t0 + 41}} {
+		if next, err := b.NextIngestionLease(ctx, c.now); err != nil || next != c.want {
+			t.Fatalf("NextIngestionLease at t0+%d: t0+%d, %v; want t0+%d", c.now-t0, next-t0, err, c.want-t0)
+		}
+	}
 	if got := claimAll(t, b, "B", t0+59); got[first.FileID] != nil {
 		t.Fatal("B took a renewed lease")
 	}
