@@ -44,6 +44,8 @@ type Postgres struct {
 
 	// hnsw holds the dimensions (int) whose HNSW index is known to exist.
 	hnsw sync.Map
+	// bound is the largest message the server may send a connection.
+	bound *messageBound
 }
 
 // OpenPostgres connects to the database dsn names and applies pending
@@ -56,6 +58,8 @@ func OpenPostgres(ctx context.Context, dsn string, opts PoolOptions) (*Postgres,
 		return nil, errMalformedDSN
 	}
 	cfg.AfterConnect = registerVector
+	bound := newMessageBound()
+	cfg.ConnConfig.BuildFrontend = bound.frontend
 	setPoolSize(cfg, dsn, opts)
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
@@ -71,6 +75,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts PoolOptions) (*Postgres,
 		pool:     pool,
 		Location: location,
 		uploads:  map[string]*os.File{},
+		bound:    bound,
 	}
 	if err := s.reach(ctx); err != nil {
 		s.Close()
