@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -267,6 +268,27 @@ func TestMaxMessageBody(t *testing.T) {
 	} {
 		if got := maxMessageBody(c.maxValue); got != c.want {
 			t.Errorf("maxMessageBody(%d) = %d, want %d", c.maxValue, got, c.want)
+		}
+	}
+}
+
+// TestPostgresConnectionsAreMadeInBoundedTime: without connect_timeout in
+// the DSN, making a connection is bounded by reachTimeout; the DSN's own
+// is kept.
+func TestPostgresConnectionsAreMadeInBoundedTime(t *testing.T) {
+	dsn := testpg.DSN(t)
+	for _, c := range []struct {
+		dsn  string
+		want time.Duration
+	}{{dsn, reachTimeout}, {dsn + "&connect_timeout=3", 3 * time.Second}} {
+		s, err := OpenPostgres(t.Context(), c.dsn, PoolOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := s.pool.Config().ConnConfig.ConnectTimeout
+		s.Close()
+		if got != c.want {
+			t.Errorf("connect timeout %v, want %v", got, c.want)
 		}
 	}
 }
