@@ -356,6 +356,14 @@ func (l *Local) Provision(ctx caddy.Context) error {
 	return nil
 }
 
+// valueAllower is a store that bounds what its database server may send
+// by the largest value it is given to keep (PostgreSQL; see
+// store.Postgres.AllowValues): each config sharing it allows its
+// gateway's max_body_size.
+type valueAllower interface {
+	AllowValues(maxValue int64)
+}
+
 // share takes the store pooled under key, opening it when no config
 // holds it yet.
 func (l *Local) share(key string, open func() (store.Store, string, error)) error {
@@ -382,6 +390,9 @@ func (l *Local) share(key string, open func() (store.Store, string, error)) erro
 	l.store = p.Store
 	if r, ok := l.store.(reserver); ok {
 		r.KeepReserve(max(l.DiskReserve, 0))
+	}
+	if a, ok := l.store.(valueAllower); ok && l.dispatcher != nil {
+		a.AllowValues(l.dispatcher.BodyLimit())
 	}
 	if p.vectors != nil {
 		l.vectors = &vectorstores.Vectors{Model: l.EmbeddingModel, Ingest: vectorstores.NewIngester(p.vectors, p.Store, l.logger.Named("ingest"), l.MaxIngestions, l.MaxAttempts), Cache: p.cache}

@@ -44,6 +44,8 @@ type Postgres struct {
 
 	// hnsw holds the dimensions (int) whose HNSW index is known to exist.
 	hnsw sync.Map
+	// bound is the largest message the server may send a connection.
+	bound *messageBound
 }
 
 // OpenPostgres connects to the database dsn names and applies pending
@@ -56,7 +58,12 @@ func OpenPostgres(ctx context.Context, dsn string, opts PoolOptions) (*Postgres,
 		return nil, errMalformedDSN
 	}
 	cfg.AfterConnect = registerVector
+	bound := newMessageBound()
+	cfg.ConnConfig.BuildFrontend = bound.frontend
 	setPoolSize(cfg, dsn, opts)
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = reachTimeout
+	}
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating the connection pool: %w", err)
@@ -71,6 +78,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts PoolOptions) (*Postgres,
 		pool:     pool,
 		Location: location,
 		uploads:  map[string]*os.File{},
+		bound:    bound,
 	}
 	if err := s.reach(ctx); err != nil {
 		s.Close()
@@ -95,7 +103,11 @@ func OpenPostgres(ctx context.Context, dsn string, opts PoolOptions) (*Postgres,
 // timed out, unknown host), as against one that answered with an error.
 var ErrUnreachable = errors.New("the database server cannot be reached")
 
-// reachTimeout bounds the first connection at open.
+// reachTimeout bounds the first connection at open, and the making of
+// each connection (dial, TLS, startup) when the DSN sets no
+// connect_timeout: the pool makes a connection apart from the call that
+// asked for it (which gives up after PoolOptions.Wait), so a server that
+// accepts and never answers would hold that slot of the pool for good.
 const reachTimeout = 10 * time.Second
 
 // reach opens a first connection; a failure to reach the server is

@@ -20,6 +20,8 @@ import (
 	"github.com/ledongthuc/pdf"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/modelgate/modelgate/upstreams/local/store"
 )
 
 // Codes of a vector store file's last_error.
@@ -76,8 +78,9 @@ const (
 	// maxPageTreeDepth bounds the walk of a PDF's page tree: a tree that
 	// lists itself among its kids is found out here.
 	maxPageTreeDepth = 32
-	// maxExtractedBytes is the most text one document may yield.
-	maxExtractedBytes = 64 << 20
+	// maxExtractedBytes is the most text one document may yield (the
+	// store keeps it whole, and reads it whole).
+	maxExtractedBytes = store.MaxDocumentText
 	// maxXMLDepth is how deeply an Office document's XML may nest
 	// elements (the decoder holds each open one: 10 million levels, 68 KB
 	// packed, took 1.85 GB); real documents nest a few dozen.
