@@ -84,3 +84,80 @@ func TestBatchSeeksReadNoStoredResults(t *testing.T) {
 		t.Fatalf("starting %d lines read %d KiB of the database: the stored results were read", group, read>>10)
 	}
 }
+
+// TestBatchRequestsKeptAcrossTheRowidMigration: a store whose requests
+// are in the WITHOUT ROWID table of migration 2 keeps every request, its
+// result, failure and attempts, through migration 16.
+func TestBatchRequestsKeptAcrossTheRowidMigration(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenSQLite(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	b := newStoredBatch(t, s, "alice", Now())
+	lease := leaseOf(t, s, b)
+	running(t, s, b, lease)
+	var reqs []BatchRequest
+	for i := range 5 {
+		reqs = append(reqs, BatchRequest{Line: i, CustomID: fmt.Sprintf("req-%d", i), Body: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))})
+	}
+	if err := s.AddBatchRequests(ctx, lease, reqs); err != nil {
+		t.Fatal(err)
+	}
+	outs := []BatchOutcome{{Line: 0, Result: []byte(`{"ok":0}`)}, {Line: 1, Result: []byte(`{"error":1}`), Failed: true}}
+	if _, err := s.WriteBatchGroup(ctx, lease, outs, []int{2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	rows := func() string {
+		t.Helper()
+		var out strings.Builder
+		r, err := s.db.QueryContext(ctx, `SELECT batch_id, line, custom_id, body, COALESCE(result, 'NULL'), failed, attempts FROM batch_requests ORDER BY batch_id, line`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		for r.Next() {
+			var id, custom, body, result string
+			var line, failed, attempts int
+			if err := r.Scan(&id, &line, &custom, &body, &result, &failed, &attempts); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&out, "%s %d %s %s %s %d %d\n", id, line, custom, body, result, failed, attempts)
+		}
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	want := rows()
+	// Back to the table as migration 2 made it, at schema version 15.
+	if _, err := s.db.ExecContext(ctx, strings.Replace(strings.Replace(batchRequestsRowid, "batch_requests_rowid", "batch_requests_old", -1), "PRIMARY KEY (batch_id, line)\n\t)", "PRIMARY KEY (batch_id, line)\n\t) WITHOUT ROWID", 1)+
+		`DELETE FROM schema_migrations WHERE version = 16;`); err != nil {
+		t.Fatal(err)
+	}
+	if got := tableSQL(t, s); !strings.Contains(got, "WITHOUT ROWID") {
+		t.Fatalf("the table put back is %s", got)
+	}
+	s.Close()
+	if s, err = OpenSQLite(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := tableSQL(t, s); strings.Contains(got, "WITHOUT ROWID") {
+		t.Fatalf("migrated, the table is %s", got)
+	}
+	if got := rows(); got != want || strings.Count(got, "\n") != 5 {
+		t.Fatalf("the requests after the migration:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// tableSQL is how batch_requests is defined in s.
+func tableSQL(t *testing.T, s *SQLite) string {
+	t.Helper()
+	var def string
+	if err := s.db.QueryRowContext(t.Context(), `SELECT sql FROM sqlite_master WHERE name = 'batch_requests'`).Scan(&def); err != nil {
+		t.Fatal(err)
+	}
+	return def
+}
