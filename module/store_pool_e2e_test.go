@@ -123,35 +123,16 @@ func TestStoreBusyAnswers503(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `LOCK TABLE files IN ACCESS EXCLUSIVE MODE`); err != nil {
-		t.Fatal(err)
-	}
-	stuck := make(chan int, 1)
-	go func() {
-		code, _, _ := listFiles(child.base)
-		stuck <- code
-	}()
-	// Wait for the first request to wait on the lock, holding the pool's
-	// only connection. Asked on a connection of its own: inside the
-	// locking transaction PostgreSQL would answer from the snapshot of
-	// pg_stat_activity it took at the first look, until the transaction
-	// ends, and the loop would never see the request arrive.
+	// Asked on a connection of its own: inside the locking transaction
+	// PostgreSQL would answer from the snapshot of pg_stat_activity it
+	// took at the first look, until the transaction ends.
 	watch, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer watch.Close(ctx)
-	for waiting := 0; waiting == 0; {
-		if err := watch.QueryRow(ctx, `SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM files%'`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	tx, stuck := lockWithAStuckList(t, conn, watch, child.base)
+	defer tx.Rollback(ctx)
 	code, errCode, retryAfter := listFiles(child.base)
 	if code != http.StatusServiceUnavailable || errCode != "store_busy" || retryAfter != "1" {
 		t.Fatalf("a store request with the pool's only connection in use: %d %q, Retry-After %q; want 503 store_busy, 1", code, errCode, retryAfter)
@@ -164,5 +145,55 @@ func TestStoreBusyAnswers503(t *testing.T) {
 	}
 	if code, errCode, _ := listFiles(child.base); code != http.StatusOK {
 		t.Fatalf("a store request with the connection free again: %d %s", code, errCode)
+	}
+}
+
+// lockWithAStuckList locks the files table in a transaction on conn and
+// sends a files list to base, which waits on the lock holding the pool's
+// only connection; it returns once watch sees the list's query waiting.
+// The gateway's file sweeper, which reads the files table as the gateway
+// starts, may be caught by the lock first and hold the connection
+// instead: the lock is then given back and taken again, up to 5 times.
+func lockWithAStuckList(t *testing.T, conn, watch *pgx.Conn, base string) (pgx.Tx, <-chan int) {
+	t.Helper()
+	ctx := context.Background()
+	for try := 1; ; try++ {
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, `LOCK TABLE files IN ACCESS EXCLUSIVE MODE`); err != nil {
+			t.Fatal(err)
+		}
+		stuck := make(chan int, 1)
+		go func() {
+			code, _, _ := listFiles(base)
+			stuck <- code
+		}()
+		for look := 0; ; look++ {
+			if look == 1000 {
+				t.Fatal("the files list never waited on the lock")
+			}
+			var list, sweep int
+			if err := watch.QueryRow(ctx, `SELECT COUNT(*) FILTER (WHERE query LIKE '%FROM files WHERE owner =%'), COUNT(*) FILTER (WHERE query LIKE '%FROM files WHERE expires_at <=%')
+				FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM files%'`).Scan(&list, &sweep); err != nil {
+				t.Fatal(err)
+			}
+			if list > 0 {
+				return tx, stuck
+			}
+			if sweep > 0 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if try == 5 {
+			t.Fatal("the file sweeper was caught by the lock 5 times")
+		}
+		t.Logf("the file sweeper was caught by the lock (try %d): taking it again", try)
+		if err := tx.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+		<-stuck
 	}
 }
