@@ -82,6 +82,17 @@ func NotFound(format string, args ...any) *Error {
 }
 
 // ServerError is a 500 server_error; the message must not carry internals.
+// ResponsesErrorEvent is the fields of the error event that ends a
+// Responses stream for e, type and sequence_number aside (the writer
+// numbers its events): the public ResponseErrorEvent (code, message,
+// param) that also holds the error object as the API's own error events
+// do, so that both SDKs raise it (openai-node on `event: error`,
+// openai-go on an error member).
+func (e *Error) ResponsesErrorEvent() map[string]any {
+	obj := e.Object()
+	return map[string]any{"code": obj.Code, "message": obj.Message, "param": obj.Param, "error": obj}
+}
+
 func ServerError(format string, args ...any) *Error {
 	return &Error{Status: http.StatusInternalServerError, Type: TypeServer, Message: fmt.Sprintf(format, args...)}
 }

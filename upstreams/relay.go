@@ -3,6 +3,7 @@ package upstreams
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,10 +45,22 @@ func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int, op string) 
 	rc := http.NewResponseController(w)
 	var werr error
 	ew, _ := w.(EventWriter)
-	ended := !EndsWithDone(op)
+	// A Responses stream's events are numbered: its error event takes the
+	// number after the last one relayed.
+	numbered, next := strings.HasPrefix(op, "responses."), int64(0)
+	ends := endEvent
+	if numbered {
+		ends = responsesEndEvent
+	}
+	ended := !EndsWithDone(op) && !numbered
 	split := sse.Splitter{Max: maxEvent, OnEvent: func(ev sse.Event) {
 		if !ended {
-			ended = endEvent(ev)
+			ended = ends(ev)
+		}
+		if numbered {
+			if n, ok := sequenceNumber(ev.Data); ok {
+				next = n + 1
+			}
 		}
 		switch {
 		case werr != nil:
@@ -63,7 +76,7 @@ func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int, op string) 
 		n, err := resp.Body.Read(*buf)
 		if n > 0 {
 			if _, serr := split.Write((*buf)[:n]); serr != nil {
-				writeStreamError(w, rc, serr)
+				writeStreamError(w, rc, serr, numbered, next)
 				return serr
 			}
 			if werr != nil {
@@ -74,9 +87,9 @@ func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int, op string) 
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			if !ended && !pendingDone(split.Pending()) {
-				writeStreamError(w, rc, errNoDone)
-				return fmt.Errorf("%w: %w", ErrStreamCut, errNoDone)
+			if !ended && !lastEventEnds(split.Pending(), ends) {
+				writeStreamError(w, rc, errNoEnd, numbered, next)
+				return fmt.Errorf("%w: %w", ErrStreamCut, errNoEnd)
 			}
 			// A last event without its blank line is the upstream's to end.
 			if _, werr := w.Write(split.Pending()); werr != nil {
@@ -88,7 +101,7 @@ func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int, op string) 
 			return fmt.Errorf("reading upstream stream: %w", err) // the client went away
 		}
 		if err != nil {
-			writeStreamError(w, rc, err)
+			writeStreamError(w, rc, err, numbered, next)
 			if errors.Is(err, ErrEventTooLarge) {
 				return err
 			}
@@ -97,9 +110,9 @@ func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int, op string) 
 	}
 }
 
-// errNoDone is a stream that closed without the [DONE] its operation's
+// errNoEnd is a stream that closed without the last event its operation's
 // streams end with.
-var errNoDone = errors.New("stream closed without [DONE]")
+var errNoEnd = errors.New("stream closed without its last event ([DONE]; a Responses stream's response.completed, incomplete, failed or error)")
 
 // EndsWithDone reports whether a complete stream of operation op ends with
 // a `data: [DONE]` event: chat and legacy completions.
@@ -114,11 +127,32 @@ func endEvent(ev sse.Event) bool {
 	return string(data) == "[DONE]" || ev.Name == "error" || bytes.HasPrefix(data, []byte(`{"error"`))
 }
 
-// pendingDone reports whether the bytes of a stream's last event, left
-// without its blank line, are a [DONE].
-func pendingDone(pending []byte) bool {
-	data, ok := bytes.CutPrefix(bytes.TrimSpace(pending), []byte("data:"))
-	return ok && string(bytes.TrimSpace(data)) == "[DONE]"
+// responsesEndEvent reports whether ev ends a Responses stream: the
+// response's last event (completed, incomplete, failed) or an error
+// event, named on its event line or, without one, by its type.
+func responsesEndEvent(ev sse.Event) bool {
+	name := ev.Name
+	if name == "" {
+		var typed struct {
+			Type string `json:"type"`
+		}
+		json.Unmarshal(ev.Data, &typed)
+		name = typed.Type
+	}
+	switch name {
+	case "response.completed", "response.incomplete", "response.failed", "error":
+		return true
+	}
+	return false
+}
+
+// lastEventEnds reports whether the bytes of a stream's last event, left
+// without its blank line, are an event that ends it.
+func lastEventEnds(pending []byte, ends func(sse.Event) bool) bool {
+	ended := false
+	last := sse.Splitter{OnEvent: func(ev sse.Event) { ended = ends(ev) }}
+	last.Write(append(slices.Clip(pending), '\n', '\n'))
+	return ended
 }
 
 // EventWriter is a response writer that takes a relayed stream's events
@@ -140,10 +174,12 @@ var CopyBuffers = sync.Pool{New: func() any {
 }}
 
 // writeStreamError ends a stream that failed with err with an error event
-// as the public API sends one: a data line holding the error envelope, the
-// *Error err carries (a reply past a bound of the gateway), else
-// upstream_event_too_large or upstream_stream_cut.
-func writeStreamError(w http.ResponseWriter, rc *http.ResponseController, err error) {
+// as the public API sends one, for the *Error err carries (a reply past a
+// bound of the gateway), else upstream_event_too_large or
+// upstream_stream_cut: in a Responses stream (numbered) the error event
+// numbered seq (Error.ResponsesErrorEvent), in the others a data line
+// holding the error envelope.
+func writeStreamError(w http.ResponseWriter, rc *http.ResponseController, err error, numbered bool, seq int64) {
 	e, ok := errors.AsType[*Error](err)
 	switch {
 	case ok:
@@ -152,9 +188,33 @@ func writeStreamError(w http.ResponseWriter, rc *http.ResponseController, err er
 	default:
 		e = &Error{Type: TypeServer, Code: "upstream_stream_cut", Message: "The upstream provider's stream ended before its end; the reply is incomplete."}
 	}
-	b, _ := e.MarshalJSON()
-	fmt.Fprintf(w, "data: %s\n\n", b)
+	if numbered {
+		fields := e.ResponsesErrorEvent()
+		fields["type"], fields["sequence_number"] = "error", seq
+		b, _ := json.Marshal(fields)
+		fmt.Fprintf(w, "event: error\ndata: %s\n\n", b)
+	} else {
+		b, _ := e.MarshalJSON()
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
 	rc.Flush()
+}
+
+// sequenceNumber reads the sequence_number of a Responses stream event's
+// data, without decoding the rest: the last member of that name (the
+// event's own follows any of an object it holds, which has none).
+func sequenceNumber(data []byte) (int64, bool) {
+	const member = `"sequence_number":`
+	i := bytes.LastIndex(data, []byte(member))
+	if i < 0 {
+		return 0, false
+	}
+	digits := bytes.TrimLeft(data[i+len(member):], " ")
+	n, end := int64(0), 0
+	for ; end < len(digits) && end < 18 && digits[end] >= '0' && digits[end] <= '9'; end++ {
+		n = n*10 + int64(digits[end]-'0')
+	}
+	return n, end > 0
 }
 
 // IsEventStream reports whether headers announce server-sent events.

@@ -235,18 +235,14 @@ func (m *responseMaker) final() {
 	m.send(typ, map[string]any{"response": m.resp})
 }
 
-// fail ends a stream that cannot complete with an error event: the
-// public ResponseErrorEvent (type error, code, message, param) that also
-// holds the error object as the API's own error events do, so that both
-// SDKs raise it (openai-node on `event: error`, openai-go on an error
-// member).
+// fail ends a stream that cannot complete with an error event
+// (upstreams.Error.ResponsesErrorEvent).
 func (m *responseMaker) fail(err error) {
 	var apiErr *upstreams.Error
 	if !errors.As(err, &apiErr) {
 		apiErr = streamFailure(err)
 	}
-	obj := apiErr.Object()
-	m.send("error", map[string]any{"code": obj.Code, "message": obj.Message, "param": obj.Param, "error": obj})
+	m.send("error", apiErr.ResponsesErrorEvent())
 }
 
 // streamFailure is the error event of a chat stream stopped by err.
