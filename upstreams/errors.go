@@ -81,7 +81,6 @@ func NotFound(format string, args ...any) *Error {
 	return &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Message: fmt.Sprintf(format, args...)}
 }
 
-// ServerError is a 500 server_error; the message must not carry internals.
 // ResponsesErrorEvent is the fields of the error event that ends a
 // Responses stream for e, type and sequence_number aside (the writer
 // numbers its events): the public ResponseErrorEvent (code, message,
@@ -93,6 +92,7 @@ func (e *Error) ResponsesErrorEvent() map[string]any {
 	return map[string]any{"code": obj.Code, "message": obj.Message, "param": obj.Param, "error": obj}
 }
 
+// ServerError is a 500 server_error; the message must not carry internals.
 func ServerError(format string, args ...any) *Error {
 	return &Error{Status: http.StatusInternalServerError, Type: TypeServer, Message: fmt.Sprintf(format, args...)}
 }

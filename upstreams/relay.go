@@ -201,8 +201,9 @@ func writeStreamError(w http.ResponseWriter, rc *http.ResponseController, err er
 }
 
 // sequenceNumber reads the sequence_number of a Responses stream event's
-// data, without decoding the rest: the last member of that name (the
-// event's own follows any of an object it holds, which has none).
+// data, without decoding the rest: the member of that name (no object an
+// event holds has one, and a string holding that text has its quotes
+// escaped, so it does not match), the last if several.
 func sequenceNumber(data []byte) (int64, bool) {
 	const member = `"sequence_number":`
 	i := bytes.LastIndex(data, []byte(member))
