@@ -25,14 +25,37 @@ type listPage struct {
 // fails the check instead of running it forever.
 const maxPages = 200
 
+// maxWalks bounds how often pageAll starts a walk again because another
+// client deleted its cursor object mid-walk.
+const maxWalks = 4
+
 // pageAll walks a cursor-paged list with `limit` and `after`, holding every
 // page to the list rules (no more than limit items, a full page when
 // has_more, first_id and last_id naming the ends, created_at ordered), and
 // returns every item in order.
+//
+// Checks run at once on one key, and some delete objects another check's
+// walk is paging through. A walk whose `after` names an object deleted
+// since its page was read may end there (the public API does not say what
+// an unknown cursor yields), so a walk that ends on an empty page is
+// started again when its cursor object is gone (404), at most maxWalks
+// times; a cursor object still there makes the empty page the list's end.
 func (t *T) pageAll(op, path string, query url.Values, beta bool) []*listItem {
+	for range maxWalks - 1 {
+		all, cursor := t.walk(op, path, query, beta)
+		if cursor == "" || t.do(request{method: http.MethodGet, path: path + "/" + url.PathEscape(cursor), beta: beta}).status != http.StatusNotFound {
+			return all
+		}
+	}
+	all, _ := t.walk(op, path, query, beta)
+	return all
+}
+
+// walk is one paging walk of pageAll: every item in order and, when the
+// walk ended on an empty page past a cursor, that cursor.
+func (t *T) walk(op, path string, query url.Values, beta bool) (all []*listItem, emptyAfter string) {
 	limit, _ := strconv.Atoi(query.Get("limit"))
 	desc := query.Get("order") != "asc"
-	var all []*listItem
 	q := url.Values{}
 	for k, v := range query {
 		q[k] = v
@@ -63,7 +86,10 @@ func (t *T) pageAll(op, path string, query url.Values, beta bool) []*listItem {
 			all = append(all, item)
 		}
 		if !*p.HasMore {
-			return all
+			if len(p.Data) == 0 {
+				return all, q.Get("after")
+			}
+			return all, ""
 		}
 		if len(p.Data) == 0 {
 			t.fatal(ex.evidence("items on a page with has_more true", "an empty page"))
@@ -71,7 +97,7 @@ func (t *T) pageAll(op, path string, query url.Values, beta bool) []*listItem {
 		q.Set("after", p.Data[len(p.Data)-1].ID)
 	}
 	t.fatal(Evidence{Request: "GET " + path, Expected: fmt.Sprintf("the list to end within %d pages", maxPages), Seen: "has_more still true"})
-	return nil
+	return nil, ""
 }
 
 // expectListed holds a walk to list each of ids exactly once (pageAll
