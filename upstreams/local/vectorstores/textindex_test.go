@@ -146,6 +146,29 @@ func checkTextIndex(t *testing.T, vc *Cache, s *store.SQLite, storeID string, qu
 	}
 }
 
+// checkThroughChanges runs checkTextIndex on the store's files-files
+// of fillCorpus, then after every 9th is deleted and after added more
+// of gen's text, and checks that the index was kept (not built again);
+// it returns the index.
+func checkThroughChanges(t *testing.T, vc *Cache, s *store.SQLite, storeID string, queries []string, r *rand.Rand, files, added int, gen func(r *rand.Rand, words int) string) *textIndex {
+	t.Helper()
+	ctx := context.Background()
+	checkTextIndex(t, vc, s, storeID, queries, r)
+	ix, _ := vc.textIndex(ctx, s, storeID)
+	for f := 0; f < files; f += 9 {
+		if err := s.DeleteVectorStoreFile(ctx, "o", storeID, fmt.Sprintf("file-%04d", f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkTextIndex(t, vc, s, storeID, queries, r)
+	fillCorpus(t, s, storeID, r, files, added, gen)
+	checkTextIndex(t, vc, s, storeID, queries, r)
+	if now, _ := vc.textIndex(ctx, s, storeID); now != ix {
+		t.Error("the index was built again for deletions and additions")
+	}
+	return ix
+}
+
 // TestTextIndexMatchesFTS5: the text index ranks as FTS5's bm25() does
 // (FTS5 the oracle) on 2,000 generated chunks (500 under the race
 // detector), filtered or not, for
@@ -164,21 +187,8 @@ func TestTextIndexMatchesFTS5(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(21, 21))
 	textCorpus(t, s, storeID, r, 0, files)
-	queries := textQueries(r, nq)
 	vc := NewCache(0)
-	checkTextIndex(t, vc, s, storeID, queries, r)
-	ix, _ := vc.textIndex(ctx, s, storeID)
-	for f := 0; f < files; f += 9 {
-		if err := s.DeleteVectorStoreFile(ctx, "o", storeID, fmt.Sprintf("file-%04d", f)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	checkTextIndex(t, vc, s, storeID, queries, r)
-	textCorpus(t, s, storeID, r, files, added)
-	checkTextIndex(t, vc, s, storeID, queries, r)
-	if now, _ := vc.textIndex(ctx, s, storeID); now != ix {
-		t.Error("the index was built again for deletions and additions")
-	}
+	ix := checkThroughChanges(t, vc, s, storeID, textQueries(r, nq), r, files, added, generatedText)
 	putTexts(t, s, storeID, "accented", []string{"a naïve café", "NAÏVE everywhere", "Cafe\u0301 naive"})
 	checkTextIndex(t, vc, s, storeID, []string{"naïve café", "NAIVE", "everywhere café seldom"}, r)
 	if now, _ := vc.textIndex(ctx, s, storeID); now != ix {

@@ -1,8 +1,6 @@
 package vectorstores
 
 import (
-	"context"
-	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -58,7 +56,6 @@ func worldText(r *rand.Rand, words int) string {
 // either case, filtered or not, then after files are deleted and after
 // more are added.
 func TestTextIndexMatchesFTS5Multilingual(t *testing.T) {
-	ctx := context.Background()
 	s := openSQLite(t)
 	storeID := newVectorStore(t, s)
 	files, added, nq := 150, 20, 60
@@ -69,18 +66,5 @@ func TestTextIndexMatchesFTS5Multilingual(t *testing.T) {
 	fillCorpus(t, s, storeID, r, 0, files, worldText)
 	queries := queriesOf(r, nq, worldWords, worldText, "café", "CAFÉ cafe", "Straße STRASSE strasse", "ДАННЫЕ данные поиск",
 		"東京 北京", "ǆemal", "𐐀𐐨𐐩", "σοφία ΣΟΦΙΑ", "œuvre everywhere", "١٢٣ seldom", "ﬁle file")
-	vc := NewCache(0)
-	checkTextIndex(t, vc, s, storeID, queries, r)
-	ix, _ := vc.textIndex(ctx, s, storeID)
-	for f := 0; f < files; f += 9 {
-		if err := s.DeleteVectorStoreFile(ctx, "o", storeID, fmt.Sprintf("file-%04d", f)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	checkTextIndex(t, vc, s, storeID, queries, r)
-	fillCorpus(t, s, storeID, r, files, added, worldText)
-	checkTextIndex(t, vc, s, storeID, queries, r)
-	if now, _ := vc.textIndex(ctx, s, storeID); now != ix {
-		t.Error("the index was built again for deletions and additions")
-	}
+	checkThroughChanges(t, NewCache(0), s, storeID, queries, r, files, added, worldText)
 }
