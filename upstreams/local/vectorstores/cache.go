@@ -58,21 +58,16 @@ func (vc *Cache) index(ctx context.Context, vs store.VectorStoreStore, storeID, 
 }
 
 // textIndex returns the vector store's text index, brought up to date
-// with its chunks; nil when the store does not hand out its texts, when
-// the index does not fit the budget, or when FTS5 must rank the store
-// (see textIndex.inexact).
+// with its chunks; nil when the store does not hand out its texts or
+// when the index does not fit the budget.
 func (vc *Cache) textIndex(ctx context.Context, vs store.VectorStoreStore, storeID string) (*textIndex, error) {
 	ct, ok := vs.(store.ChunkTexter)
 	if !ok || vc == nil {
 		return nil, nil
 	}
-	ix, err := current(ctx, vc, vs, [2]string{storeID, textKey}, newTextIndex, func(ix *textIndex, version int64) (bool, error) {
+	return current(ctx, vc, vs, [2]string{storeID, textKey}, newTextIndex, func(ix *textIndex, version int64) (bool, error) {
 		return ix.refresh(ctx, ct, storeID, version, vc.budget)
 	})
-	if err != nil || ix == nil || ix.inexact {
-		return nil, err
-	}
-	return ix, nil
 }
 
 // current returns the index of key, brought up to date with the store's

@@ -37,9 +37,8 @@ func (f *chunkFiles) note(c store.Chunk) (int32, bool) {
 // adding each under mu, until a piece is short (done) or the index
 // holds more than budget bytes. It reports false when a chunk belongs
 // to a file read before (whose chunks were replaced: detached and
-// attached again), for the caller to build a new index; add reports
-// false to stop reading (done).
-func readPieces(mu *sync.RWMutex, f *chunkFiles, read func(after int64) ([]store.Chunk, error), add func(store.Chunk) bool, bytes func() int64, budget int64) (ok, done bool, err error) {
+// attached again), for the caller to build a new index.
+func readPieces(mu *sync.RWMutex, f *chunkFiles, read func(after int64) ([]store.Chunk, error), add func(store.Chunk), bytes func() int64, budget int64) (ok, done bool, err error) {
 	start := f.lastID
 	for {
 		piece, err := read(f.lastID)
@@ -52,10 +51,7 @@ func readPieces(mu *sync.RWMutex, f *chunkFiles, read func(after int64) ([]store
 				mu.Unlock()
 				return false, false, nil
 			}
-			if !add(c) {
-				mu.Unlock()
-				return true, true, nil
-			}
+			add(c)
 		}
 		mu.Unlock()
 		if bytes() > budget {

@@ -95,9 +95,8 @@ func (ix *vectorIndex) refresh(ctx context.Context, vs store.VectorStoreStore, s
 	return ok, err
 }
 
-// add quantises a chunk into the index (always: true, for readPieces);
-// ix.mu is held.
-func (ix *vectorIndex) add(c store.Chunk) bool {
+// add quantises a chunk into the index; ix.mu is held.
+func (ix *vectorIndex) add(c store.Chunk) {
 	fi, _ := ix.note(c)
 	if ix.dims == 0 {
 		ix.dims = len(c.Embedding)
@@ -108,7 +107,7 @@ func (ix *vectorIndex) add(c store.Chunk) bool {
 	}
 	if len(c.Embedding) != ix.dims || math.IsNaN(maxAbs) || math.IsInf(maxAbs, 0) {
 		ix.odd = append(ix.odd, c)
-		return true
+		return
 	}
 	if len(ix.blocks) == 0 || ix.blocks[len(ix.blocks)-1].n == blockSize {
 		ix.blocks = append(ix.blocks, &block{codes: make([]int8, blockSize*ix.dims)})
@@ -129,5 +128,4 @@ func (ix *vectorIndex) add(c store.Chunk) bool {
 	b.ids[i], b.files[i], b.scales[i] = c.ID, fi, scale
 	b.resid[i] = float32(math.Sqrt(resid)*(1+1e-6)) + 1e-9
 	b.n++
-	return true
 }

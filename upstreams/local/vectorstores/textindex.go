@@ -15,8 +15,7 @@ import (
 // chunks holding each term) over the vector store's chunks, and ranks
 // with FTS5's formula, so that a search gives FTS5's chunks, order and
 // scores (textindex_test.go holds it to that); FTS5 ranks the store
-// instead while the index does not fit, or while the store holds text
-// the index does not tokenise exactly (letters outside ASCII).
+// instead while the index does not fit.
 
 // textIndex is the inverted index of one vector store's chunk texts.
 type textIndex struct {
@@ -37,11 +36,9 @@ type textIndex struct {
 	// live and tokens are the chunks not gone and their terms: FTS5's
 	// row count and total size.
 	live, tokens, dead int64
-	// inexact: a chunk holds text the index does not tokenise as FTS5
-	// does; FTS5 ranks the store.
-	inexact bool
-	size    int64
-	used    atomic.Int64
+
+	size int64
+	used atomic.Int64
 	// touched are the postings the chunk being added holds (a buffer).
 	touched []*postings
 	// completed are the store's completed files of filesOwner at the
@@ -89,10 +86,6 @@ func (ix *textIndex) refresh(ctx context.Context, vs store.ChunkTexter, storeID 
 			return false, nil
 		}
 	}
-	if ix.inexact {
-		ix.version = version
-		return true, nil
-	}
 	ok, done, err := readPieces(&ix.mu, &ix.chunkFiles, func(after int64) ([]store.Chunk, error) {
 		return vs.ChunkTexts(ctx, storeID, after, loadPiece)
 	}, ix.add, ix.bytes, budget)
@@ -102,13 +95,12 @@ func (ix *textIndex) refresh(ctx context.Context, vs store.ChunkTexter, storeID 
 	return ok, err
 }
 
-// add indexes a chunk's terms; ix.mu is held. It reports false when the
-// chunk's text is not tokenised exactly.
-func (ix *textIndex) add(c store.Chunk) bool {
+// add indexes a chunk's terms; ix.mu is held.
+func (ix *textIndex) add(c store.Chunk) {
 	ord := uint32(len(ix.ids))
 	touched := ix.touched[:0]
 	var n uint32
-	exact := ftsTokens(c.Text, func(t []byte) {
+	ftsTokens(c.Text, func(t []byte) {
 		n++
 		p := ix.terms[string(t)]
 		if p == nil {
@@ -125,19 +117,12 @@ func (ix *textIndex) add(c store.Chunk) bool {
 	})
 	for _, p := range touched {
 		p.adding = false
-		if exact {
-			ix.size += int64(p.push(p.cur, p.curTF))
-			p.df++
-			p.maxTF = max(p.maxTF, p.curTF)
-			p.minLen = min(p.minLen, n)
-		}
+		ix.size += int64(p.push(p.cur, p.curTF))
+		p.df++
+		p.maxTF = max(p.maxTF, p.curTF)
+		p.minLen = min(p.minLen, n)
 	}
 	ix.touched = touched[:0]
-	if !exact {
-		ix.inexact = true
-		ix.clear()
-		return false
-	}
 	fi, added := ix.note(c)
 	if added {
 		ix.gone = append(ix.gone, false)
@@ -149,7 +134,6 @@ func (ix *textIndex) add(c store.Chunk) bool {
 	ix.size += 16
 	ix.live++
 	ix.tokens += int64(n)
-	return true
 }
 
 // drop marks the files not among present gone and takes their chunks
@@ -189,14 +173,6 @@ func (ix *textIndex) drop(present []string) {
 
 // deadLen marks a chunk whose file is gone.
 const deadLen = ^uint32(0)
-
-// clear empties an inexact index, which only remembers that it is;
-// ix.mu is held.
-func (ix *textIndex) clear() {
-	ix.ids, ix.file, ix.lens, ix.terms = nil, nil, nil, map[string]*postings{}
-	ix.chunkFiles, ix.gone = newChunkFiles(), nil
-	ix.live, ix.tokens, ix.dead, ix.size = 0, 0, 0, 0
-}
 
 // completedFiles lists the store's completed files of owner as
 // store.CompletedVectorStoreFiles does, kept while the store's chunks

@@ -1,17 +1,15 @@
 package vectorstores
 
-import (
-	"unicode"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // The terms of the SQLite store's full-text table, as its tokenizer
-// ('porter unicode61': runs of letters and digits folded to lower case,
-// each stemmed by the Porter algorithm) makes them, so that the BM25
-// index kept in memory counts exactly what FTS5 counts. The ASCII range
-// is tokenised here exactly; text with a letter, digit or mark outside
-// it (whose folding FTS5 takes from its own Unicode tables) is reported
-// as not tokenised, for the caller to leave it to FTS5.
+// ('porter unicode61') makes them, so that the BM25 index kept in
+// memory counts exactly what FTS5 counts: runs of token characters
+// (ASCII letters and digits; outside ASCII, FTS5's letters, numbers,
+// private use and unassigned code points, and the combining marks it
+// takes for diacritics inside a run), folded to lower case without
+// diacritics by FTS5's own tables (fts5unicode.go), each stemmed by the
+// Porter algorithm, byte by byte.
 
 // maxTokenBytes is the longest term FTS5 keeps; longer tokens are cut.
 const maxTokenBytes = 32768
@@ -21,49 +19,70 @@ const maxTokenBytes = 32768
 const maxStemBytes = 64
 
 // ftsTokens calls fn with each term of text in order (in a buffer fn
-// must not keep), and reports whether text is tokenised exactly (false:
-// it holds a letter, digit or combining mark outside ASCII, and fn may
-// have seen some terms).
-func ftsTokens(text string, fn func(term []byte)) bool {
+// must not keep).
+func ftsTokens(text string, fn func(term []byte)) {
 	var buf []byte
 	for i := 0; i < len(text); {
 		c := text[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(text[i:])
-			if !separator(r) {
-				return false
+		if c < utf8.RuneSelf {
+			if !asciiAlnum(c) {
+				i++
+				continue
 			}
-			i += size
+			j := i + 1
+			for j < len(text) && text[j] < utf8.RuneSelf && asciiAlnum(text[j]) {
+				j++
+			}
+			if j == len(text) || text[j] < utf8.RuneSelf {
+				buf = emitTerm(lowerInto(buf[:0], text[i:j]), fn)
+				i = j
+				continue
+			}
+		} else if code, next := fts5Decode(text, i); !fts5TokenChar(code) {
+			i = next
 			continue
 		}
-		if !asciiAlnum(c) {
+		buf, i = foldToken(buf[:0], text, i)
+		buf = emitTerm(buf, fn)
+	}
+}
+
+// foldToken appends the folded token of text starting at i (at a token
+// character) to dst, and returns the index after it.
+func foldToken(dst []byte, text string, i int) ([]byte, int) {
+	for i < len(text) {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			if !asciiAlnum(c) {
+				break
+			}
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst = append(dst, c)
 			i++
 			continue
 		}
-		j := i + 1
-		for j < len(text) && text[j] < utf8.RuneSelf && asciiAlnum(text[j]) {
-			j++
+		code, next := fts5Decode(text, i)
+		if !fts5TokenChar(code) && !fts5Diacritic(code) {
+			break
 		}
-		tok := text[i:min(j, i+maxTokenBytes)]
-		buf = lowerInto(buf[:0], tok)
-		if len(tok) >= 3 && len(tok) <= maxStemBytes {
-			buf = porterStem(buf)
+		if f := uint32(fts5Fold(int32(code))); f != 0 {
+			dst = fts5AppendCode(dst, f)
 		}
-		fn(buf)
-		i = j
+		i = next
 	}
-	return true
+	return dst, i
 }
 
-// separator reports whether a rune outside ASCII ends a token for FTS5
-// for certain: punctuation, spaces and symbols (FTS5's token characters
-// are letters, numbers and private use characters, and it folds
-// combining marks into the token before them).
-func separator(r rune) bool {
-	if r == utf8.RuneError || unicode.Is(unicode.Co, r) {
-		return false
+// emitTerm stems a token (3 to 64 bytes), cuts it to the longest term
+// and calls fn with it; it returns the buffer for the next token.
+func emitTerm(tok []byte, fn func(term []byte)) []byte {
+	if len(tok) >= 3 && len(tok) <= maxStemBytes {
+		tok = porterStem(tok)
 	}
-	return unicode.IsPunct(r) || unicode.IsSpace(r) || unicode.IsSymbol(r) || unicode.In(r, unicode.Zs, unicode.Zl, unicode.Zp, unicode.Cc, unicode.Cf)
+	fn(tok[:min(len(tok), maxTokenBytes)])
+	return tok
 }
 
 func asciiAlnum(c byte) bool {
@@ -82,16 +101,16 @@ func lowerInto(dst []byte, s string) []byte {
 }
 
 // ftsTerms are the terms FTS5 searches for the keywords, one each, and
-// whether each keyword is one term tokenised exactly.
+// whether each keyword is one term (else FTS5 would search a phrase).
 func ftsTerms(keywords []string) ([]string, bool) {
 	out := make([]string, 0, len(keywords))
 	for _, k := range keywords {
 		n := 0
-		exact := ftsTokens(k, func(t []byte) {
+		ftsTokens(k, func(t []byte) {
 			out = append(out, string(t))
 			n++
 		})
-		if !exact || n != 1 {
+		if n != 1 {
 			return nil, false
 		}
 	}
