@@ -115,11 +115,22 @@ func testAbandonedResponses(t *testing.T, s Store) {
 	if err := rs.writeItemGroups(ctx, "response_items", "response_id", written, items[:2*itemGroup]); err != nil {
 		t.Fatal(err)
 	}
+	// Half the written items' keys were written too.
+	if err := rs.writeItemIDs(ctx, "response_items", "response_id", written, items[:2*itemGroup]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.db.ExecContext(ctx, rs.db.q(`DELETE FROM response_item_ids WHERE seq IN (SELECT seq FROM response_items WHERE response_id = ? LIMIT ?)`), written, itemGroup); err != nil {
+		t.Fatal(err)
+	}
 	deleted := &StoredResponse{ID: NewID("resp_"), Owner: owner, Object: []byte(`{}`), Output: gatewayItems(1)}
 	if err := s.CreateResponse(ctx, deleted, gatewayItems(2*itemGroup)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := rs.db.ExecContext(ctx, rs.db.q(`UPDATE responses SET hidden_at = ? WHERE id = ?`), Now(), deleted.ID); err != nil {
+		t.Fatal(err)
+	}
+	// The deleter removed the items' keys, then a group of the items.
+	if err := rs.removeItemIDs(ctx, "response_items", "response_id", deleted.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := rs.db.ExecContext(ctx, rs.db.q(`DELETE FROM response_items WHERE seq IN (SELECT seq FROM response_items WHERE response_id = ? LIMIT ?)`), deleted.ID, itemGroup); err != nil {
@@ -149,6 +160,9 @@ func testAbandonedResponses(t *testing.T, s Store) {
 		if err := rs.db.QueryRowContext(ctx, rs.db.q(`SELECT COUNT(*) FROM responses WHERE id = ?`), id).Scan(&rows); err != nil || rows+left != 0 {
 			t.Errorf("%s: %d rows and %d items left (%v)", id, rows, left, err)
 		}
+	}
+	if n := countItemIDs(t, s, items[:2*itemGroup]); n != 0 {
+		t.Errorf("%d item keys left of the abandoned responses", n)
 	}
 }
 

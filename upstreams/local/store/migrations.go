@@ -50,9 +50,9 @@ const batchTables = `CREATE TABLE batches (
 
 var (
 	sqliteTypes = strings.NewReplacer("{seq}", "INTEGER PRIMARY KEY AUTOINCREMENT", "{int64}", "INTEGER",
-		"{flag}", "INTEGER NOT NULL DEFAULT 0", "{without_rowid}", " WITHOUT ROWID")
+		"{flag}", "INTEGER NOT NULL DEFAULT 0", "{without_rowid}", " WITHOUT ROWID", "{bytewise}", "")
 	postgresTypes = strings.NewReplacer("{seq}", "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "{int64}", "BIGINT",
-		"{flag}", "BOOLEAN NOT NULL DEFAULT FALSE", "{without_rowid}", "")
+		"{flag}", "BOOLEAN NOT NULL DEFAULT FALSE", "{without_rowid}", "", "{bytewise}", ` COLLATE "C"`)
 )
 
 // sqliteMigrations are applied in order, each once, recorded in
@@ -176,6 +176,8 @@ var sqliteMigrations = []string{
 	sqliteTypes.Replace(responseHiding),
 	// 16: batch requests in a rowid table (see batchRequestsRowid)
 	batchRequestsRowid,
+	// 17: response items found by ID in a table of their own
+	sqliteTypes.Replace(responseItemIDs),
 }
 
 // batchRequestsRowid moves SQLite's batch requests out of a WITHOUT
@@ -277,4 +279,6 @@ var postgresMigrations = []string{
 	postgresTypes.Replace(conversationDeletion),
 	// 12: sqliteMigrations 15
 	postgresTypes.Replace(responseHiding),
+	// 13: sqliteMigrations 17
+	postgresTypes.Replace(responseItemIDs),
 }

@@ -59,6 +59,11 @@ type dialect struct {
 	// copyRows: grouped writes of items (writeItemGroups) are COPYs
 	// (copyItems), PostgreSQL's bulk load.
 	copyRows bool
+	// itemIDsBy, when not empty, orders item IDs as the item IDs tables
+	// do (writeItemIDs) in a statement of their own: the database writes
+	// and removes a parent's item keys in one statement each, its writers
+	// waiting for no lock of the others (PostgreSQL).
+	itemIDsBy string
 }
 
 var (
@@ -78,6 +83,7 @@ var (
 		notify:     `SELECT pg_notify($1, $2)`,
 		insertRows: `INSERT INTO `,
 		copyRows:   true,
+		itemIDsBy:  `id COLLATE "C", seq`,
 	}
 )
 

@@ -102,6 +102,9 @@ func (r records) CreateResponse(ctx context.Context, resp *StoredResponse, items
 	}
 	err := r.writeItemGroups(ctx, "response_items", "response_id", resp.ID, items)
 	if err == nil {
+		err = r.writeItemIDs(ctx, "response_items", "response_id", resp.ID, items)
+	}
+	if err == nil {
 		err = r.writeItemGroups(ctx, "response_outputs", "response_id", resp.ID, resp.Output)
 	}
 	if err == nil {
@@ -120,9 +123,12 @@ func (r records) CreateResponse(ctx context.Context, resp *StoredResponse, items
 	return nil
 }
 
-// removeResponse removes a hidden response: its items a group at a time,
-// then its row.
+// removeResponse removes a hidden response: its items a group at a time
+// (the input items' IDs first), then its row.
 func (r records) removeResponse(ctx context.Context, id string) error {
+	if err := r.removeItemIDs(ctx, "response_items", "response_id", id); err != nil {
+		return err
+	}
 	for _, table := range []string{"response_items", "response_outputs"} {
 		if err := r.removeItemGroups(ctx, table, "response_id", id); err != nil {
 			return err
@@ -208,12 +214,11 @@ func scanResponseItem(row rowScanner) (*ResponseItem, error) {
 }
 
 func (r records) ResponseItem(ctx context.Context, owner, itemID string) (json.RawMessage, error) {
-	for _, from := range []string{"response_outputs i JOIN responses p ON p.id = i.response_id AND p.hidden_at = 0",
-		"response_items i JOIN responses p ON p.id = i.response_id AND p.hidden_at = 0",
-		"conversation_items i JOIN conversations p ON p.id = i.conversation_id"} {
+	for _, from := range []string{"response_outputs i JOIN responses p ON p.id = i.response_id AND p.hidden_at = 0 WHERE i.id = ?",
+		"response_item_ids x JOIN response_items i ON i.seq = x.seq JOIN responses p ON p.id = i.response_id AND p.hidden_at = 0 WHERE x.id = ?",
+		"conversation_items i JOIN conversations p ON p.id = i.conversation_id WHERE i.id = ?"} {
 		var item string
-		err := r.db.QueryRowContext(ctx, r.db.q(`SELECT i.item FROM `+from+`
-			WHERE i.id = ? AND p.owner = ? ORDER BY i.seq DESC LIMIT 1`), itemID, owner).Scan(&item)
+		err := r.db.QueryRowContext(ctx, r.db.q(`SELECT i.item FROM `+from+` AND p.owner = ? ORDER BY i.seq DESC LIMIT 1`), itemID, owner).Scan(&item)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
