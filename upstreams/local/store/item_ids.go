@@ -180,7 +180,9 @@ func (r records) removeItemIDs(ctx context.Context, table, parentColumn, parentI
 	for len(keys) > 0 {
 		group := keys[:min(len(keys), itemGroup)]
 		// A seq is one item's, so the seqs alone name the rows; the IDs
-		// let the delete find them by the table's key.
+		// let the delete find them by the table's key, the seqs only
+		// checked (+seq: not a second list of the key to seek, which
+		// SQLite would seek each pair of).
 		args := make([]any, 0, 2*len(group))
 		for _, k := range group {
 			args = append(args, k.id)
@@ -189,7 +191,7 @@ func (r records) removeItemIDs(ctx context.Context, table, parentColumn, parentI
 			args = append(args, k.seq)
 		}
 		list := strings.TrimSuffix(strings.Repeat("?,", len(group)), ",")
-		if _, err := r.db.ExecContext(ctx, r.db.q(`DELETE FROM `+ids+` WHERE id IN (`+list+`) AND seq IN (`+list+`)`), args...); err != nil {
+		if _, err := r.db.ExecContext(ctx, r.db.q(`DELETE FROM `+ids+` WHERE id IN (`+list+`) AND +seq IN (`+list+`)`), args...); err != nil {
 			return fmt.Errorf("removing %s: %w", strings.ReplaceAll(ids, "_", " "), err)
 		}
 		keys = keys[len(group):]
