@@ -51,6 +51,44 @@ func BenchmarkCreateResponseItems(b *testing.B) {
 	}
 }
 
+// BenchmarkDeleteResponseItems deletes responses of benchItems input
+// items with random IDs, as a client may send, each stored before
+// (untimed): the time of a delete and the process's CPU time meanwhile
+// (cpu-ms/op).
+func BenchmarkDeleteResponseItems(b *testing.B) {
+	items := messageItems(benchItems, func() string { return NewID("msg_") })
+	b.Run("SQLite", func(b *testing.B) { benchmarkDeleteResponse(b, openBenchSQLite(b), items) })
+	b.Run("PostgreSQL", func(b *testing.B) {
+		s, err := OpenPostgres(b.Context(), testpg.DSN(b), PoolOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		benchmarkDeleteResponse(b, s, items)
+	})
+}
+
+// benchmarkDeleteResponse stores a response of items and deletes it, b.N
+// times, the delete alone timed.
+func benchmarkDeleteResponse(b *testing.B, s Store, items []ResponseItem) {
+	var cpu time.Duration
+	for range b.N {
+		b.StopTimer()
+		r := &StoredResponse{ID: NewID("resp_"), Owner: "bench", Object: json.RawMessage(`{}`)}
+		if err := s.CreateResponse(context.Background(), r, items); err != nil {
+			b.Fatal(err)
+		}
+		start := cpuTime(b)
+		b.StartTimer()
+		if err := s.DeleteResponse(context.Background(), r.Owner, r.ID); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		cpu += cpuTime(b) - start
+	}
+	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
+}
+
 // BenchmarkCreateResponseItemsLock stores responses of benchItems input
 // items (gateway IDs) on SQLite while probes measure the write lock: the
 // longest time it was held at once (max-hold-ms: a probe with no busy
