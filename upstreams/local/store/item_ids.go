@@ -9,18 +9,19 @@ import (
 	"strings"
 )
 
-// responseItemIDs is the migration that finds a response's input items by
-// their IDs (for item references and list cursors) in a table of their
-// own, response_item_ids, instead of an index of response_items: an item's
-// row is written in the order of the response's input, and an ID a client
-// chose lands anywhere in an index keyed by it, so writing a group of
-// 2,000 items rewrote some 2,000 of the index's pages. The IDs of a
-// response are written after its items, in ID order and in groups of
-// their own (writeItemIDs), so each group is one run of neighbouring
-// keys, as the IDs the gateway makes, in sequence, always were. IDs are
-// ordered by their bytes ({bytewise}), as Go orders them.
+// responseItemIDs is SQLite's migration that finds a response's input
+// items by their IDs (for item references and list cursors) in a table
+// of their own, response_item_ids, instead of an index of
+// response_items: an item's row is written in the order of the
+// response's input, and an ID a client chose lands anywhere in an index
+// keyed by it, so writing a group of 2,000 items rewrote some 2,000 of
+// the index's pages. The IDs of a response are written after its items,
+// in ID order and in groups of their own (writeItemIDs), so each group is
+// one run of neighbouring keys, as the IDs the gateway makes, in
+// sequence, always were. PostgreSQL keeps the index (see the dialect's
+// itemIDTables).
 const responseItemIDs = `CREATE TABLE response_item_ids (
-		id   TEXT{bytewise} NOT NULL,
+		id   TEXT NOT NULL,
 		seq  {int64} NOT NULL,
 		PRIMARY KEY (id, seq)
 	){without_rowid};
@@ -28,13 +29,23 @@ const responseItemIDs = `CREATE TABLE response_item_ids (
 	DROP INDEX response_items_id;`
 
 // itemIDTables names, for each items table whose items are found by ID in
-// a table of their own, that table (columns id and seq, the item's).
+// a table of their own where the database has such tables (the dialect's
+// itemIDTables), that table (columns id and seq, the item's).
 var itemIDTables = map[string]string{"response_items": "response_item_ids"}
+
+// itemIDTable is the table the items of table are found by ID in, empty
+// when they are found by an index of table.
+func (d *sqlDB) itemIDTable(table string) string {
+	if !d.itemIDTables {
+		return ""
+	}
+	return itemIDTables[table]
+}
 
 // itemSeqByID is the SQL finding the first seq of the items of table
 // whose scope column is the first argument and whose ID is the second.
-func itemSeqByID(table, scope string) string {
-	if ids, ok := itemIDTables[table]; ok {
+func (d *sqlDB) itemSeqByID(table, scope string) string {
+	if ids := d.itemIDTable(table); ids != "" {
 		return `(SELECT MIN(x.seq) FROM ` + ids + ` x JOIN ` + table + ` i ON i.seq = x.seq WHERE i.` + scope + ` = ? AND x.id = ?)`
 	}
 	return `(SELECT MIN(seq) FROM ` + table + ` WHERE ` + scope + ` = ? AND id = ?)`
@@ -68,15 +79,11 @@ func (r records) itemKeys(ctx context.Context, table, parentColumn, parentID str
 
 // writeItemIDs writes the keys of items, the items of table whose
 // parentColumn is parentID, written before in their order and not yet
-// seen by readers, into the table's item IDs table in key order: where
-// the database orders them itself (itemIDsBy), in one statement; else
-// itemGroup a transaction.
+// seen by readers, into the table's item IDs table (if it has one) in key
+// order, itemGroup a transaction.
 func (r records) writeItemIDs(ctx context.Context, table, parentColumn, parentID string, items []ResponseItem) error {
-	ids := itemIDTables[table]
-	if r.db.itemIDsBy != "" {
-		if _, err := r.db.ExecContext(ctx, r.db.q(`INSERT INTO `+ids+`(id, seq) SELECT id, seq FROM `+table+` WHERE `+parentColumn+` = ? ORDER BY `+r.db.itemIDsBy), parentID); err != nil {
-			return fmt.Errorf("storing %s: %w", strings.ReplaceAll(ids, "_", " "), err)
-		}
+	ids := r.db.itemIDTable(table)
+	if ids == "" {
 		return nil
 	}
 	keys, err := r.writtenKeys(ctx, table, parentColumn, parentID, items)
@@ -160,17 +167,13 @@ func (r records) writtenKeys(ctx context.Context, table, parentColumn, parentID 
 }
 
 // removeItemIDs deletes the keys of the items of table whose parentColumn
-// is parentID from the table's item IDs table: where the database orders
-// them itself (itemIDsBy), in one statement; else in key order, itemGroup
-// a statement (each its own transaction). The items are removed after, so
-// that a remover stopping half-way leaves the keys of the items left to
-// the next.
+// is parentID from the table's item IDs table (if it has one), in key
+// order, itemGroup a statement (each its own transaction). The items are
+// removed after, so that a remover stopping half-way leaves the keys of
+// the items left to the next.
 func (r records) removeItemIDs(ctx context.Context, table, parentColumn, parentID string) error {
-	ids := itemIDTables[table]
-	if r.db.itemIDsBy != "" {
-		if _, err := r.db.ExecContext(ctx, r.db.q(`DELETE FROM `+ids+` x USING `+table+` i WHERE i.`+parentColumn+` = ? AND x.id = i.id AND x.seq = i.seq`), parentID); err != nil {
-			return fmt.Errorf("removing %s: %w", strings.ReplaceAll(ids, "_", " "), err)
-		}
+	ids := r.db.itemIDTable(table)
+	if ids == "" {
 		return nil
 	}
 	keys, err := r.itemKeys(ctx, table, parentColumn, parentID)

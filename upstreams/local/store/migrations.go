@@ -50,9 +50,9 @@ const batchTables = `CREATE TABLE batches (
 
 var (
 	sqliteTypes = strings.NewReplacer("{seq}", "INTEGER PRIMARY KEY AUTOINCREMENT", "{int64}", "INTEGER",
-		"{flag}", "INTEGER NOT NULL DEFAULT 0", "{without_rowid}", " WITHOUT ROWID", "{bytewise}", "")
+		"{flag}", "INTEGER NOT NULL DEFAULT 0", "{without_rowid}", " WITHOUT ROWID")
 	postgresTypes = strings.NewReplacer("{seq}", "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "{int64}", "BIGINT",
-		"{flag}", "BOOLEAN NOT NULL DEFAULT FALSE", "{without_rowid}", "", "{bytewise}", ` COLLATE "C"`)
+		"{flag}", "BOOLEAN NOT NULL DEFAULT FALSE", "{without_rowid}", "")
 )
 
 // sqliteMigrations are applied in order, each once, recorded in
@@ -279,6 +279,4 @@ var postgresMigrations = []string{
 	postgresTypes.Replace(conversationDeletion),
 	// 12: sqliteMigrations 15
 	postgresTypes.Replace(responseHiding),
-	// 13: sqliteMigrations 17
-	postgresTypes.Replace(responseItemIDs),
 }

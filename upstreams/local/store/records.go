@@ -59,18 +59,23 @@ type dialect struct {
 	// copyRows: grouped writes of items (writeItemGroups) are COPYs
 	// (copyItems), PostgreSQL's bulk load.
 	copyRows bool
-	// itemIDsBy, when not empty, orders item IDs as the item IDs tables
-	// do (writeItemIDs) in a statement of their own: the database writes
-	// and removes a parent's item keys in one statement each, its writers
-	// waiting for no lock of the others (PostgreSQL).
-	itemIDsBy string
+	// itemIDTables: the items of the tables named in itemIDTables are
+	// found by ID in a table of their own, written in key order
+	// (writeItemIDs), not by an index of theirs (SQLite, where each ID a
+	// client chose at random cost a page of that index rewritten).
+	// PostgreSQL keeps the index: its pages stay in shared buffers and its
+	// WAL logs rows, so random IDs cost it little, and a delete leaves the
+	// index's entries to vacuum, where a table of keys is one more table
+	// of rows to delete.
+	itemIDTables bool
 }
 
 var (
 	sqliteDialect = dialect{
-		jsonString: `json_quote(%s)`,
-		randomHex:  `lower(hex(randomblob(12)))`,
-		insertRows: `INSERT OR ROLLBACK INTO `,
+		jsonString:   `json_quote(%s)`,
+		randomHex:    `lower(hex(randomblob(12)))`,
+		insertRows:   `INSERT OR ROLLBACK INTO `,
+		itemIDTables: true,
 	}
 	postgresDialect = dialect{
 		dollar:     true,
@@ -83,7 +88,6 @@ var (
 		notify:     `SELECT pg_notify($1, $2)`,
 		insertRows: `INSERT INTO `,
 		copyRows:   true,
-		itemIDsBy:  `id COLLATE "C", seq`,
 	}
 )
 

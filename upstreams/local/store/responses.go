@@ -215,9 +215,12 @@ func scanResponseItem(row rowScanner) (*ResponseItem, error) {
 
 func (r records) ResponseItem(ctx context.Context, owner, itemID string) (json.RawMessage, error) {
 	// Each from with the key the items are found by, ordered by its seq.
+	inputs := [2]string{"response_items i JOIN responses p ON p.id = i.response_id AND p.hidden_at = 0", "i"}
+	if ids := r.db.itemIDTable("response_items"); ids != "" {
+		inputs = [2]string{ids + " x JOIN response_items i ON i.seq = x.seq JOIN responses p ON p.id = i.response_id AND p.hidden_at = 0", "x"}
+	}
 	for _, from := range [][2]string{{"response_outputs i JOIN responses p ON p.id = i.response_id AND p.hidden_at = 0", "i"},
-		{"response_item_ids x JOIN response_items i ON i.seq = x.seq JOIN responses p ON p.id = i.response_id AND p.hidden_at = 0", "x"},
-		{"conversation_items i JOIN conversations p ON p.id = i.conversation_id", "i"}} {
+		inputs, {"conversation_items i JOIN conversations p ON p.id = i.conversation_id", "i"}} {
 		var item string
 		err := r.db.QueryRowContext(ctx, r.db.q(`SELECT i.item FROM `+from[0]+` WHERE `+from[1]+`.id = ? AND p.owner = ? ORDER BY `+from[1]+`.seq DESC LIMIT 1`), itemID, owner).Scan(&item)
 		if errors.Is(err, sql.ErrNoRows) {
