@@ -79,10 +79,10 @@ func countItemIDs(t *testing.T, s Store, items []ResponseItem) int {
 	return n
 }
 
-// TestResponseItemIDsMigration: the items of a database stored before
-// the item IDs table are found by ID, and by list cursors, once it is
-// migrated.
-func TestResponseItemIDsMigration(t *testing.T) {
+// TestItemMigrations: the items of a database stored before the item IDs
+// table are found by ID, and by list cursors, once it is migrated; its
+// conversations' items are all shown.
+func TestItemMigrations(t *testing.T) {
 	dir := t.TempDir()
 	raw, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "modelgate.db")+"?_pragma=foreign_keys(1)")
 	if err != nil {
@@ -96,8 +96,14 @@ func TestResponseItemIDsMigration(t *testing.T) {
 	if _, err := raw.Exec(`INSERT INTO responses(id, owner, created_at, object) VALUES ('resp_1', 'owner', 0, '{}')`); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := raw.Exec(`INSERT INTO conversations(id, owner, created_at, metadata) VALUES ('conv_1', 'owner', 0, '{}')`); err != nil {
+		t.Fatal(err)
+	}
 	for _, it := range items {
 		if _, err := raw.Exec(`INSERT INTO response_items(id, response_id, item) VALUES (?, 'resp_1', ?)`, it.ID, string(it.Item)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := raw.Exec(`INSERT INTO conversation_items(id, conversation_id, item) VALUES (?, 'conv_1', ?)`, it.ID, string(it.Item)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -114,5 +120,8 @@ func TestResponseItemIDsMigration(t *testing.T) {
 	}
 	if page, _, err := s.ResponseItems(t.Context(), "owner", "resp_1", ListQuery{Limit: 5, After: items[0].ID}); err != nil || len(page) != 2 || page[0].ID != items[1].ID {
 		t.Fatalf("page after the first item: %v %v", err, page)
+	}
+	if page, _, err := s.ConversationItems(t.Context(), "owner", "conv_1", ListQuery{Limit: 5}); err != nil || len(page) != len(items) {
+		t.Fatalf("the conversation's items: %v %v", err, page)
 	}
 }

@@ -38,40 +38,31 @@ func testResponseVisibility(t *testing.T, s Store) {
 	items := gatewayItems(3*itemGroup + 7)
 	first, last := items[0].ID, items[len(items)-1].ID
 	r := &StoredResponse{ID: NewID("resp_"), Owner: owner, Object: []byte(`{}`), Output: gatewayItems(2)}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
 	var whole, none int
 	var deleting atomic.Bool
-	wg.Go(func() {
-		// Bounded: the writer ends; a read at most takes every item.
-		for i := 0; i < 1_000_000; i++ {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			got, _, err := s.ResponseItems(ctx, owner, r.ID, ListQuery{Limit: len(items) + 1})
-			switch {
-			case errors.Is(err, ErrNotFound) || err == nil && len(got) == 0: // not yet, or gone
-				none++
-			case err != nil:
-				t.Error(err)
-				return
-			case len(got) != len(items) || got[0].ID != first || got[len(got)-1].ID != last:
-				t.Errorf("read %d: %d of %d items", i, len(got), len(items))
-				return
-			default:
-				whole++
-			}
-			_, errFirst := s.ResponseItem(ctx, owner, first)
-			_, errLast := s.ResponseItem(ctx, owner, last)
-			// Once the delete began, it may have hidden the response
-			// between the two lookups.
-			if errFirst == nil && errors.Is(errLast, ErrNotFound) && !deleting.Load() {
-				t.Errorf("read %d: the first item found by ID, the last not", i)
-				return
-			}
+	stop := racingReads(func(i int) bool {
+		got, _, err := s.ResponseItems(ctx, owner, r.ID, ListQuery{Limit: len(items) + 1})
+		switch {
+		case errors.Is(err, ErrNotFound) || err == nil && len(got) == 0: // not yet, or gone
+			none++
+		case err != nil:
+			t.Error(err)
+			return false
+		case len(got) != len(items) || got[0].ID != first || got[len(got)-1].ID != last:
+			t.Errorf("read %d: %d of %d items", i, len(got), len(items))
+			return false
+		default:
+			whole++
 		}
+		_, errFirst := s.ResponseItem(ctx, owner, first)
+		_, errLast := s.ResponseItem(ctx, owner, last)
+		// Once the delete began, it may have hidden the response
+		// between the two lookups.
+		if errFirst == nil && errors.Is(errLast, ErrNotFound) && !deleting.Load() {
+			t.Errorf("read %d: the first item found by ID, the last not", i)
+			return false
+		}
+		return true
 	})
 	if err := s.CreateResponse(ctx, r, items); err != nil {
 		t.Fatal(err)
@@ -83,13 +74,36 @@ func testResponseVisibility(t *testing.T, s Store) {
 	if err := s.DeleteResponse(ctx, owner, r.ID); err != nil {
 		t.Fatal(err)
 	}
-	close(done)
-	wg.Wait()
+	stop()
 	t.Logf("%d reads found all %d items, %d none", whole, len(items), none)
 	_, err := s.GetResponse(ctx, owner, r.ID)
 	mustNotFound(t, "the deleted response", err)
 	if n := countRows(t, s, "response_items", r.ID) + countRows(t, s, "response_outputs", r.ID); n != 0 {
 		t.Errorf("%d items of the deleted response left", n)
+	}
+}
+
+// racingReads runs read(0), read(1), ... in a goroutine of its own until
+// read returns false or stop is called, which waits for it to end.
+// Bounded: at most a million reads.
+func racingReads(read func(i int) bool) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; i < 1_000_000; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if !read(i) {
+				return
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
 	}
 }
 
@@ -118,7 +132,7 @@ func testAbandonedResponses(t *testing.T, s Store) {
 	if _, err := rs.db.ExecContext(ctx, rs.db.q(`INSERT INTO responses(id, owner, created_at, object, hidden_at) VALUES (?,?,0,'{}',?)`), written, owner, Now()); err != nil {
 		t.Fatal(err)
 	}
-	if err := rs.writeItemGroups(ctx, "response_items", "response_id", written, items[:2*itemGroup]); err != nil {
+	if err := rs.writeItemGroups(ctx, "response_items", "response_id", written, items[:2*itemGroup], nil); err != nil {
 		t.Fatal(err)
 	}
 	// Half the written items' keys were written too.

@@ -178,6 +178,8 @@ var sqliteMigrations = []string{
 	batchRequestsRowid,
 	// 17: response items found by ID in a table of their own
 	sqliteTypes.Replace(responseItemIDs),
+	// 18: conversation appends in groups, shown at once, under a lease
+	sqliteTypes.Replace(conversationAppends),
 }
 
 // batchRequestsRowid moves SQLite's batch requests out of a WITHOUT
@@ -279,4 +281,6 @@ var postgresMigrations = []string{
 	postgresTypes.Replace(conversationDeletion),
 	// 12: sqliteMigrations 15
 	postgresTypes.Replace(responseHiding),
+	// 13: sqliteMigrations 18
+	postgresTypes.Replace(conversationAppends),
 }

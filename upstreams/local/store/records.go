@@ -248,13 +248,16 @@ func affected(res sql.Result) (int64, error) {
 
 // foundIfAffected is ErrNotFound when a statement scoped to an owner's
 // object touched no row.
-func foundIfAffected(res sql.Result) error {
+func foundIfAffected(res sql.Result) error { return noneIs(res, ErrNotFound) }
+
+// noneIs is none when a statement touched no row.
+func noneIs(res sql.Result, none error) error {
 	n, err := affected(res)
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		return ErrNotFound
+		return none
 	}
 	return nil
 }

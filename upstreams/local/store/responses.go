@@ -72,8 +72,9 @@ type ResponseStore interface {
 	// ErrNotFound if none has it.
 	ResponseItem(ctx context.Context, owner, itemID string) (json.RawMessage, error)
 	// RemoveAbandonedResponses removes what writes and deletes of
-	// responses that stopped half-way (a crash) left, unseen by readers,
-	// and reports how many responses it removed.
+	// responses and appends to conversations that stopped half-way (a
+	// crash) left, unseen by readers, and reports how many responses it
+	// removed.
 	RemoveAbandonedResponses(ctx context.Context) (int, error)
 }
 
@@ -100,12 +101,12 @@ func (r records) CreateResponse(ctx context.Context, resp *StoredResponse, items
 		resp.ID, resp.Owner, resp.CreatedAt, resp.PreviousID, string(resp.Object), hidden); err != nil {
 		return fmt.Errorf("storing response: %w", err)
 	}
-	err := r.writeItemGroups(ctx, "response_items", "response_id", resp.ID, items)
+	err := r.writeItemGroups(ctx, "response_items", "response_id", resp.ID, items, nil)
 	if err == nil {
 		err = r.writeItemIDs(ctx, "response_items", "response_id", resp.ID, items)
 	}
 	if err == nil {
-		err = r.writeItemGroups(ctx, "response_outputs", "response_id", resp.ID, resp.Output)
+		err = r.writeItemGroups(ctx, "response_outputs", "response_id", resp.ID, resp.Output, nil)
 	}
 	if err == nil {
 		var res sql.Result
@@ -160,7 +161,7 @@ func (r records) RemoveAbandonedResponses(ctx context.Context) (int, error) {
 			removed++
 		}
 		if len(ids) < 100 {
-			return removed, nil
+			return removed, r.removeAbandonedAppends(ctx)
 		}
 	}
 }
@@ -220,7 +221,7 @@ func (r records) ResponseItem(ctx context.Context, owner, itemID string) (json.R
 		inputs = [2]string{ids + " x JOIN response_items i ON i.seq = x.seq JOIN responses p ON p.id = i.response_id AND p.hidden_at = 0", "x"}
 	}
 	for _, from := range [][2]string{{"response_outputs i JOIN responses p ON p.id = i.response_id AND p.hidden_at = 0", "i"},
-		inputs, {"conversation_items i JOIN conversations p ON p.id = i.conversation_id", "i"}} {
+		inputs, {"conversation_items i JOIN conversations p ON p.id = i.conversation_id AND i.seq <= p.shown_seq", "i"}} {
 		var item string
 		err := r.db.QueryRowContext(ctx, r.db.q(`SELECT i.item FROM `+from[0]+` WHERE `+from[1]+`.id = ? AND p.owner = ? ORDER BY `+from[1]+`.seq DESC LIMIT 1`), itemID, owner).Scan(&item)
 		if errors.Is(err, sql.ErrNoRows) {
