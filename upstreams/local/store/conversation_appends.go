@@ -50,11 +50,12 @@ var ErrConversationBusy = errors.New("another append to the conversation is unde
 var errAppendLeaseLost = errors.New("the append's lease on the conversation was lost")
 
 // AddConversationItems appends items after those the conversation holds:
-// it takes the conversation's lease (takeAppendLease, which removes what
-// a crashed append left), renews it every appendRenew while it writes the
-// items in groups (writeItemGroups, each fenced by the lease) unseen past
-// shown_seq, then shows them all and gives the lease back with one small
-// update. An append that fails removes what it wrote.
+// it takes the conversation's lease (takeAppendLease) and renews it every
+// appendRenew while it removes what a crashed append left unshown and
+// writes the items in groups (writeItemGroups, each fenced by the lease)
+// unseen past shown_seq, then shows them all and gives the lease back
+// with one small update. An append that fails removes what it wrote and
+// gives the lease back.
 func (r records) AddConversationItems(ctx context.Context, owner, id string, items []ResponseItem) error {
 	token := NewID("")
 	if err := r.takeAppendLease(ctx, owner, id, token); err != nil {
@@ -74,7 +75,10 @@ func (r records) AddConversationItems(ctx context.Context, owner, id string, ite
 			return !errors.Is(err, errAppendLeaseLost)
 		})
 	}()
-	err := r.writeItemGroups(wctx, "conversation_items", "conversation_id", id, items, r.appendFence(id, token))
+	err := r.removeUnshown(wctx, id, token)
+	if err == nil {
+		err = r.writeItemGroups(wctx, "conversation_items", "conversation_id", id, items, r.appendFence(id, token))
+	}
 	if err == nil {
 		err = r.showAppend(wctx, id, token)
 	}
@@ -95,8 +99,8 @@ func (r records) AddConversationItems(ctx context.Context, owner, id string, ite
 // token, waiting (polling every appendPoll, while ctx lives) while
 // another append holds it, for appendLease at most (by the store's
 // clock): ErrConversationBusy then. A lease that has run out was left by
-// an append that stopped: it is taken over and what that append wrote is
-// removed.
+// an append that stopped: it is taken over (what that append wrote is the
+// taker's to remove).
 func (r records) takeAppendLease(ctx context.Context, owner, id, token string) error {
 	deadline := LeaseEnd(appendLease)
 	for {
@@ -106,9 +110,7 @@ func (r records) takeAppendLease(ctx context.Context, owner, id, token string) e
 		if err != nil {
 			return fmt.Errorf("adding conversation items: %w", err)
 		}
-		if err := noneIs(res, ErrConversationBusy); err == nil {
-			return r.removeUnshown(ctx, id, token)
-		} else if !errors.Is(err, ErrConversationBusy) {
+		if n, err := affected(res); err != nil || n == 1 {
 			return err
 		}
 		var until int64
