@@ -38,15 +38,29 @@ var errStoreUnavailable = &upstreams.Error{Status: http.StatusServiceUnavailable
 var errStoreBusy = &upstreams.Error{Status: http.StatusServiceUnavailable, Type: upstreams.TypeServer, Code: "store_busy",
 	Message: "The gateway's store is busy right now. Please try again shortly."}
 
+// errConversationLocked is the answer to an append to a conversation
+// (items create, a response stored into it) that waited for another
+// append to the same conversation for as long as an append's lease lasts
+// (30 s) in vain, its holder still writing: a 409 with Retry-After, which
+// clients and SDKs retry, since the conflict is over once that append
+// ends.
+var errConversationLocked = &upstreams.Error{Status: http.StatusConflict, Type: upstreams.TypeInvalidRequest, Code: "conversation_locked",
+	Message: "Another request is adding items to this conversation. Please try again once it has finished."}
+
 // outage turns the failure of a call into errStoreUnavailable when the
 // store cannot be reached, into errStoreBusy when it stayed busy past its
-// bound, and into errInsufficientStorage when its disk is full; a public
+// bound, into errConversationLocked when a conversation's append waited
+// for another in vain, and into errInsufficientStorage when its disk is full; a public
 // error, or another failure while the store
 // answers, is returned as it is.
 func (l *Local) outage(w http.ResponseWriter, c *upstreams.Call, err error) error {
 	var public *upstreams.Error
 	if err == nil || errors.As(err, &public) || c.Request.Context().Err() != nil {
 		return err
+	}
+	if errors.Is(err, store.ErrConversationBusy) {
+		w.Header().Set("Retry-After", "1")
+		return errConversationLocked
 	}
 	if store.IsBusy(err) {
 		l.logger.Warn("store busy", zap.String("operation", c.Operation), zap.Error(err))

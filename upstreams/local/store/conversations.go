@@ -68,8 +68,9 @@ type ConversationStore interface {
 const liveConversation = `owner = ? AND id = ? AND deleted_at IS NULL`
 
 // ownedConversation is the condition, with the same arguments, that
-// conversation_id names a conversation of that owner, not deleted.
-const ownedConversation = `conversation_id IN (SELECT id FROM conversations WHERE ` + liveConversation + `)`
+// conversation_id names a conversation of that owner, not deleted, and
+// that the item is shown (see conversationAppends).
+const ownedConversation = `conversation_id IN (SELECT id FROM conversations WHERE ` + liveConversation + `) AND ` + shownItem
 
 func (r records) CreateConversation(ctx context.Context, c *Conversation, items []ResponseItem) error {
 	tx, err := r.db.BeginTx(ctx, nil)
@@ -83,6 +84,9 @@ func (r records) CreateConversation(ctx context.Context, c *Conversation, items 
 	}
 	if err := r.writeItems(ctx, tx, "conversation_items", "conversation_id", c.ID, items); err != nil {
 		return err
+	}
+	if _, err := tx.ExecContext(ctx, r.db.q(`UPDATE conversations SET shown_seq = `+lastItemSeq+` WHERE id = ?`), c.ID, c.ID); err != nil {
+		return fmt.Errorf("creating conversation: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("creating conversation: %w", err)
@@ -124,35 +128,11 @@ func (r records) DeleteConversation(ctx context.Context, owner, id string) error
 	return foundIfAffected(res)
 }
 
-// AddConversationItems appends in one transaction that first locks the
-// conversation's row, so that the items of two calls are never interleaved.
-func (r records) AddConversationItems(ctx context.Context, owner, id string, items []ResponseItem) error {
-	tx, err := r.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("adding conversation items: %w", err)
-	}
-	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, r.db.q(`UPDATE conversations SET created_at = created_at WHERE `+liveConversation), owner, id)
-	if err != nil {
-		return fmt.Errorf("adding conversation items: %w", err)
-	}
-	if err := foundIfAffected(res); err != nil {
-		return err
-	}
-	if err := r.writeItems(ctx, tx, "conversation_items", "conversation_id", id, items); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("adding conversation items: %w", err)
-	}
-	return nil
-}
-
 func (r records) ConversationItems(ctx context.Context, owner, id string, q ListQuery) ([]ResponseItem, bool, error) {
 	if _, err := r.GetConversation(ctx, owner, id); err != nil {
 		return nil, false, err
 	}
-	return listRows(ctx, r.db, "conversation_items", "id, item", "", nil, "conversation_id", id, q, scanResponseItem)
+	return listRows(ctx, r.db, "conversation_items", "id, item", ` AND seq <= (SELECT shown_seq FROM conversations WHERE id = ?)`, []any{id}, "conversation_id", id, q, scanResponseItem)
 }
 
 func (r records) ConversationItem(ctx context.Context, owner, id, itemID string) (*ResponseItem, error) {

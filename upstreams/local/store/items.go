@@ -78,11 +78,36 @@ func (r records) writeItems(ctx context.Context, tx *sql.Tx, table, parentColumn
 	return r.insertItems(ctx, tx, full, table, parentColumn, parentID, items)
 }
 
+// itemFence is a statement (bound for the database) that each
+// transaction of a grouped write (writeItemGroups) runs first: a group is
+// written only where it changes a row, which it locks until the group
+// commits (a lease still held); else the write stops with lost.
+type itemFence struct {
+	query string
+	args  []any
+	lost  error
+}
+
+// check runs the fence in tx.
+func (f *itemFence) check(ctx context.Context, tx interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}) error {
+	if f == nil {
+		return nil
+	}
+	res, err := tx.ExecContext(ctx, f.query, f.args...)
+	if err != nil {
+		return fmt.Errorf("checking a grouped write's fence: %w", err)
+	}
+	return noneIs(res, f.lost)
+}
+
 // writeItemGroups writes the items of a parent that readers do not see
 // yet, itemGroup a transaction, so that no transaction holds the
 // database's write lock for more than a group: INSERTs of a statement
-// prepared once, or COPYs where the database has them (copyRows).
-func (r records) writeItemGroups(ctx context.Context, table, parentColumn, parentID string, items []ResponseItem) error {
+// prepared once, or COPYs where the database has them (copyRows). fence,
+// when not nil, is run first in each group's transaction.
+func (r records) writeItemGroups(ctx context.Context, table, parentColumn, parentID string, items []ResponseItem, fence *itemFence) error {
 	var full *sql.Stmt
 	if !r.db.copyRows {
 		var err error
@@ -97,9 +122,12 @@ func (r records) writeItemGroups(ctx context.Context, table, parentColumn, paren
 		n := min(len(items), itemGroup)
 		var err error
 		if r.db.copyRows {
-			err = r.copyItems(ctx, table, parentColumn, parentID, items[:n])
+			err = r.copyItems(ctx, table, parentColumn, parentID, items[:n], fence)
 		} else {
 			err = r.inTx(ctx, "storing "+strings.ReplaceAll(table, "_", " "), func(tx *sql.Tx) error {
+				if err := fence.check(ctx, tx); err != nil {
+					return err
+				}
 				return r.insertItems(ctx, tx, full, table, parentColumn, parentID, items[:n])
 			})
 		}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -29,44 +30,39 @@ func gatewayItems(n int) []ResponseItem {
 // testResponseVisibility: a reader racing the writer of a response of
 // several item groups, then its deleter, never sees part of its items:
 // each read finds the response with all its items in order or finds
-// nothing, and no item of it is found by ID while a later one is not.
+// nothing, and no item of it is found by ID while a later one is not
+// (until its delete begins, which may hide it between the two lookups).
 func testResponseVisibility(t *testing.T, s Store) {
 	ctx := t.Context()
 	owner := NewID("owner-")
 	items := gatewayItems(3*itemGroup + 7)
 	first, last := items[0].ID, items[len(items)-1].ID
 	r := &StoredResponse{ID: NewID("resp_"), Owner: owner, Object: []byte(`{}`), Output: gatewayItems(2)}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
 	var whole, none int
-	wg.Go(func() {
-		// Bounded: the writer ends; a read at most takes every item.
-		for i := 0; i < 1_000_000; i++ {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			got, _, err := s.ResponseItems(ctx, owner, r.ID, ListQuery{Limit: len(items) + 1})
-			switch {
-			case errors.Is(err, ErrNotFound) || err == nil && len(got) == 0: // not yet, or gone
-				none++
-			case err != nil:
-				t.Error(err)
-				return
-			case len(got) != len(items) || got[0].ID != first || got[len(got)-1].ID != last:
-				t.Errorf("read %d: %d of %d items", i, len(got), len(items))
-				return
-			default:
-				whole++
-			}
-			_, errFirst := s.ResponseItem(ctx, owner, first)
-			_, errLast := s.ResponseItem(ctx, owner, last)
-			if errFirst == nil && errors.Is(errLast, ErrNotFound) {
-				t.Errorf("read %d: the first item found by ID, the last not", i)
-				return
-			}
+	var deleting atomic.Bool
+	stop := racingReads(func(i int) bool {
+		got, _, err := s.ResponseItems(ctx, owner, r.ID, ListQuery{Limit: len(items) + 1})
+		switch {
+		case errors.Is(err, ErrNotFound) || err == nil && len(got) == 0: // not yet, or gone
+			none++
+		case err != nil:
+			t.Error(err)
+			return false
+		case len(got) != len(items) || got[0].ID != first || got[len(got)-1].ID != last:
+			t.Errorf("read %d: %d of %d items", i, len(got), len(items))
+			return false
+		default:
+			whole++
 		}
+		_, errFirst := s.ResponseItem(ctx, owner, first)
+		_, errLast := s.ResponseItem(ctx, owner, last)
+		// Once the delete began, it may have hidden the response
+		// between the two lookups.
+		if errFirst == nil && errors.Is(errLast, ErrNotFound) && !deleting.Load() {
+			t.Errorf("read %d: the first item found by ID, the last not", i)
+			return false
+		}
+		return true
 	})
 	if err := s.CreateResponse(ctx, r, items); err != nil {
 		t.Fatal(err)
@@ -74,16 +70,40 @@ func testResponseVisibility(t *testing.T, s Store) {
 	if got, _, err := s.ResponseItems(ctx, owner, r.ID, ListQuery{Limit: len(items) + 1}); err != nil || len(got) != len(items) {
 		t.Fatalf("after the write: %d items, %v", len(got), err)
 	}
+	deleting.Store(true)
 	if err := s.DeleteResponse(ctx, owner, r.ID); err != nil {
 		t.Fatal(err)
 	}
-	close(done)
-	wg.Wait()
+	stop()
 	t.Logf("%d reads found all %d items, %d none", whole, len(items), none)
 	_, err := s.GetResponse(ctx, owner, r.ID)
 	mustNotFound(t, "the deleted response", err)
 	if n := countRows(t, s, "response_items", r.ID) + countRows(t, s, "response_outputs", r.ID); n != 0 {
 		t.Errorf("%d items of the deleted response left", n)
+	}
+}
+
+// racingReads runs read(0), read(1), ... in a goroutine of its own until
+// read returns false or stop is called, which waits for it to end.
+// Bounded: at most a million reads.
+func racingReads(read func(i int) bool) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; i < 1_000_000; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if !read(i) {
+				return
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
 	}
 }
 
@@ -112,14 +132,27 @@ func testAbandonedResponses(t *testing.T, s Store) {
 	if _, err := rs.db.ExecContext(ctx, rs.db.q(`INSERT INTO responses(id, owner, created_at, object, hidden_at) VALUES (?,?,0,'{}',?)`), written, owner, Now()); err != nil {
 		t.Fatal(err)
 	}
-	if err := rs.writeItemGroups(ctx, "response_items", "response_id", written, items[:2*itemGroup]); err != nil {
+	if err := rs.writeItemGroups(ctx, "response_items", "response_id", written, items[:2*itemGroup], nil); err != nil {
 		t.Fatal(err)
+	}
+	// Half the written items' keys were written too.
+	if err := rs.writeItemIDs(ctx, "response_items", "response_id", written, items[:2*itemGroup]); err != nil {
+		t.Fatal(err)
+	}
+	if rs.db.itemIDTables {
+		if _, err := rs.db.ExecContext(ctx, rs.db.q(`DELETE FROM response_item_ids WHERE seq IN (SELECT seq FROM response_items WHERE response_id = ? LIMIT ?)`), written, itemGroup); err != nil {
+			t.Fatal(err)
+		}
 	}
 	deleted := &StoredResponse{ID: NewID("resp_"), Owner: owner, Object: []byte(`{}`), Output: gatewayItems(1)}
 	if err := s.CreateResponse(ctx, deleted, gatewayItems(2*itemGroup)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := rs.db.ExecContext(ctx, rs.db.q(`UPDATE responses SET hidden_at = ? WHERE id = ?`), Now(), deleted.ID); err != nil {
+		t.Fatal(err)
+	}
+	// The deleter removed the items' keys, then a group of the items.
+	if err := rs.removeItemIDs(ctx, "response_items", "response_id", deleted.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := rs.db.ExecContext(ctx, rs.db.q(`DELETE FROM response_items WHERE seq IN (SELECT seq FROM response_items WHERE response_id = ? LIMIT ?)`), deleted.ID, itemGroup); err != nil {
@@ -149,6 +182,9 @@ func testAbandonedResponses(t *testing.T, s Store) {
 		if err := rs.db.QueryRowContext(ctx, rs.db.q(`SELECT COUNT(*) FROM responses WHERE id = ?`), id).Scan(&rows); err != nil || rows+left != 0 {
 			t.Errorf("%s: %d rows and %d items left (%v)", id, rows, left, err)
 		}
+	}
+	if n := countItemIDs(t, s, items[:2*itemGroup]); n != 0 {
+		t.Errorf("%d item keys left of the abandoned responses", n)
 	}
 }
 

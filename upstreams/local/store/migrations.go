@@ -176,6 +176,10 @@ var sqliteMigrations = []string{
 	sqliteTypes.Replace(responseHiding),
 	// 16: batch requests in a rowid table (see batchRequestsRowid)
 	batchRequestsRowid,
+	// 17: response items found by ID in a table of their own
+	sqliteTypes.Replace(responseItemIDs),
+	// 18: conversation appends in groups, shown at once, under a lease
+	sqliteTypes.Replace(conversationAppends),
 }
 
 // batchRequestsRowid moves SQLite's batch requests out of a WITHOUT
@@ -277,4 +281,6 @@ var postgresMigrations = []string{
 	postgresTypes.Replace(conversationDeletion),
 	// 12: sqliteMigrations 15
 	postgresTypes.Replace(responseHiding),
+	// 13: sqliteMigrations 18
+	postgresTypes.Replace(conversationAppends),
 }

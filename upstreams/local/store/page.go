@@ -18,7 +18,7 @@ import (
 // of its ID in the scope.
 func listRows[T any](ctx context.Context, db *sqlDB, table, columns, where string, args []any, scope, value string, q ListQuery, scan func(rowScanner) (*T, error)) ([]T, bool, error) {
 	cond, cursors, order, reverse := pageClause(PageQuery{ListQuery: q}, "seq", func(id string) (string, []any) {
-		return `(SELECT MIN(seq) FROM ` + table + ` WHERE ` + scope + ` = ? AND id = ?)`, []any{value, id}
+		return db.itemSeqByID(table, scope), []any{value, id}
 	})
 	args = append(append([]any{value}, args...), cursors...)
 	out, hasMore, err := queryPage(ctx, db, `SELECT `+columns+` FROM `+table+` WHERE `+scope+` = ?`+where+cond+` ORDER BY seq `+order+` LIMIT ?`,

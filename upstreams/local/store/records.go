@@ -59,13 +59,23 @@ type dialect struct {
 	// copyRows: grouped writes of items (writeItemGroups) are COPYs
 	// (copyItems), PostgreSQL's bulk load.
 	copyRows bool
+	// itemIDTables: the items of the tables named in itemIDTables are
+	// found by ID in a table of their own, written in key order
+	// (writeItemIDs), not by an index of theirs (SQLite, where each ID a
+	// client chose at random cost a page of that index rewritten).
+	// PostgreSQL keeps the index: its pages stay in shared buffers and its
+	// WAL logs rows, so random IDs cost it little, and a delete leaves the
+	// index's entries to vacuum, where a table of keys is one more table
+	// of rows to delete.
+	itemIDTables bool
 }
 
 var (
 	sqliteDialect = dialect{
-		jsonString: `json_quote(%s)`,
-		randomHex:  `lower(hex(randomblob(12)))`,
-		insertRows: `INSERT OR ROLLBACK INTO `,
+		jsonString:   `json_quote(%s)`,
+		randomHex:    `lower(hex(randomblob(12)))`,
+		insertRows:   `INSERT OR ROLLBACK INTO `,
+		itemIDTables: true,
 	}
 	postgresDialect = dialect{
 		dollar:     true,
@@ -238,13 +248,16 @@ func affected(res sql.Result) (int64, error) {
 
 // foundIfAffected is ErrNotFound when a statement scoped to an owner's
 // object touched no row.
-func foundIfAffected(res sql.Result) error {
+func foundIfAffected(res sql.Result) error { return noneIs(res, ErrNotFound) }
+
+// noneIs is none when a statement touched no row.
+func noneIs(res sql.Result, none error) error {
 	n, err := affected(res)
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		return ErrNotFound
+		return none
 	}
 	return nil
 }

@@ -72,8 +72,9 @@ type ResponseStore interface {
 	// ErrNotFound if none has it.
 	ResponseItem(ctx context.Context, owner, itemID string) (json.RawMessage, error)
 	// RemoveAbandonedResponses removes what writes and deletes of
-	// responses that stopped half-way (a crash) left, unseen by readers,
-	// and reports how many responses it removed.
+	// responses and appends to conversations that stopped half-way (a
+	// crash) left, unseen by readers, and reports how many responses it
+	// removed.
 	RemoveAbandonedResponses(ctx context.Context) (int, error)
 }
 
@@ -100,9 +101,12 @@ func (r records) CreateResponse(ctx context.Context, resp *StoredResponse, items
 		resp.ID, resp.Owner, resp.CreatedAt, resp.PreviousID, string(resp.Object), hidden); err != nil {
 		return fmt.Errorf("storing response: %w", err)
 	}
-	err := r.writeItemGroups(ctx, "response_items", "response_id", resp.ID, items)
+	err := r.writeItemGroups(ctx, "response_items", "response_id", resp.ID, items, nil)
 	if err == nil {
-		err = r.writeItemGroups(ctx, "response_outputs", "response_id", resp.ID, resp.Output)
+		err = r.writeItemIDs(ctx, "response_items", "response_id", resp.ID, items)
+	}
+	if err == nil {
+		err = r.writeItemGroups(ctx, "response_outputs", "response_id", resp.ID, resp.Output, nil)
 	}
 	if err == nil {
 		var res sql.Result
@@ -120,9 +124,12 @@ func (r records) CreateResponse(ctx context.Context, resp *StoredResponse, items
 	return nil
 }
 
-// removeResponse removes a hidden response: its items a group at a time,
-// then its row.
+// removeResponse removes a hidden response: its items a group at a time
+// (the input items' IDs first), then its row.
 func (r records) removeResponse(ctx context.Context, id string) error {
+	if err := r.removeItemIDs(ctx, "response_items", "response_id", id); err != nil {
+		return err
+	}
 	for _, table := range []string{"response_items", "response_outputs"} {
 		if err := r.removeItemGroups(ctx, table, "response_id", id); err != nil {
 			return err
@@ -154,7 +161,7 @@ func (r records) RemoveAbandonedResponses(ctx context.Context) (int, error) {
 			removed++
 		}
 		if len(ids) < 100 {
-			return removed, nil
+			return removed, r.removeAbandonedAppends(ctx)
 		}
 	}
 }
@@ -208,12 +215,15 @@ func scanResponseItem(row rowScanner) (*ResponseItem, error) {
 }
 
 func (r records) ResponseItem(ctx context.Context, owner, itemID string) (json.RawMessage, error) {
-	for _, from := range []string{"response_outputs i JOIN responses p ON p.id = i.response_id AND p.hidden_at = 0",
-		"response_items i JOIN responses p ON p.id = i.response_id AND p.hidden_at = 0",
-		"conversation_items i JOIN conversations p ON p.id = i.conversation_id"} {
+	// Each from with the key the items are found by, ordered by its seq.
+	inputs := [2]string{"response_items i JOIN responses p ON p.id = i.response_id AND p.hidden_at = 0", "i"}
+	if ids := r.db.itemIDTable("response_items"); ids != "" {
+		inputs = [2]string{ids + " x JOIN response_items i ON i.seq = x.seq JOIN responses p ON p.id = i.response_id AND p.hidden_at = 0", "x"}
+	}
+	for _, from := range [][2]string{{"response_outputs i JOIN responses p ON p.id = i.response_id AND p.hidden_at = 0", "i"},
+		inputs, {"conversation_items i JOIN conversations p ON p.id = i.conversation_id AND i.seq <= p.shown_seq", "i"}} {
 		var item string
-		err := r.db.QueryRowContext(ctx, r.db.q(`SELECT i.item FROM `+from+`
-			WHERE i.id = ? AND p.owner = ? ORDER BY i.seq DESC LIMIT 1`), itemID, owner).Scan(&item)
+		err := r.db.QueryRowContext(ctx, r.db.q(`SELECT i.item FROM `+from[0]+` WHERE `+from[1]+`.id = ? AND p.owner = ? ORDER BY `+from[1]+`.seq DESC LIMIT 1`), itemID, owner).Scan(&item)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}

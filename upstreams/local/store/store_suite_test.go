@@ -41,6 +41,10 @@ func testStore(t *testing.T, loc storeLocation) {
 	t.Run("ItemStatements", func(t *testing.T) { testItemStatements(t, s) })
 	t.Run("ResponseVisibility", func(t *testing.T) { testResponseVisibility(t, s) })
 	t.Run("AbandonedResponses", func(t *testing.T) { testAbandonedResponses(t, s) })
+	t.Run("ClientItemIDs", func(t *testing.T) { testClientItemIDs(t, s) })
+	t.Run("ConversationAppendVisibility", func(t *testing.T) { testConversationAppendVisibility(t, s) })
+	t.Run("ConcurrentConversationAppends", func(t *testing.T) { testConcurrentConversationAppends(t, s) })
+	t.Run("AbandonedConversationAppends", func(t *testing.T) { testAbandonedConversationAppends(t, s) })
 	t.Run("TwoInstances", func(t *testing.T) { testTwoInstances(t, s, loc.open(t)) })
 }
 
