@@ -17,33 +17,24 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
-func limitedGateway(port int, keyBlock string) string {
-	return fmt.Sprintf(`%shttp://127.0.0.1:%d {
-	modelgate {
-		%s
-		route chat.completions.create to reference
-	}
-}
-`, testgateway.GlobalOptions, port, keyBlock)
-}
-
 func TestRequestLimitBurstAndReload(t *testing.T) {
 	port := testgateway.FreePort(t)
-	cfg := limitedGateway(port, "key "+clientKey+" {\n rpm 3\n }")
+	cfg := gatewaytest.LimitedGateway(port, "key "+gatewaytest.ClientKey+" {\n rpm 3\n }")
 	testgateway.Load(t, cfg)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	chat := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`
 	// The reload closes the old server's connections; a POST is never
 	// retried on one, so these leave none open for a later request to meet.
 	closing := map[string]string{"Connection": "close"}
-	for k, v := range chatHeaders {
+	for k, v := range gatewaytest.ChatHeaders {
 		closing[k] = v
 	}
 	for i := 0; i < 2; i++ {
-		resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", chat, closing)
+		resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", chat, closing)
 		if resp.StatusCode != 200 || resp.Header.Get("X-Ratelimit-Limit-Requests") != "3" || resp.Header.Get("X-Ratelimit-Remaining-Requests") != strconv.Itoa(2-i) {
 			t.Fatalf("request %d: %d %v", i, resp.StatusCode, resp.Header)
 		}
@@ -64,7 +55,7 @@ func TestRequestLimitBurstAndReload(t *testing.T) {
 	if !(resp.StatusCode == 200 && resp.Header.Get("X-Ratelimit-Remaining-Requests") == "0") && !(cut && resp.StatusCode == 429) {
 		t.Fatalf("third request after reload: %d remaining %q", resp.StatusCode, resp.Header.Get("X-Ratelimit-Remaining-Requests"))
 	}
-	resp, env := rawRequest(t, "POST", base+"/v1/chat/completions", chat, chatHeaders)
+	resp, env := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", chat, gatewaytest.ChatHeaders)
 	if resp.StatusCode != 429 || *env.Error.Code != "rate_limit_exceeded" || env.Error.Type != "requests" {
 		t.Fatalf("fourth request: %d %+v", resp.StatusCode, env.Error)
 	}
@@ -72,9 +63,9 @@ func TestRequestLimitBurstAndReload(t *testing.T) {
 		t.Fatalf("429 headers %v", resp.Header)
 	}
 	// The SDK sees a typed rate-limit error.
-	client := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey(clientKey), option.WithMaxRetries(0))
+	client := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey(gatewaytest.ClientKey), option.WithMaxRetries(0))
 	_, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("x")}})
-	if e := asAPIError(t, err); e.StatusCode != 429 {
+	if e := gatewaytest.AsAPIError(t, err); e.StatusCode != 429 {
 		t.Fatalf("SDK: %v", err)
 	}
 }
@@ -89,7 +80,7 @@ func postSurvivingReload(t *testing.T, url, body string) (resp *http.Response, c
 		if err != nil {
 			t.Fatal(err)
 		}
-		for k, v := range chatHeaders {
+		for k, v := range gatewaytest.ChatHeaders {
 			req.Header.Set(k, v)
 		}
 		resp, err = http.DefaultClient.Do(req)
@@ -114,7 +105,7 @@ func postSurvivingReload(t *testing.T, url, body string) (resp *http.Response, c
 func TestStreamedAndNonStreamedRepliesChargeTheSameTokens(t *testing.T) {
 	const streamKey = "sk-stream-key-000000005"
 	port := testgateway.FreePort(t)
-	testgateway.Load(t, limitedGateway(port, "key "+clientKey+" {\n tpm 600\n }\n key "+streamKey+" {\n tpm 600\n }"))
+	testgateway.Load(t, gatewaytest.LimitedGateway(port, "key "+gatewaytest.ClientKey+" {\n tpm 600\n }\n key "+streamKey+" {\n tpm 600\n }"))
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	req := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"count tokens for me"}],"max_completion_tokens":30%s}`
 	headers := func(key string) map[string]string {
@@ -126,32 +117,32 @@ func TestStreamedAndNonStreamedRepliesChargeTheSameTokens(t *testing.T) {
 	// in the difference between their charge-to-probe times.
 	var at [8]time.Time
 	at[0] = time.Now()
-	resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", fmt.Sprintf(req, ""), headers(clientKey))
+	resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", fmt.Sprintf(req, ""), headers(gatewaytest.ClientKey))
 	at[1] = time.Now()
 	if resp.StatusCode != 200 {
 		t.Fatalf("non-streamed: %d", resp.StatusCode)
 	}
 	at[2] = time.Now()
-	resp, _ = rawRequest(t, "POST", base+"/v1/chat/completions", fmt.Sprintf(req, `,"stream":true`), headers(streamKey))
+	resp, _ = gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", fmt.Sprintf(req, `,"stream":true`), headers(streamKey))
 	at[3] = time.Now()
 	if resp.StatusCode != 200 {
 		t.Fatalf("streamed: %d", resp.StatusCode)
 	}
-	if strings.Contains(string(lastBody), `"choices":[]`) || strings.Contains(string(lastBody), `"usage":{`) {
-		t.Fatalf("the client saw the usage chunk it did not ask for:\n%s", lastBody)
+	if strings.Contains(string(gatewaytest.LastBody), `"choices":[]`) || strings.Contains(string(gatewaytest.LastBody), `"usage":{`) {
+		t.Fatalf("the client saw the usage chunk it did not ask for:\n%s", gatewaytest.LastBody)
 	}
 	// A tiny probe on each key shows what is left after settling. The
 	// reply's settlement runs as its handler ends, which a client that
 	// has read the whole reply can overtake: a first probe on each key
 	// gives it the time, and the second one is read.
 	probe := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}],"max_completion_tokens":1}`
-	rawRequest(t, "POST", base+"/v1/chat/completions", probe, headers(clientKey))
-	rawRequest(t, "POST", base+"/v1/chat/completions", probe, headers(streamKey))
+	gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", probe, headers(gatewaytest.ClientKey))
+	gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", probe, headers(streamKey))
 	at[4] = time.Now()
-	ra, _ := rawRequest(t, "POST", base+"/v1/chat/completions", probe, headers(clientKey))
+	ra, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", probe, headers(gatewaytest.ClientKey))
 	at[5] = time.Now()
 	at[6] = time.Now()
-	rb, _ := rawRequest(t, "POST", base+"/v1/chat/completions", probe, headers(streamKey))
+	rb, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", probe, headers(streamKey))
 	at[7] = time.Now()
 	left, streamLeft := ra.Header.Get("X-Ratelimit-Remaining-Tokens"), rb.Header.Get("X-Ratelimit-Remaining-Tokens")
 	a, errA := strconv.Atoi(left)
@@ -165,7 +156,7 @@ func TestStreamedAndNonStreamedRepliesChargeTheSameTokens(t *testing.T) {
 		t.Fatalf("tokens left %d: usage was not settled", n)
 	}
 	// A request asking for more than the limit can never pass.
-	resp, env := rawRequest(t, "POST", base+"/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}],"max_completion_tokens":6000}`, headers(clientKey))
+	resp, env := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}],"max_completion_tokens":6000}`, headers(gatewaytest.ClientKey))
 	if resp.StatusCode != 429 || env.Error.Type != "tokens" || resp.Header.Get("X-Ratelimit-Limit-Tokens") != "600" || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("over the token limit: %d %+v %v", resp.StatusCode, env.Error, resp.Header)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -26,13 +27,13 @@ func TestRateRefusalNeedsNoBody(t *testing.T) {
 		route * to reference
 	}
 }
-`, testgateway.GlobalOptions, port, clientKey))
+`, testgateway.GlobalOptions, port, gatewaytest.ClientKey))
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	if resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`, chatHeaders); resp.StatusCode != 200 {
+	if resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`, gatewaytest.ChatHeaders); resp.StatusCode != 200 {
 		t.Fatalf("the minute's one request: %d", resp.StatusCode)
 	}
 	notJSON := func(n int) string { return "{" + strings.Repeat(" ", n-1) }
-	resp, env := rawRequest(t, "POST", base+"/v1/chat/completions", notJSON(64<<10-1), chatHeaders)
+	resp, env := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", notJSON(64<<10-1), gatewaytest.ChatHeaders)
 	if resp.StatusCode != 400 || env.Error.Type != "invalid_request_error" {
 		t.Fatalf("64 KiB - 1 of not JSON: %d %+v", resp.StatusCode, env.Error)
 	}
@@ -41,14 +42,14 @@ func TestRateRefusalNeedsNoBody(t *testing.T) {
 		{"64 KiB of not JSON", "/v1/chat/completions", notJSON(64 << 10)},
 		{fmt.Sprintf("%.1f MiB of embeddings input", float64(len(embeddings))/(1<<20)), "/v1/embeddings", embeddings},
 	} {
-		resp, env := rawRequest(t, "POST", base+c.path, c.body, chatHeaders)
+		resp, env := gatewaytest.RawRequest(t, "POST", base+c.path, c.body, gatewaytest.ChatHeaders)
 		if resp.StatusCode != 429 || env.Error.Type != "requests" || resp.Header.Get("X-Ratelimit-Remaining-Requests") != "0" || resp.Header.Get("Retry-After") == "" {
 			t.Fatalf("%s: %d %+v %v", c.name, resp.StatusCode, env.Error, resp.Header)
 		}
 	}
 	// A chunked body: its length is unknown until it is read.
 	req, _ := http.NewRequest("POST", base+"/v1/chat/completions", io.MultiReader(strings.NewReader(notJSON(10))))
-	for k, v := range chatHeaders {
+	for k, v := range gatewaytest.ChatHeaders {
 		req.Header.Set(k, v)
 	}
 	chunked, err := http.DefaultClient.Do(req)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/nodesdk"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
@@ -45,7 +46,7 @@ func runAgentsScript(t *testing.T, name string, checks int) {
 	if err := os.Symlink(agents.Modules, filepath.Join(run, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	out := runNodeIn(t, run, agents.Node, name, base, testgateway.QuickstartDevKey)
+	out := gatewaytest.RunNodeIn(t, run, agents.Node, name, base, testgateway.QuickstartDevKey)
 	if n := strings.Count(out, "\n"); n != checks {
 		t.Fatalf("the script made %d checks of %d:\n%s", n, checks, out)
 	}

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/nodesdk"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
-// aiSDKChecks are the checks module/testdata/ai_sdk.mjs must report.
+// aiSDKChecks are the checks internal/gatewaytest/testdata/ai_sdk.mjs must report.
 var aiSDKChecks = []string{"generate_text_turns", "stream_text_turns", "use_chat_turns", "generate_object", "embed_many"}
 
 // TestAISDKAgainstQuickstart serves caddyfiles/quickstart.Caddyfile and
@@ -19,13 +20,13 @@ var aiSDKChecks = []string{"generate_text_turns", "stream_text_turns", "use_chat
 // five turns of generateText and of streamText, each the documented loop
 // appending response.messages, with a tool and stopWhen; five useChat
 // turns (UI messages rebuilt from the UI message stream and converted
-// back); generateObject; embedMany (module/testdata/ai_sdk.mjs). From the
+// back); generateObject; embedMany (internal/gatewaytest/testdata/ai_sdk.mjs). From the
 // second turn the provider sends the stored replies back as item
 // references, which the script counts.
 func TestAISDKAgainstQuickstart(t *testing.T) {
 	for _, sdk := range nodesdk.AISDKs(t) {
 		t.Run("ai-"+sdk.Version, func(t *testing.T) {
-			stdout := runNodeScriptWith(t, sdk.Node, sdk.Packages, "ai_sdk.mjs", testgateway.Quickstart(t, ""), testgateway.QuickstartDevKey)
+			stdout := gatewaytest.RunNodeScriptWith(t, sdk.Node, sdk.Packages, "ai_sdk.mjs", testgateway.Quickstart(t, ""), testgateway.QuickstartDevKey)
 			lines := strings.Split(strings.TrimSpace(stdout), "\n")
 			var summary struct {
 				AI, Provider string

@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -37,41 +38,41 @@ func workingGateway(port int, providerURL, dataDir, extra string) string {
 	}
 	%s
 }
-`, testgateway.GlobalOptions, port, clientKey, providerURL, dataDir, extra)
+`, testgateway.GlobalOptions, port, gatewaytest.ClientKey, providerURL, dataDir, extra)
 }
 
 // runWork runs a batch of two chat lines and ingests one file with
 // embeddings through the gateway on port, checks both completed, and that
 // the work reached the provider to and nothing reached the provider not.
-func runWork(t *testing.T, port int, to, not *chatAndEmbeddings) {
+func runWork(t *testing.T, port int, to, not *gatewaytest.ChatAndEmbeddings) {
 	t.Helper()
 	// After a reload the first connection may meet the old server's
 	// listener as it closes (connection reset): the SDK's own retries of a
 	// connection error, as any client has them, take it.
-	client := sdk(fmt.Sprintf("http://127.0.0.1:%d", port), option.WithMaxRetries(2))
+	client := gatewaytest.SDK(fmt.Sprintf("http://127.0.0.1:%d", port), option.WithMaxRetries(2))
 	ctx := context.Background()
 	b, err := client.Batches.New(ctx, openai.BatchNewParams{
-		InputFileID:      uploadBatchFile(t, client, batchInput(2, "gpt-4o-mini")),
+		InputFileID:      gatewaytest.UploadBatchFile(t, client, gatewaytest.BatchInput(2, "gpt-4o-mini")),
 		Endpoint:         openai.BatchNewParamsEndpointV1ChatCompletions,
 		CompletionWindow: openai.BatchNewParamsCompletionWindow24h,
 	})
 	if err != nil {
 		t.Fatalf("create batch: %v", err)
 	}
-	if done := pollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed); done.RequestCounts.Completed != 2 {
+	if done := gatewaytest.PollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed); done.RequestCounts.Completed != 2 {
 		t.Fatalf("batch: %s", done.RawJSON())
 	}
 	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{Name: openai.String("work")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := attachAndPoll(t, client, vs.ID, upload(t, client, "cat.txt", []byte("A cat sat on the mat.")), nil); f.Status != "completed" {
+	if f := gatewaytest.AttachAndPoll(t, client, vs.ID, gatewaytest.Upload(t, client, "cat.txt", []byte("A cat sat on the mat.")), nil); f.Status != "completed" {
 		t.Fatalf("ingestion: %s", f.RawJSON())
 	}
-	if to.chats.Load() != 2 || to.embeddings.Load() == 0 {
-		t.Fatalf("the config's provider got %d chats and %d embeddings requests, want 2 and some", to.chats.Load(), to.embeddings.Load())
+	if to.Chats.Load() != 2 || to.Embeddings.Load() == 0 {
+		t.Fatalf("the config's provider got %d chats and %d embeddings requests, want 2 and some", to.Chats.Load(), to.Embeddings.Load())
 	}
-	if n := not.calls(); n != 0 {
+	if n := not.Calls(); n != 0 {
 		t.Fatalf("the provider of a config not running got %d requests", n)
 	}
 }
@@ -114,7 +115,7 @@ func expectWorkerLoops(t *testing.T, batches, ingesters int) {
 // module, leaves the running config's batches and ingestion sending to
 // the running config's provider only, and starts no worker of its own.
 func TestFailedReloadLeavesTheRunningConfigsWork(t *testing.T) {
-	running, failed := newChatAndEmbeddings(t), newChatAndEmbeddings(t)
+	running, failed := gatewaytest.NewChatAndEmbeddings(t), gatewaytest.NewChatAndEmbeddings(t)
 	port, dataDir := testgateway.FreePort(t), t.TempDir()
 	testgateway.Load(t, workingGateway(port, running.URL, dataDir, ""))
 	expectWorkerLoops(t, 1, 1)
@@ -135,7 +136,7 @@ func TestFailedReloadLeavesTheRunningConfigsWork(t *testing.T) {
 // old config's batch runner and ingester are gone (one of each runs, the
 // new config's) and work goes to the new config's provider only.
 func TestReloadStopsTheOldConfigsWorkers(t *testing.T) {
-	old, current := newChatAndEmbeddings(t), newChatAndEmbeddings(t)
+	old, current := gatewaytest.NewChatAndEmbeddings(t), gatewaytest.NewChatAndEmbeddings(t)
 	port, dataDir := testgateway.FreePort(t), t.TempDir()
 	testgateway.Load(t, workingGateway(port, old.URL, dataDir, ""))
 	expectWorkerLoops(t, 1, 1)
@@ -153,22 +154,22 @@ func TestReloadStopsTheOldConfigsWorkers(t *testing.T) {
 // against the old limit.
 func TestFailedReloadKeepsTheRunningLimits(t *testing.T) {
 	port := testgateway.FreePort(t)
-	testgateway.Load(t, limitedGateway(port, "key "+clientKey+" {\n rpm 2\n }"))
+	testgateway.Load(t, gatewaytest.LimitedGateway(port, "key "+gatewaytest.ClientKey+" {\n rpm 2\n }"))
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	chat := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`
 	for i := range 2 {
-		if resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", chat, chatHeaders); resp.StatusCode != 200 {
+		if resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", chat, gatewaytest.ChatHeaders); resp.StatusCode != 200 {
 			t.Fatalf("request %d: %d", i, resp.StatusCode)
 		}
 	}
 	// The raised limit's gateway provisions; the one after it, without a
 	// key, fails the load.
-	raised := strings.Replace(limitedGateway(port, "key "+clientKey+" {\n rpm 100\n }"), "route chat.completions.create to reference\n\t}",
+	raised := strings.Replace(gatewaytest.LimitedGateway(port, "key "+gatewaytest.ClientKey+" {\n rpm 100\n }"), "route chat.completions.create to reference\n\t}",
 		"route chat.completions.create to reference\n\t}\n\troute /never/* {\n\t\tmodelgate {\n\t\t\tmax_body_size 1KiB\n\t\t}\n\t}", 1)
 	if err := caddy.Load(testgateway.Adapt(t, raised), true); err == nil || !strings.Contains(err.Error(), "no API keys configured") {
 		t.Fatalf("loading a config whose later gateway has no keys: %v", err)
 	}
-	resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", chat, chatHeaders)
+	resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", chat, gatewaytest.ChatHeaders)
 	if resp.StatusCode != 429 || resp.Header.Get("X-Ratelimit-Limit-Requests") != "2" {
 		t.Fatalf("third request after the failed reload: %d, limit %q", resp.StatusCode, resp.Header.Get("X-Ratelimit-Limit-Requests"))
 	}

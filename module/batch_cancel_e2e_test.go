@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 )
 
 // slowProvider is an OpenAI-compatible provider that holds each chat
@@ -36,7 +38,7 @@ func newSlowProvider(t *testing.T, hold time.Duration) *slowProvider {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, completionOfSize(300))
+		io.WriteString(w, gatewaytest.CompletionOfSize(300))
 	}))
 	t.Cleanup(p.Close)
 	return p
@@ -74,22 +76,22 @@ func (p *slowProvider) arrivedAfter(at time.Time) int {
 func TestCancelThroughAnotherGatewayStopsTheHolder(t *testing.T) {
 	const n, concurrency, hold, rounds = 3000, 8, 20 * time.Millisecond, 2
 	provider := newSlowProvider(t, hold)
-	f := newTakeoverFixtureWith(t, n, fmt.Sprintf("upstream p openai {\n\t\t\tbase_url %s/v1\n\t\t}\n\t\troute chat.completions.create to p", provider.URL))
+	f := gatewaytest.NewTakeoverFixtureWith(t, n, fmt.Sprintf("upstream p openai {\n\t\t\tbase_url %s/v1\n\t\t}\n\t\troute chat.completions.create to p", provider.URL))
 	for round := range rounds {
 		if round > 0 {
-			f.batch, _ = runningBatch(t, sdk(f.gateways[0].base), n)
-			if f.holder = leaseHolder(t, f.conn, f.batch.ID, f.gateways); f.holder < 0 {
+			f.Batch, _ = gatewaytest.RunningBatch(t, gatewaytest.SDK(f.Gateways[0].Base), n)
+			if f.Holder = gatewaytest.LeaseHolder(t, f.Conn, f.Batch.ID, f.Gateways); f.Holder < 0 {
 				t.Fatal("neither gateway holds the batch's lease")
 			}
 		}
-		client := f.other()
-		cancelled, err := client.Batches.Cancel(context.Background(), f.batch.ID)
+		client := f.Other()
+		cancelled, err := client.Batches.Cancel(context.Background(), f.Batch.ID)
 		answered := time.Now()
 		if err != nil || cancelled.Status != openai.BatchStatusCancelling {
 			t.Fatalf("cancel: %v", err)
 		}
-		done := pollBatch(t, client, f.batch.ID, openai.BatchStatusCancelled)
-		checkExactlyOnce(t, client, done, n)
+		done := gatewaytest.PollBatch(t, client, f.Batch.ID, openai.BatchStatusCancelled)
+		gatewaytest.CheckExactlyOnce(t, client, done, n)
 		late := provider.arrivedAfter(answered)
 		t.Logf("batch %d: %d requests reached the provider after the cancel answered (%d completed before it)", round+1, late, done.RequestCounts.Completed)
 		if late > 2*concurrency {

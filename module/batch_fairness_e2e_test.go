@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/internal/testpg"
 )
@@ -56,7 +57,7 @@ func gatedProvider(t *testing.T) (url string, first, rest *gate) {
 			}
 		}
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, completionOfSize(300))
+		io.WriteString(w, gatewaytest.CompletionOfSize(300))
 	}))
 	t.Cleanup(provider.Close)
 	t.Cleanup(func() { first.open(); rest.open() }) // before the gateway stops
@@ -97,29 +98,29 @@ func TestBatchesTakeTurnsAcrossOwners(t *testing.T) {
 		route chat.completions.create to p
 		route files.* batches.* to local
 	}`, largeOwnerKey, smallOwnerKey, where, url))
-			large, small := sdk(base, option.WithAPIKey(largeOwnerKey)), sdk(base, option.WithAPIKey(smallOwnerKey))
+			large, small := gatewaytest.SDK(base, option.WithAPIKey(largeOwnerKey)), gatewaytest.SDK(base, option.WithAPIKey(smallOwnerKey))
 
 			var queue []string
 			for k := 1; k <= 6; k++ {
 				var in strings.Builder
 				for i := range 5 {
-					in.WriteString(chatBatchLine(fmt.Sprintf("l%d-%d", k, i), fmt.Sprintf("batch=%d;", k)))
+					in.WriteString(gatewaytest.ChatBatchLine(fmt.Sprintf("l%d-%d", k, i), fmt.Sprintf("batch=%d;", k)))
 				}
-				b, err := newBatch(large, uploadBatchFile(t, large, in.String()))
+				b, err := gatewaytest.NewBatch(large, gatewaytest.UploadBatchFile(t, large, in.String()))
 				if err != nil {
 					t.Fatal(err)
 				}
 				queue = append(queue, b.ID)
 			}
 			for _, id := range queue[:2] {
-				pollBatch(t, large, id, openai.BatchStatusInProgress)
+				gatewaytest.PollBatch(t, large, id, openai.BatchStatusInProgress)
 			}
-			mine, err := newBatch(small, uploadBatchFile(t, small, chatBatchLine("s-0", "small")+chatBatchLine("s-1", "small")))
+			mine, err := gatewaytest.NewBatch(small, gatewaytest.UploadBatchFile(t, small, gatewaytest.ChatBatchLine("s-0", "small")+gatewaytest.ChatBatchLine("s-1", "small")))
 			if err != nil {
 				t.Fatal(err)
 			}
 			first.open()
-			if done := pollBatch(t, small, mine.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed); done.Status != openai.BatchStatusCompleted || done.RequestCounts.Completed != 2 {
+			if done := gatewaytest.PollBatch(t, small, mine.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed); done.Status != openai.BatchStatusCompleted || done.RequestCounts.Completed != 2 {
 				t.Fatalf("the small owner's batch ended %s with %+v", done.Status, done.RequestCounts)
 			}
 			for i, id := range queue {
@@ -144,7 +145,7 @@ func TestBatchesTakeTurnsAcrossOwners(t *testing.T) {
 			}
 			rest.open()
 			for _, id := range queue {
-				if done := pollBatch(t, large, id, openai.BatchStatusCompleted, openai.BatchStatusFailed); done.Status != openai.BatchStatusCompleted {
+				if done := gatewaytest.PollBatch(t, large, id, openai.BatchStatusCompleted, openai.BatchStatusFailed); done.Status != openai.BatchStatusCompleted {
 					t.Fatalf("the large owner's batch %s ended %s", id, done.Status)
 				}
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -40,29 +41,29 @@ func TestHugeBatchReplyIsNotHeld(t *testing.T) {
 		body, _ := io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		if !bytes.Contains(body, []byte("HUGE")) {
-			io.WriteString(w, completionOfSize(1000))
+			io.WriteString(w, gatewaytest.CompletionOfSize(1000))
 			return
 		}
-		io.WriteString(w, completionHead)
+		io.WriteString(w, gatewaytest.CompletionHead)
 		io.Copy(w, io.LimitReader(repeatReader{'a'}, replySize))
-		io.WriteString(w, completionTail)
+		io.WriteString(w, gatewaytest.CompletionTail)
 	}))
 	defer provider.Close()
 	extra := fmt.Sprintf("max_body_size 4MiB\n\t\tupstream p openai {\n\t\t\tbase_url %s/v1\n\t\t}\n\t\troute chat.completions.create to p", provider.URL)
-	child := startChildWith(t, "data_dir "+t.TempDir(), extra, testgateway.FreePort(t))
-	client := sdk(child.base)
-	warm := runChatBatch(t, client, chatBatchLine("warm", "hello"))
+	child := gatewaytest.StartChildWith(t, "data_dir "+t.TempDir(), extra, testgateway.FreePort(t))
+	client := gatewaytest.SDK(child.Base)
+	warm := gatewaytest.RunChatBatch(t, client, gatewaytest.ChatBatchLine("warm", "hello"))
 	if warm.Status != openai.BatchStatusCompleted {
 		t.Fatalf("warm-up batch %s", warm.Status)
 	}
-	baseline := peakRSS(t, child.cmd.Process.Pid)
-	done := runChatBatch(t, client, chatBatchLine("huge", "HUGE")+chatBatchLine("small", "hello"))
-	peak := peakRSS(t, child.cmd.Process.Pid)
+	baseline := gatewaytest.PeakRSS(t, child.Cmd.Process.Pid)
+	done := gatewaytest.RunChatBatch(t, client, gatewaytest.ChatBatchLine("huge", "HUGE")+gatewaytest.ChatBatchLine("small", "hello"))
+	peak := gatewaytest.PeakRSS(t, child.Cmd.Process.Pid)
 	t.Logf("peak RSS %.1f MiB before the batch, %.1f MiB after a %d MiB reply", float64(baseline)/(1<<20), float64(peak)/(1<<20), replySize>>20)
 	if done.Status != openai.BatchStatusCompleted || done.RequestCounts.Completed != 1 || done.RequestCounts.Failed != 1 {
 		t.Fatalf("batch %s: %+v", done.Status, done.RequestCounts)
 	}
-	errs := resultLines(t, client, done.ErrorFileID)
+	errs := gatewaytest.ResultLines(t, client, done.ErrorFileID)
 	if e, _ := errs["huge"]["error"].(map[string]any); e["code"] != "response_too_large" {
 		t.Fatalf("error file: %v", errs)
 	}
@@ -72,7 +73,7 @@ func TestHugeBatchReplyIsNotHeld(t *testing.T) {
 	if growth := peak - baseline; growth > replySize/2 {
 		t.Fatalf("peak RSS grew by %d MiB for a %d MiB reply with max_body_size 4 MiB", growth>>20, replySize>>20)
 	}
-	child.stopsOnSIGTERM(t)
+	child.StopsOnSIGTERM(t)
 }
 
 // TestHugeBatchLineIsNotHeld: a batch input file whose first line is
@@ -85,24 +86,24 @@ func TestHugeBatchLineIsNotHeld(t *testing.T) {
 		t.Skip("validates a 150 MiB line in a gateway process")
 	}
 	const lineSize = 150 << 20
-	child := startChildWith(t, "data_dir "+t.TempDir(), "max_body_size 4MiB", testgateway.FreePort(t))
-	client := sdk(child.base)
+	child := gatewaytest.StartChildWith(t, "data_dir "+t.TempDir(), "max_body_size 4MiB", testgateway.FreePort(t))
+	client := gatewaytest.SDK(child.Base)
 	head := `{"custom_id":"huge","method":"POST","url":"/v1/chat/completions","body":{"model":"gpt-4o-mini","messages":[{"role":"user","content":"`
-	tail := `"}]}}` + "\n" + chatBatchLine("small", "hello")
+	tail := `"}]}}` + "\n" + gatewaytest.ChatBatchLine("small", "hello")
 	content := io.MultiReader(strings.NewReader(head), io.LimitReader(repeatReader{'a'}, lineSize-int64(len(head))-5), strings.NewReader(tail))
 	f, err := client.Files.New(context.Background(), openai.FileNewParams{
 		File: openai.File(content, "input.jsonl", "application/jsonl"), Purpose: openai.FilePurposeBatch})
 	if err != nil {
 		t.Fatal(err)
 	}
-	baseline := peakRSS(t, child.cmd.Process.Pid)
+	baseline := gatewaytest.PeakRSS(t, child.Cmd.Process.Pid)
 	b, err := client.Batches.New(context.Background(), openai.BatchNewParams{InputFileID: f.ID,
 		Endpoint: openai.BatchNewParamsEndpointV1ChatCompletions, CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := pollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
-	peak := peakRSS(t, child.cmd.Process.Pid)
+	done := gatewaytest.PollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
+	peak := gatewaytest.PeakRSS(t, child.Cmd.Process.Pid)
 	t.Logf("peak RSS %.1f MiB after the upload, %.1f MiB after validating a %d MiB line", float64(baseline)/(1<<20), float64(peak)/(1<<20), lineSize>>20)
 	if done.Status != openai.BatchStatusFailed || len(done.Errors.Data) != 1 {
 		t.Fatalf("batch %s: %s", done.Status, done.RawJSON())
@@ -116,5 +117,5 @@ func TestHugeBatchLineIsNotHeld(t *testing.T) {
 	if growth := peak - baseline; growth > lineSize/2 {
 		t.Fatalf("peak RSS grew by %d MiB validating a %d MiB line with max_body_size 4 MiB", growth>>20, lineSize>>20)
 	}
-	child.stopsOnSIGTERM(t)
+	child.StopsOnSIGTERM(t)
 }

@@ -1,15 +1,10 @@
 package modelgate_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,83 +12,16 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/schemas"
 )
 
-// batchInput is a JSONL batch file of n chat requests.
-func batchInput(n int, model string) string {
-	var b strings.Builder
-	for i := range n {
-		fmt.Fprintf(&b, `{"custom_id":"req-%d","method":"POST","url":"/v1/chat/completions","body":{"model":%q,"messages":[{"role":"user","content":"Say something about %d."}],"max_completion_tokens":12}}`+"\n", i, model, i)
-	}
-	return b.String()
-}
-
-func uploadBatchFile(t testing.TB, client openai.Client, content string) string {
-	t.Helper()
-	f, err := client.Files.New(context.Background(), openai.FileNewParams{
-		File: openai.File(strings.NewReader(content), "input.jsonl", "application/jsonl"), Purpose: openai.FilePurposeBatch})
-	if err != nil {
-		t.Fatalf("upload: %v", err)
-	}
-	return f.ID
-}
-
-// pollBatch retrieves the batch until it reaches one of the statuses.
-func pollBatch(t testing.TB, client openai.Client, id string, statuses ...openai.BatchStatus) *openai.Batch {
-	t.Helper()
-	for range 6000 {
-		b, err := client.Batches.Get(context.Background(), id)
-		if err != nil {
-			t.Fatalf("retrieve batch: %v", err)
-		}
-		for _, s := range statuses {
-			if b.Status == s {
-				return b
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("batch %s never reached %v", id, statuses)
-	return nil
-}
-
-// resultLines downloads a result file and returns its lines by custom_id,
-// each checked against the public output line shape and seen once.
-func resultLines(t testing.TB, client openai.Client, fileID string) map[string]map[string]any {
-	t.Helper()
-	out := map[string]map[string]any{}
-	if fileID == "" {
-		return out
-	}
-	resp, err := client.Files.Content(context.Background(), fileID)
-	if err != nil {
-		t.Fatalf("download %s: %v", fileID, err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 4<<20)
-	for sc.Scan() {
-		if findings := schemas.Validate("batch_output_line", sc.Bytes()); len(findings) > 0 {
-			t.Fatalf("output line %s: %v", sc.Text(), findings)
-		}
-		var line map[string]any
-		json.Unmarshal(sc.Bytes(), &line)
-		id := line["custom_id"].(string)
-		if _, dup := out[id]; dup {
-			t.Fatalf("custom_id %s appears twice in %s", id, fileID)
-		}
-		out[id] = line
-	}
-	return out
-}
-
 func TestBatchEndToEnd(t *testing.T) {
-	base := startLocal(t, t.TempDir())
-	client := sdk(base)
+	base := gatewaytest.StartLocal(t, t.TempDir())
+	client := gatewaytest.SDK(base)
 	ctx := context.Background()
-	input := uploadBatchFile(t, client, batchInput(25, "gpt-4o-mini"))
+	input := gatewaytest.UploadBatchFile(t, client, gatewaytest.BatchInput(25, "gpt-4o-mini"))
 	b, err := client.Batches.New(ctx, openai.BatchNewParams{
 		InputFileID:      input,
 		Endpoint:         openai.BatchNewParamsEndpointV1ChatCompletions,
@@ -116,12 +44,12 @@ func TestBatchEndToEnd(t *testing.T) {
 			t.Fatalf("create response lacks %s: %s", field, raw)
 		}
 	}
-	done := pollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
+	done := gatewaytest.PollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
 	if done.Status != openai.BatchStatusCompleted || done.RequestCounts.Total != 25 || done.RequestCounts.Completed != 25 ||
 		done.InProgressAt == 0 || done.FinalizingAt == 0 || done.CompletedAt == 0 || done.ErrorFileID != "" || done.Model != "gpt-4o-mini" {
 		t.Fatalf("finished batch %s", done.RawJSON())
 	}
-	lines := resultLines(t, client, done.OutputFileID)
+	lines := gatewaytest.ResultLines(t, client, done.OutputFileID)
 	if len(lines) != 25 {
 		t.Fatalf("%d output lines for 25 requests", len(lines))
 	}
@@ -144,24 +72,24 @@ func TestBatchEndToEnd(t *testing.T) {
 		t.Fatalf("list: %v %+v", err, page)
 	}
 	// Another owner sees nothing of it.
-	other := sdk(base, option.WithAPIKey(otherKey))
-	if _, err := other.Batches.Get(ctx, b.ID); asAPIError(t, err).StatusCode != 404 {
+	other := gatewaytest.SDK(base, option.WithAPIKey(gatewaytest.OtherKey))
+	if _, err := other.Batches.Get(ctx, b.ID); gatewaytest.AsAPIError(t, err).StatusCode != 404 {
 		t.Fatalf("another owner's batch: %v", err)
 	}
 }
 
 func TestBatchWithBadLinesFails(t *testing.T) {
-	base := startLocal(t, t.TempDir())
-	client := sdk(base)
-	input := batchInput(3, "gpt-4o-mini") + "{not json\n" +
+	base := gatewaytest.StartLocal(t, t.TempDir())
+	client := gatewaytest.SDK(base)
+	input := gatewaytest.BatchInput(3, "gpt-4o-mini") + "{not json\n" +
 		`{"custom_id":"req-1","method":"POST","url":"/v1/chat/completions","body":{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}]}}` + "\n"
 	b, err := client.Batches.New(context.Background(), openai.BatchNewParams{
-		InputFileID: uploadBatchFile(t, client, input), Endpoint: openai.BatchNewParamsEndpointV1ChatCompletions,
+		InputFileID: gatewaytest.UploadBatchFile(t, client, input), Endpoint: openai.BatchNewParamsEndpointV1ChatCompletions,
 		CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
 	if err != nil {
 		t.Fatal(err)
 	}
-	failed := pollBatch(t, client, b.ID, openai.BatchStatusFailed, openai.BatchStatusCompleted)
+	failed := gatewaytest.PollBatch(t, client, b.ID, openai.BatchStatusFailed, openai.BatchStatusCompleted)
 	if failed.Status != openai.BatchStatusFailed || failed.FailedAt == 0 || len(failed.Errors.Data) != 2 {
 		t.Fatalf("batch with bad lines: %s", failed.RawJSON())
 	}
@@ -174,8 +102,8 @@ func TestBatchWithBadLinesFails(t *testing.T) {
 }
 
 func TestBatchCreateRules(t *testing.T) {
-	base := startLocal(t, t.TempDir())
-	client := sdk(base)
+	base := gatewaytest.StartLocal(t, t.TempDir())
+	client := gatewaytest.SDK(base)
 	ctx := context.Background()
 	assistants, err := client.Files.New(ctx, openai.FileNewParams{File: openai.File(strings.NewReader("x"), "a.txt", "text/plain"), Purpose: openai.FilePurposeAssistants})
 	if err != nil {
@@ -192,7 +120,7 @@ func TestBatchCreateRules(t *testing.T) {
 		{`{"input_file_id":"f","endpoint":"/v1/chat/completions","completion_window":"24h","output_expires_after":{"anchor":"created_at","seconds":3599}}`, "output_expires_after.seconds", 400},
 	}
 	for _, tc := range cases {
-		resp, env := rawRequest(t, "POST", base+"/v1/batches", tc.body, map[string]string{"Authorization": "Bearer " + clientKey, "Content-Type": "application/json"})
+		resp, env := gatewaytest.RawRequest(t, "POST", base+"/v1/batches", tc.body, map[string]string{"Authorization": "Bearer " + gatewaytest.ClientKey, "Content-Type": "application/json"})
 		if resp.StatusCode != tc.status || env.Error.Param == nil || *env.Error.Param != tc.param {
 			t.Errorf("%s: %d param %v (%s)", tc.body, resp.StatusCode, env.Error.Param, env.Error.Message)
 		}
@@ -203,34 +131,8 @@ func TestBatchCreateRules(t *testing.T) {
 	}
 }
 
-// slowUpstream is a provider whose chat completions wait until released;
-// the first `free` answer at once.
-func slowUpstream(t *testing.T, free int64) (*httptest.Server, func()) {
-	release := make(chan struct{})
-	var calls atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		if calls.Add(1) > free {
-			select {
-			case <-release:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"ok","refusal":null},"finish_reason":"stop","logprobs":null}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
-	}))
-	t.Cleanup(srv.Close)
-	var closed atomic.Bool
-	return srv, func() {
-		if closed.CompareAndSwap(false, true) {
-			close(release)
-		}
-	}
-}
-
 func TestBatchCancelMidwayGivesPartialOutput(t *testing.T) {
-	srv, release := slowUpstream(t, 6)
+	srv, release := gatewaytest.SlowUpstream(t, 6)
 	defer release()
 	base := testgateway.Start(t, fmt.Sprintf(`
 	modelgate {
@@ -243,23 +145,23 @@ func TestBatchCancelMidwayGivesPartialOutput(t *testing.T) {
 			batch_concurrency 2
 		}
 		route chat.completions.create to provider
-	}`, clientKey, srv.URL, t.TempDir()))
-	client := sdk(base)
+	}`, gatewaytest.ClientKey, srv.URL, t.TempDir()))
+	client := gatewaytest.SDK(base)
 	ctx := context.Background()
-	b, err := client.Batches.New(ctx, openai.BatchNewParams{InputFileID: uploadBatchFile(t, client, batchInput(30, "gpt-4o-mini")),
+	b, err := client.Batches.New(ctx, openai.BatchNewParams{InputFileID: gatewaytest.UploadBatchFile(t, client, gatewaytest.BatchInput(30, "gpt-4o-mini")),
 		Endpoint: openai.BatchNewParamsEndpointV1ChatCompletions, CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for pollBatch(t, client, b.ID, openai.BatchStatusInProgress).RequestCounts.Completed < 6 {
+	for gatewaytest.PollBatch(t, client, b.ID, openai.BatchStatusInProgress).RequestCounts.Completed < 6 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	cancelling, err := client.Batches.Cancel(ctx, b.ID)
 	if err != nil || cancelling.Status != openai.BatchStatusCancelling || cancelling.CancellingAt == 0 {
 		t.Fatalf("cancel: %v %s", err, cancelling.RawJSON())
 	}
-	done := pollBatch(t, client, b.ID, openai.BatchStatusCancelled)
-	out, errs := resultLines(t, client, done.OutputFileID), resultLines(t, client, done.ErrorFileID)
+	done := gatewaytest.PollBatch(t, client, b.ID, openai.BatchStatusCancelled)
+	out, errs := gatewaytest.ResultLines(t, client, done.OutputFileID), gatewaytest.ResultLines(t, client, done.ErrorFileID)
 	if len(out) != 6 || len(out)+len(errs) != 30 || done.RequestCounts.Completed != 6 || done.RequestCounts.Failed != 24 || done.CancelledAt == 0 {
 		t.Fatalf("cancelled batch: %d output, %d errors: %s", len(out), len(errs), done.RawJSON())
 	}
@@ -278,16 +180,16 @@ func TestBatchCancelMidwayGivesPartialOutput(t *testing.T) {
 // moderations here, so every line fails with the gateway's 501, in the
 // error file; the batch itself completes.
 func TestBatchEndpointWithoutRouteFailsItsLines(t *testing.T) {
-	base := startLocal(t, t.TempDir())
-	client := sdk(base)
+	base := gatewaytest.StartLocal(t, t.TempDir())
+	client := gatewaytest.SDK(base)
 	input := `{"custom_id":"e1","method":"POST","url":"/v1/moderations","body":{"input":"hello"}}` + "\n"
-	b, err := client.Batches.New(context.Background(), openai.BatchNewParams{InputFileID: uploadBatchFile(t, client, input),
+	b, err := client.Batches.New(context.Background(), openai.BatchNewParams{InputFileID: gatewaytest.UploadBatchFile(t, client, input),
 		Endpoint: openai.BatchNewParamsEndpointV1Moderations, CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := pollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
-	errs := resultLines(t, client, done.ErrorFileID)
+	done := gatewaytest.PollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
+	errs := gatewaytest.ResultLines(t, client, done.ErrorFileID)
 	resp, _ := errs["e1"]["response"].(map[string]any)
 	if done.Status != openai.BatchStatusCompleted || done.RequestCounts.Failed != 1 || resp["status_code"] != float64(501) {
 		t.Fatalf("batch %s, error line %v", done.RawJSON(), errs["e1"])

@@ -10,6 +10,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -35,7 +36,7 @@ func TestQuickstartBatchesOnResponsesAndEmbeddings(t *testing.T) {
 		for i := 0; i < lines; i++ {
 			fmt.Fprintf(&input, `{"custom_id":"r%d","method":"POST","url":"%s","body":%s}`+"\n", i, c.endpoint, fmt.Sprintf(c.body, i))
 		}
-		b, err := client.Batches.New(context.Background(), openai.BatchNewParams{InputFileID: uploadBatchFile(t, client, input.String()),
+		b, err := client.Batches.New(context.Background(), openai.BatchNewParams{InputFileID: gatewaytest.UploadBatchFile(t, client, input.String()),
 			Endpoint: c.endpoint, CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
 		if err != nil {
 			t.Fatal(err)
@@ -53,7 +54,7 @@ func TestQuickstartBatchesOnResponsesAndEmbeddings(t *testing.T) {
 		if b.Status != openai.BatchStatusCompleted || b.RequestCounts.Completed != lines || b.RequestCounts.Failed != 0 {
 			t.Fatalf("%s batch: %s", c.endpoint, b.RawJSON())
 		}
-		out := resultLines(t, client, b.OutputFileID)
+		out := gatewaytest.ResultLines(t, client, b.OutputFileID)
 		if len(out) != lines {
 			t.Fatalf("%s: %d result lines", c.endpoint, len(out))
 		}

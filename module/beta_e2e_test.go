@@ -9,6 +9,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/schemas"
 )
 
@@ -20,17 +21,17 @@ import (
 // Vendor-Beta header chose the spec's shape, which openai-go read as empty
 // results.
 func TestSearchShapeWithBothBetaHeaders(t *testing.T) {
-	base := startLocal(t, t.TempDir())
-	client := sdk(base)
+	base := gatewaytest.StartLocal(t, t.TempDir())
+	client := gatewaytest.SDK(base)
 	ctx := context.Background()
 	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{Name: openai.String("beta")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := upload(t, client, "notes.txt", []byte("The zebra migration crosses the river in July."))
-	attachAndPoll(t, client, vs.ID, file, nil)
+	file := gatewaytest.Upload(t, client, "notes.txt", []byte("The zebra migration crosses the river in July."))
+	gatewaytest.AttachAndPoll(t, client, vs.ID, file, nil)
 
-	page, err := client.VectorStores.Search(ctx, vs.ID, openai.VectorStoreSearchParams{Query: query("zebra migration")},
+	page, err := client.VectorStores.Search(ctx, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("zebra migration")},
 		option.WithHeader("Vendor-Beta", "assistants=v2"))
 	if err != nil {
 		t.Fatal(err)
@@ -40,14 +41,14 @@ func TestSearchShapeWithBothBetaHeaders(t *testing.T) {
 		t.Fatalf("openai-go with both headers read %+v", page.Data)
 	}
 	for header, want := range map[string]string{"Vendor-Beta": "spec", "OpenAI-Beta": "openai"} {
-		status, body := rawSearch(t, base, clientKey, vs.ID, header, `{"query":"zebra"}`)
+		status, body := gatewaytest.RawSearch(t, base, gatewaytest.ClientKey, vs.ID, header, `{"query":"zebra"}`)
 		if dialect, findings := schemas.ValidateResponse("vector_stores.search", body); status != http.StatusOK || dialect != want || len(findings) > 0 {
 			t.Fatalf("%s alone: %d %s %v\n%s", header, status, dialect, findings, body)
 		}
 	}
 
-	_, err = client.VectorStores.Search(ctx, vs.ID, openai.VectorStoreSearchParams{Query: query("zebra")}, option.WithHeaderDel("OpenAI-Beta"))
-	e := asAPIError(t, err)
+	_, err = client.VectorStores.Search(ctx, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("zebra")}, option.WithHeaderDel("OpenAI-Beta"))
+	e := gatewaytest.AsAPIError(t, err)
 	if e.StatusCode != http.StatusBadRequest || e.Code != "invalid_beta" || !strings.Contains(e.Message, "'Vendor-Beta: assistants=v2'") || !strings.Contains(e.Message, "'OpenAI-Beta: assistants=v2'") {
 		t.Fatalf("no beta header: %d %q %q", e.StatusCode, e.Code, e.Message)
 	}

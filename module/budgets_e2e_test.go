@@ -16,6 +16,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/tidwall/gjson"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -53,12 +54,12 @@ func TestBudgetOfAnOwnerAcrossKeys(t *testing.T) {
 		route chat.completions.create to reference
 		cost_header
 		%s
-	}`, one, two, other, budgetPrice))
+	}`, one, two, other, gatewaytest.BudgetPrice))
 	const budget = 500_000_000 // $0.0005
 	var spent, cost int64
 	served := 0
 	for i := range 100 {
-		resp, body := post(t, base, []string{one, two}[i%2], budgetChat)
+		resp, body := gatewaytest.Post(t, base, []string{one, two}[i%2], budgetChat)
 		if resp.StatusCode == 429 {
 			if served == 0 || spent+cost <= budget || budget-spent != budgetRemaining(t, resp) {
 				t.Fatalf("refused after %d served (%d spent, each %d): %v %s", served, spent, cost, resp.Header, body)
@@ -87,7 +88,7 @@ func TestBudgetOfAnOwnerAcrossKeys(t *testing.T) {
 	if served != int(budget/cost) {
 		t.Fatalf("%d served at %d each, want %d", served, cost, budget/cost)
 	}
-	resp, body := post(t, base, other, budgetChat)
+	resp, body := gatewaytest.Post(t, base, other, budgetChat)
 	if resp.StatusCode != 200 || resp.Header.Get("X-Modelgate-Budget-Remaining-Usd") != "" {
 		t.Fatalf("another owner's key: %d %v %s", resp.StatusCode, resp.Header, body)
 	}
@@ -103,9 +104,9 @@ func TestBudgetOfAnOwnerAcrossKeys(t *testing.T) {
 func TestBudgetSettlesOnUsage(t *testing.T) {
 	var calls atomic.Int64
 	usage := `{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}`
-	var provider *fakeProvider
-	provider = newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
-		_, body := provider.last(t)
+	var provider *gatewaytest.FakeProvider
+	provider = gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+		_, body := provider.Last(t)
 		if calls.Add(1) == 3 {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(400)
@@ -118,13 +119,13 @@ func TestBudgetSettlesOnUsage(t *testing.T) {
 			}
 			w.Header().Set("Content-Type", "text/event-stream")
 			chunk := `data: {"id":"chatcmpl-9","object":"chat.completion.chunk","created":1,"model":"fake-model","choices":[],"usage":` + usage + "}\n\n"
-			io.WriteString(w, strings.Replace(streamEvents, "data: [DONE]", chunk+"data: [DONE]", 1))
+			io.WriteString(w, strings.Replace(gatewaytest.StreamEvents, "data: [DONE]", chunk+"data: [DONE]", 1))
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, strings.Replace(toolCallCompletion, `{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21}`, usage, 1))
+		io.WriteString(w, strings.Replace(gatewaytest.ToolCallCompletion, `{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21}`, usage, 1))
 	})
-	base := startGateway(t, provider.URL, `cost_header
+	base := gatewaytest.StartGateway(t, provider.URL, `cost_header
 		price openai fake-model {
 			input 1
 			output 1
@@ -137,7 +138,7 @@ func TestBudgetSettlesOnUsage(t *testing.T) {
 	const used = 15_000_000 // 15 tokens at a microdollar each
 	var left []int64
 	for i, body := range []string{chat, chat, chat, stream, chat} {
-		resp, reply := post(t, base, clientKey, body)
+		resp, reply := gatewaytest.Post(t, base, gatewaytest.ClientKey, body)
 		if want := map[bool]int{true: 400, false: 200}[i == 2]; resp.StatusCode != want {
 			t.Fatalf("request %d: %d %s", i, resp.StatusCode, reply)
 		}
@@ -156,7 +157,7 @@ func TestBudgetSettlesOnUsage(t *testing.T) {
 	if left[0] >= 1_000_000_000_000-used {
 		t.Errorf("the first request reserved only %d", 1_000_000_000_000-left[0])
 	}
-	resp, env := rawRequest(t, "POST", base+"/v1/chat/completions", `{"model":"unpriced-model","messages":[{"role":"user","content":"hello"}]}`, chatHeaders)
+	resp, env := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", `{"model":"unpriced-model","messages":[{"role":"user","content":"hello"}]}`, gatewaytest.ChatHeaders)
 	if resp.StatusCode != 400 || env.Error.Code == nil || *env.Error.Code != "model_unpriced" || env.Error.Param == nil || *env.Error.Param != "model" ||
 		!strings.Contains(env.Error.Message, `"unpriced-model"`) {
 		t.Fatalf("unpriced: %d %+v", resp.StatusCode, env.Error)
@@ -201,11 +202,11 @@ func TestBudgetOnBatchAndEmbeddings(t *testing.T) {
 			input 1
 		}
 	}
-}`, port, measure, batchKey, batchBudget, embedKey, dataDir, budgetPrice)
+}`, port, measure, batchKey, batchBudget, embedKey, dataDir, gatewaytest.BudgetPrice)
 	}
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	testgateway.Load(t, config("1"))
-	resp, body := post(t, base, measure, budgetChat)
+	resp, body := gatewaytest.Post(t, base, measure, budgetChat)
 	if resp.StatusCode != 200 {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
@@ -217,24 +218,24 @@ func TestBudgetOnBatchAndEmbeddings(t *testing.T) {
 	}
 	http.DefaultClient.CloseIdleConnections()
 
-	client := sdk(base, option.WithAPIKey(batchKey))
+	client := gatewaytest.SDK(base, option.WithAPIKey(batchKey))
 	var lines strings.Builder
 	for i := range 4 {
 		fmt.Fprintf(&lines, `{"custom_id":"req-%d","method":"POST","url":"/v1/chat/completions","body":%s}`+"\n", i, budgetChat)
 	}
 	b, err := client.Batches.New(context.Background(), openai.BatchNewParams{
-		InputFileID:      uploadBatchFile(t, client, lines.String()),
+		InputFileID:      gatewaytest.UploadBatchFile(t, client, lines.String()),
 		Endpoint:         openai.BatchNewParamsEndpointV1ChatCompletions,
 		CompletionWindow: openai.BatchNewParamsCompletionWindow24h,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := pollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
+	done := gatewaytest.PollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
 	if done.RequestCounts.Completed != 2 || done.RequestCounts.Failed != 2 {
 		t.Fatalf("batch counts %+v, want 2 completed and 2 failed", done.RequestCounts)
 	}
-	for id, line := range resultLines(t, client, done.ErrorFileID) {
+	for id, line := range gatewaytest.ResultLines(t, client, done.ErrorFileID) {
 		r := line["response"].(map[string]any)
 		body, _ := r["body"].(map[string]any)
 		if r["status_code"] != float64(429) || fmt.Sprint(body["error"].(map[string]any)["code"]) != "insufficient_quota" {
@@ -247,12 +248,12 @@ func TestBudgetOnBatchAndEmbeddings(t *testing.T) {
 	embedHeaders := map[string]string{"Authorization": "Bearer " + embedKey, "Content-Type": "application/json"}
 	var spent, cost int64
 	for range 20 {
-		resp, _ := rawRequest(t, "POST", base+"/v1/embeddings", embed, embedHeaders)
+		resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/embeddings", embed, embedHeaders)
 		if resp.StatusCode == 429 {
 			break
 		}
 		if resp.StatusCode != 200 {
-			t.Fatalf("embeddings: %d %s", resp.StatusCode, lastBody)
+			t.Fatalf("embeddings: %d %s", resp.StatusCode, gatewaytest.LastBody)
 		}
 		cost = picoOf(t, resp.Trailer.Get("X-Modelgate-Cost-Usd"))
 		spent += cost
@@ -261,9 +262,9 @@ func TestBudgetOnBatchAndEmbeddings(t *testing.T) {
 		t.Fatalf("embeddings spent %d at %d each before the refusal, want %d", spent, cost, 10_000_000/cost*cost)
 	}
 	// Unpriced work is allowed here, and not counted.
-	resp, _ = rawRequest(t, "POST", base+"/v1/embeddings", `{"model":"unpriced-embed","input":"x"}`, embedHeaders)
+	resp, _ = gatewaytest.RawRequest(t, "POST", base+"/v1/embeddings", `{"model":"unpriced-embed","input":"x"}`, embedHeaders)
 	if resp.StatusCode != 200 || resp.Trailer.Get("X-Modelgate-Cost-Usd") != "unpriced" {
-		t.Fatalf("unpriced embeddings: %d %s", resp.StatusCode, lastBody)
+		t.Fatalf("unpriced embeddings: %d %s", resp.StatusCode, gatewaytest.LastBody)
 	}
 }
 
@@ -280,10 +281,10 @@ func TestBudgetRefusalGivesBackTokens(t *testing.T) {
 		}
 		route chat.completions.create to reference
 		%s
-	}`, clientKey, budgetPrice))
+	}`, gatewaytest.ClientKey, gatewaytest.BudgetPrice))
 	var left []int
 	for range 2 {
-		resp, body := post(t, base, clientKey, budgetChat)
+		resp, body := gatewaytest.Post(t, base, gatewaytest.ClientKey, budgetChat)
 		if resp.StatusCode != 429 || gjson.Get(body, "error.code").String() != "insufficient_quota" ||
 			!strings.Contains(gjson.Get(body, "error.message").String(), "has a budget of $0.000001 per day, and this request may cost up to $0.0000") {
 			t.Fatalf("%d %s", resp.StatusCode, body)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/internal/testredis"
 )
@@ -27,16 +28,16 @@ func TestBudgetAcrossTwoProcessesOnRedis(t *testing.T) {
 		}
 		route chat.completions.create to reference
 		cost_header
-		%s`, testredis.Addr(t), testredis.Prefix(t), key, budgetPrice)
+		%s`, testredis.Addr(t), testredis.Prefix(t), key, gatewaytest.BudgetPrice)
 	var bases []string
 	for range 2 {
-		bases = append(bases, startChildWith(t, "", site, testgateway.FreePort(t)).base)
+		bases = append(bases, gatewaytest.StartChildWith(t, "", site, testgateway.FreePort(t)).Base)
 	}
 	status, costs := map[int]int{}, map[int64]int{}
-	for _, r := range postAll(t, bases, key, budgetChat, 200) {
-		status[r.resp.StatusCode]++
-		if r.resp.StatusCode == 200 {
-			costs[picoOf(t, r.resp.Trailer.Get("X-Modelgate-Cost-Usd"))]++
+	for _, r := range gatewaytest.PostAll(t, bases, key, budgetChat, 200) {
+		status[r.Resp.StatusCode]++
+		if r.Resp.StatusCode == 200 {
+			costs[picoOf(t, r.Resp.Trailer.Get("X-Modelgate-Cost-Usd"))]++
 		}
 	}
 	if len(costs) != 1 {

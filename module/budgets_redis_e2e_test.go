@@ -8,13 +8,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/tidwall/gjson"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/internal/testredis"
 )
@@ -22,14 +22,6 @@ import (
 // budgetChat asks the reference engine for 5 completion tokens, which it
 // always writes: its cost is its maximum, what the budget reserves.
 const budgetChat = `{"model":"budget-model","messages":[{"role":"user","content":"Tell me about rivers and the sea"}],"max_completion_tokens":5}`
-
-// budgetPrice prices budget-model on the reference engine at $1 per 1M
-// input and $2 per 1M output tokens (1 and 2 microdollars a token).
-const budgetPrice = `price reference budget-model {
-			input 1
-			output 2
-			batch_discount 50
-		}`
 
 // picoOf reads a cost trailer or budget header (USD) as picodollars.
 func picoOf(t *testing.T, usd string) int64 {
@@ -41,32 +33,6 @@ func picoOf(t *testing.T, usd string) int64 {
 		t.Fatalf("%q is not an amount in USD", usd)
 	}
 	return w*1_000_000_000_000 + f
-}
-
-type reply struct {
-	resp *http.Response
-	body string
-}
-
-// postAll sends n chat requests with the key at once, taking turns over
-// the bases, and returns the replies that came.
-func postAll(t *testing.T, bases []string, key, body string, n int) []reply {
-	var (
-		mu      sync.Mutex
-		replies []reply
-		wg      sync.WaitGroup
-	)
-	for i := range n {
-		wg.Go(func() {
-			if resp, got := post(t, bases[i%len(bases)], key, body); resp != nil {
-				mu.Lock()
-				replies = append(replies, reply{resp, got})
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	return replies
 }
 
 // TestBudgetSharedByTwoGatewaysOnRedis: two gateways on one Redis hold a
@@ -82,14 +48,14 @@ func TestBudgetSharedByTwoGatewaysOnRedis(t *testing.T) {
 	c := testredis.Client(t)
 	addr := testredis.Addr(t)
 	prefix := testredis.Prefix(t)
-	cfg, gw := twoGateways(t, prefix, fmt.Sprintf(`key %s {
+	cfg, gw := gatewaytest.TwoGateways(t, prefix, fmt.Sprintf(`key %s {
 			name spender
 			owner team
 			budget 0.001 day
 		}
 		route chat.completions.create to reference
 		cost_header
-		%s`, key, budgetPrice), [2]string{addr, addr}, [2]string{"closed", "closed"})
+		%s`, key, gatewaytest.BudgetPrice), [2]string{addr, addr}, [2]string{"closed", "closed"})
 	// 200 requests at once wait for the client's pooled connections: on a
 	// loaded machine (or under -race) more than the helper's 2s.
 	cfg = strings.ReplaceAll(cfg, "timeout 2s", "timeout 20s")
@@ -102,18 +68,18 @@ func TestBudgetSharedByTwoGatewaysOnRedis(t *testing.T) {
 		costs    = map[int64]int{}
 		refusals []http.Header
 	)
-	for _, r := range postAll(t, gw[:], key, budgetChat, 200) {
-		status[r.resp.StatusCode]++
-		switch r.resp.StatusCode {
+	for _, r := range gatewaytest.PostAll(t, gw[:], key, budgetChat, 200) {
+		status[r.Resp.StatusCode]++
+		switch r.Resp.StatusCode {
 		case 200:
-			costs[picoOf(t, r.resp.Trailer.Get("X-Modelgate-Cost-Usd"))]++
+			costs[picoOf(t, r.Resp.Trailer.Get("X-Modelgate-Cost-Usd"))]++
 		case 429:
-			if gjson.Get(r.body, "error.type").String() != "insufficient_quota" || gjson.Get(r.body, "error.code").String() != "insufficient_quota" {
-				t.Errorf("refusal %s", r.body)
+			if gjson.Get(r.Body, "error.type").String() != "insufficient_quota" || gjson.Get(r.Body, "error.code").String() != "insufficient_quota" {
+				t.Errorf("refusal %s", r.Body)
 			}
-			refusals = append(refusals, r.resp.Header)
+			refusals = append(refusals, r.Resp.Header)
 		default:
-			t.Errorf("%d %s", r.resp.StatusCode, r.body)
+			t.Errorf("%d %s", r.Resp.StatusCode, r.Body)
 		}
 	}
 	if len(costs) != 1 {
@@ -140,7 +106,7 @@ func TestBudgetSharedByTwoGatewaysOnRedis(t *testing.T) {
 	// The spend is in Redis, named by the owner's digest and the key's,
 	// exactly what was served.
 	owner := sha256.Sum256([]byte("team"))
-	name := fmt.Sprintf("%sbudget:{%s}:key:%s:day:%s", prefix, hex.EncodeToString(owner[:8]), sha256Hex(key), time.Now().UTC().Format(time.DateOnly))
+	name := fmt.Sprintf("%sbudget:{%s}:key:%s:day:%s", prefix, hex.EncodeToString(owner[:8]), gatewaytest.Sha256Hex(key), time.Now().UTC().Format(time.DateOnly))
 	spent, err := c.Get(context.Background(), name).Int64()
 	if err != nil || spent != int64(served)*cost {
 		t.Fatalf("redis %s = %d (%v), want %d", name, spent, err, int64(served)*cost)
@@ -158,7 +124,7 @@ func TestBudgetSharedByTwoGatewaysOnRedis(t *testing.T) {
 	var resp *http.Response
 	var body string
 	for try := 0; resp == nil && try < 3; try++ {
-		resp, body, _ = sendChat(gw[1], key, budgetChat)
+		resp, body, _ = gatewaytest.SendChat(gw[1], key, budgetChat)
 	}
 	if resp == nil || resp.StatusCode != 429 {
 		t.Fatalf("after the reload: %v %s", resp, body)
@@ -172,15 +138,15 @@ func TestBudgetSharedByTwoGatewaysOnRedis(t *testing.T) {
 func TestBudgetStoreUnreachable(t *testing.T) {
 	const key = "sk-budget-unreachable-01"
 	dead := fmt.Sprintf("127.0.0.1:%d", testgateway.FreePort(t))
-	_, gw := twoGateways(t, "modelgate:", fmt.Sprintf(`key %s {
+	_, gw := gatewaytest.TwoGateways(t, "modelgate:", fmt.Sprintf(`key %s {
 			budget 1 day
 		}
 		route chat.completions.create to reference
-		%s`, key, budgetPrice), [2]string{dead, dead}, [2]string{"open", "closed"})
-	if resp, body := post(t, gw[0], key, budgetChat); resp.StatusCode != 200 || resp.Header.Get("X-Modelgate-Budget-Remaining-Usd") != "" {
+		%s`, key, gatewaytest.BudgetPrice), [2]string{dead, dead}, [2]string{"open", "closed"})
+	if resp, body := gatewaytest.Post(t, gw[0], key, budgetChat); resp.StatusCode != 200 || resp.Header.Get("X-Modelgate-Budget-Remaining-Usd") != "" {
 		t.Fatalf("open: %d %v %s", resp.StatusCode, resp.Header, body)
 	}
-	resp, body := post(t, gw[1], key, budgetChat)
+	resp, body := gatewaytest.Post(t, gw[1], key, budgetChat)
 	if resp.StatusCode != 503 || gjson.Get(body, "error.code").String() != "budget_store_unavailable" || resp.Header.Get("Retry-After") != "1" {
 		t.Fatalf("closed: %d %v %s", resp.StatusCode, resp.Header, body)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/internal/testpg"
 )
@@ -24,20 +25,20 @@ import (
 // listed in pages, retrieved and deleted, delete (the items kept,
 // reached by reference), isolation and every limit at its boundary.
 func TestConversationsOffline(t *testing.T) {
-	base := testgateway.Quickstart(t, "key "+otherKey+" {\n owner bob\n }\n")
+	base := testgateway.Quickstart(t, "key "+gatewaytest.OtherKey+" {\n owner bob\n }\n")
 	testConversations(t, base, testgateway.QuickstartDevKey)
 }
 
 // TestConversationsOfflineOnPostgres: the same on a PostgreSQL store.
 func TestConversationsOfflineOnPostgres(t *testing.T) {
-	base := startLocalOn(t, "postgres "+testpg.DSN(t))
-	testConversations(t, base, clientKey)
+	base := gatewaytest.StartLocalOn(t, "postgres "+testpg.DSN(t))
+	testConversations(t, base, gatewaytest.ClientKey)
 }
 
 func testConversations(t *testing.T, base, key string) {
-	t.Run("RoundTrip", func(t *testing.T) { testConversationRoundTrip(t, sdk(base, option.WithAPIKey(key))) })
+	t.Run("RoundTrip", func(t *testing.T) { testConversationRoundTrip(t, gatewaytest.SDK(base, option.WithAPIKey(key))) })
 	t.Run("Isolation", func(t *testing.T) {
-		testConversationIsolation(t, sdk(base, option.WithAPIKey(key)), sdk(base, option.WithAPIKey(otherKey)))
+		testConversationIsolation(t, gatewaytest.SDK(base, option.WithAPIKey(key)), gatewaytest.SDK(base, option.WithAPIKey(gatewaytest.OtherKey)))
 	})
 	t.Run("Limits", func(t *testing.T) { testConversationLimits(t, base, key) })
 	t.Run("Responses", func(t *testing.T) { testResponsesInConversations(t, base, key) })
@@ -227,7 +228,7 @@ func testConversationLimits(t *testing.T, base, key string) {
 	h := map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json"}
 	call := func(method, path, body string) (int, string) {
 		t.Helper()
-		resp, env := rawRequest(t, method, base+"/v1"+path, body, h)
+		resp, env := gatewaytest.RawRequest(t, method, base+"/v1"+path, body, h)
 		param := ""
 		if env.Error.Param != nil {
 			param = *env.Error.Param
@@ -252,9 +253,9 @@ func testConversationLimits(t *testing.T, base, key string) {
 	var conv struct {
 		ID string `json:"id"`
 	}
-	resp, _ := rawRequest(t, "POST", base+"/v1/conversations", pairs(16, 64, 512), h)
-	if resp.StatusCode != 200 || json.Unmarshal(lastBody, &conv) != nil {
-		t.Fatalf("16 pairs at the key and value limits: %d %s", resp.StatusCode, lastBody)
+	resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/conversations", pairs(16, 64, 512), h)
+	if resp.StatusCode != 200 || json.Unmarshal(gatewaytest.LastBody, &conv) != nil {
+		t.Fatalf("16 pairs at the key and value limits: %d %s", resp.StatusCode, gatewaytest.LastBody)
 	}
 	cases := []struct {
 		method, path, body string
@@ -285,14 +286,14 @@ func testConversationLimits(t *testing.T, base, key string) {
 	for _, c := range cases {
 		status, param := call(c.method, c.path, c.body)
 		if status != c.status || param != c.param {
-			t.Errorf("%s %s %.60s: got %d param %q, want %d %q: %s", c.method, c.path, c.body, status, param, c.status, c.param, lastBody)
+			t.Errorf("%s %s %.60s: got %d param %q, want %d %q: %s", c.method, c.path, c.body, status, param, c.status, c.param, gatewaytest.LastBody)
 		}
 	}
 	var page struct {
 		Data []json.RawMessage `json:"data"`
 	}
-	resp, _ = rawRequest(t, "GET", base+"/v1/conversations/"+conv.ID+"/items?limit=100", "", h)
-	if json.Unmarshal(lastBody, &page) != nil || len(page.Data) != 20 {
-		t.Fatalf("the 20 items added: %d %s", resp.StatusCode, lastBody)
+	resp, _ = gatewaytest.RawRequest(t, "GET", base+"/v1/conversations/"+conv.ID+"/items?limit=100", "", h)
+	if json.Unmarshal(gatewaytest.LastBody, &page) != nil || len(page.Data) != 20 {
+		t.Fatalf("the 20 items added: %d %s", resp.StatusCode, gatewaytest.LastBody)
 	}
 }

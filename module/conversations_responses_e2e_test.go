@@ -11,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -22,7 +23,7 @@ import (
 // previous_response_id too it is a 400, and an unknown conversation 404.
 func testResponsesInConversations(t *testing.T, base, key string) {
 	ctx := context.Background()
-	client := sdk(base, option.WithAPIKey(key))
+	client := gatewaytest.SDK(base, option.WithAPIKey(key))
 	conv, err := client.Conversations.New(ctx, conversations.ConversationNewParams{Items: []responses.ResponseInputItemUnionParam{
 		userMessage("Tell me about rivers"), responses.ResponseInputItemParamOfMessage("Rivers flow.", responses.EasyInputMessageRoleAssistant)}})
 	if err != nil {
@@ -109,11 +110,11 @@ func testResponsesInConversations(t *testing.T, base, key string) {
 
 	_, err = client.Responses.New(ctx, responses.ResponseNewParams{Model: "reference", Input: text("x"), Conversation: inConv(conv.ID),
 		PreviousResponseID: openai.String(first.ID)})
-	if e := asAPIError(t, err); e.StatusCode != 400 || e.Param != "conversation" || !strings.Contains(e.Message, "previous_response_id") {
+	if e := gatewaytest.AsAPIError(t, err); e.StatusCode != 400 || e.Param != "conversation" || !strings.Contains(e.Message, "previous_response_id") {
 		t.Fatalf("conversation with previous_response_id: %v", err)
 	}
 	_, err = client.Responses.New(ctx, responses.ResponseNewParams{Model: "reference", Input: text("x"), Conversation: inConv("conv_missing")})
-	if e := asAPIError(t, err); e.StatusCode != 404 || e.Param != "conversation" {
+	if e := gatewaytest.AsAPIError(t, err); e.StatusCode != 404 || e.Param != "conversation" {
 		t.Fatalf("an unknown conversation: %v", err)
 	}
 	if got := texts(); len(got) != len(want) {
@@ -127,7 +128,7 @@ func testResponsesInConversations(t *testing.T, base, key string) {
 // max_body_size bytes is refused with context_length_exceeded naming
 // conversation, the read stopping there.
 func TestConversationHistoryIsPagedAndBounded(t *testing.T) {
-	client := sdk(testgateway.Quickstart(t, "max_body_size 32KiB\n"), option.WithAPIKey(testgateway.QuickstartDevKey))
+	client := gatewaytest.SDK(testgateway.Quickstart(t, "max_body_size 32KiB\n"), option.WithAPIKey(testgateway.QuickstartDevKey))
 	ctx := context.Background()
 	add := func(id string, texts ...string) {
 		t.Helper()
@@ -178,7 +179,7 @@ func TestConversationHistoryIsPagedAndBounded(t *testing.T) {
 		t.Fatalf("24 KiB of conversation: %v", err)
 	}
 	add(big.ID, turn, turn) // 36 KiB
-	if e := asAPIError(t, ask()); e.StatusCode != 400 || e.Code != "context_length_exceeded" || e.Param != "conversation" {
+	if e := gatewaytest.AsAPIError(t, ask()); e.StatusCode != 400 || e.Code != "context_length_exceeded" || e.Param != "conversation" {
 		t.Fatalf("36 KiB of conversation: %v", e)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -26,7 +27,7 @@ import (
 // (cost_header); a model without a price is unpriced in each, never free.
 func TestCostOfEachExchange(t *testing.T) {
 	usage := `{"prompt_tokens":1000,"completion_tokens":500,"total_tokens":1500}`
-	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	provider := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/embeddings"):
@@ -35,10 +36,10 @@ func TestCostOfEachExchange(t *testing.T) {
 		case strings.Contains(string(body), `"stream":true`):
 			w.Header().Set("Content-Type", "text/event-stream")
 			chunk := `data: {"id":"chatcmpl-9","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[],"usage":` + usage + "}\n\n"
-			io.WriteString(w, strings.Replace(streamEvents, "data: [DONE]", chunk+"data: [DONE]", 1))
+			io.WriteString(w, strings.Replace(gatewaytest.StreamEvents, "data: [DONE]", chunk+"data: [DONE]", 1))
 		default:
 			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, strings.Replace(toolCallCompletion, `{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21}`, usage, 1))
+			io.WriteString(w, strings.Replace(gatewaytest.ToolCallCompletion, `{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21}`, usage, 1))
 		}
 	})
 	rec := filepath.Join(t.TempDir(), "r.jsonl")
@@ -64,13 +65,13 @@ func TestCostOfEachExchange(t *testing.T) {
 			output 2.5
 		}
 		dashboard /dashboard
-	}`, clientKey, rec, provider.URL, t.TempDir()))
+	}`, gatewaytest.ClientKey, rec, provider.URL, t.TempDir()))
 	chat := func(model string) string {
 		return `{"model":"` + model + `","messages":[{"role":"user","content":"x"}]}`
 	}
 	costMetric := `caddy_modelgate_cost_usd_total{model="%s",operation="%s",upstream="priced"}`
 	miniChat := fmt.Sprintf(costMetric, "gpt-4o-mini", "chat.completions.create")
-	before := gatewayMetrics(t, base, "caddy_modelgate_cost_usd_total", "caddy_modelgate_unpriced_total")
+	before := gatewaytest.GatewayMetrics(t, base, "caddy_modelgate_cost_usd_total", "caddy_modelgate_unpriced_total")
 
 	cases := []struct {
 		name, path, request, usage, cost string
@@ -91,9 +92,9 @@ func TestCostOfEachExchange(t *testing.T) {
 	}
 	for i, c := range cases {
 		usage = c.usage
-		resp, _ := rawRequest(t, "POST", base+c.path, c.request, chatHeaders)
+		resp, _ := gatewaytest.RawRequest(t, "POST", base+c.path, c.request, gatewaytest.ChatHeaders)
 		if resp.StatusCode != 200 {
-			t.Fatalf("%s: %d %s", c.name, resp.StatusCode, lastBody)
+			t.Fatalf("%s: %d %s", c.name, resp.StatusCode, gatewaytest.LastBody)
 		}
 		trailer := c.cost
 		if trailer == "" {
@@ -102,7 +103,7 @@ func TestCostOfEachExchange(t *testing.T) {
 		if got := resp.Trailer.Get("X-Modelgate-Cost-Usd"); got != trailer {
 			t.Errorf("%s: cost trailer %q, want %q", c.name, got, trailer)
 		}
-		r := readRecords(t, rec, i+1)[i]
+		r := gatewaytest.ReadRecords(t, rec, i+1)[i]
 		cost, _ := r["cost_usd"].(string)
 		unpriced, _ := r["unpriced"].(bool)
 		if cost != c.cost || unpriced != (c.cost == "") {
@@ -117,22 +118,22 @@ func TestCostOfEachExchange(t *testing.T) {
 	// A batch of 4 lines, each 1000 + 500 tokens: 4 * 450 / 2 = 900
 	// microdollars.
 	usage = `{"prompt_tokens":1000,"completion_tokens":500,"total_tokens":1500}`
-	client := sdk(base)
+	client := gatewaytest.SDK(base)
 	b, err := client.Batches.New(context.Background(), openai.BatchNewParams{
-		InputFileID:      uploadBatchFile(t, client, batchInput(4, "gpt-4o-mini")),
+		InputFileID:      gatewaytest.UploadBatchFile(t, client, gatewaytest.BatchInput(4, "gpt-4o-mini")),
 		Endpoint:         openai.BatchNewParamsEndpointV1ChatCompletions,
 		CompletionWindow: openai.BatchNewParamsCompletionWindow24h,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if done := pollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed); done.RequestCounts.Completed != 4 {
+	if done := gatewaytest.PollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed); done.RequestCounts.Completed != 4 {
 		t.Fatalf("batch %s", done.RawJSON())
 	}
 	if spend, _ := dashboardSpend(t, base, "spender"); spend != "0.00427545" {
 		t.Errorf("dashboard spend after the batch %s, want 0.00427545", spend)
 	}
-	after := gatewayMetrics(t, base, "caddy_modelgate_cost_usd_total", "caddy_modelgate_unpriced_total")
+	after := gatewaytest.GatewayMetrics(t, base, "caddy_modelgate_cost_usd_total", "caddy_modelgate_unpriced_total")
 	for name, want := range map[string]float64{
 		miniChat: 0.00045 + 0.00000855 + 0.00042 + 0.0009,
 		fmt.Sprintf(costMetric, "text-embedding-3-small", "embeddings.create"):                  0.0002469,
@@ -149,7 +150,7 @@ func TestCostOfEachExchange(t *testing.T) {
 // replies ("" for none).
 func dashboardSpend(t *testing.T, base, key string) (spend, unpriced string) {
 	t.Helper()
-	page := getPage(t, base+"/dashboard")
+	page := gatewaytest.GetPage(t, base+"/dashboard")
 	m := regexp.MustCompile(`<tr data-key="` + regexp.QuoteMeta(key) + `">.*?<td class="n spend">([0-9.]+)(?: <span class="muted">\+ (\d+) unpriced</span>)?</td>`).FindSubmatch(page)
 	if m == nil {
 		t.Fatalf("no spend of %s on the dashboard", key)

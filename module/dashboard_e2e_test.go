@@ -17,6 +17,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testbrowser"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
@@ -37,7 +38,7 @@ func TestDashboardInChromium(t *testing.T) {
 		io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"broken-model","choices":[{"index":0,"message":{"role":"assistant","content":42},"finish_reason":"stop","logprobs":null}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
 	}))
 	t.Cleanup(broken.Close)
-	slow, release := slowUpstream(t, 1)
+	slow, release := gatewaytest.SlowUpstream(t, 1)
 	t.Cleanup(release)
 	base := testgateway.Quickstart(t, fmt.Sprintf(`
 		key sk-limited {
@@ -72,12 +73,12 @@ func TestDashboardInChromium(t *testing.T) {
 	if _, err := dev.Chat.Completions.New(ctx, hello("broken-model")); err != nil {
 		t.Fatalf("a nonconforming reply is reported, not refused: %v", err)
 	}
-	batch, err := dev.Batches.New(ctx, openai.BatchNewParams{InputFileID: uploadBatchFile(t, dev, batchInput(3, "slow-model")),
+	batch, err := dev.Batches.New(ctx, openai.BatchNewParams{InputFileID: gatewaytest.UploadBatchFile(t, dev, gatewaytest.BatchInput(3, "slow-model")),
 		Endpoint: openai.BatchNewParamsEndpointV1ChatCompletions, CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pollBatch(t, dev, batch.ID, openai.BatchStatusInProgress)
+	gatewaytest.PollBatch(t, dev, batch.ID, openai.BatchStatusInProgress)
 	// The slow upstream answers the first line and holds the others: the
 	// batch runs with a rate and an ETA.
 	for i := 0; ; i++ {
@@ -207,7 +208,7 @@ func TestDashboardNeedsItsAdminKey(t *testing.T) {
 	t.Setenv("DASHBOARD_KEY", "s3cret-admin")
 	base := testgateway.Start(t, `
 	modelgate {
-		key `+clientKey+`
+		key `+gatewaytest.ClientKey+`
 		dashboard /ops/ {
 			admin_key {env.DASHBOARD_KEY}
 		}
@@ -226,11 +227,11 @@ func TestDashboardNeedsItsAdminKey(t *testing.T) {
 	for name, auth := range map[string]func(*http.Request){
 		"no key":         func(*http.Request) {},
 		"wrong key":      func(r *http.Request) { r.Header.Set("Authorization", "Bearer s3cret-admin-not") },
-		"the API key":    func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+clientKey) },
+		"the API key":    func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+gatewaytest.ClientKey) },
 		"wrong password": func(r *http.Request) { r.SetBasicAuth("admin", "nope") },
 	} {
 		status, h, body := get(http.MethodGet, auth)
-		if status != http.StatusUnauthorized || !strings.HasPrefix(h.Get("WWW-Authenticate"), "Basic ") || !isEnvelope(body) || strings.Contains(body, "<table") {
+		if status != http.StatusUnauthorized || !strings.HasPrefix(h.Get("WWW-Authenticate"), "Basic ") || !gatewaytest.IsEnvelope(body) || strings.Contains(body, "<table") {
 			t.Errorf("%s: %d %q %s, want 401 with a basic challenge in the envelope", name, status, h.Get("WWW-Authenticate"), body)
 		}
 	}

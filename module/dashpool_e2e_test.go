@@ -9,6 +9,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -44,7 +45,7 @@ func TestDashboardCountsSurviveReload(t *testing.T) {
 		dashboard /dashboard
 	}
 }
-`, testgateway.GlobalOptions, port, clientKey)
+`, testgateway.GlobalOptions, port, gatewaytest.ClientKey)
 	testgateway.Load(t, cfg)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	chat := func() {
@@ -52,10 +53,10 @@ func TestDashboardCountsSurviveReload(t *testing.T) {
 		// Connection: close, so that no connection of the old server is
 		// reused after the reload.
 		closing := map[string]string{"Connection": "close"}
-		for k, v := range chatHeaders {
+		for k, v := range gatewaytest.ChatHeaders {
 			closing[k] = v
 		}
-		resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", `{"model":"dash-reload","messages":[{"role":"user","content":"hi"}]}`, closing)
+		resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", `{"model":"dash-reload","messages":[{"role":"user","content":"hi"}]}`, closing)
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("chat: %d", resp.StatusCode)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -24,30 +25,30 @@ import (
 // beside an ingestion held by its embeddings provider the vector store's
 // file counts: one completed, one in progress, of two.
 func TestDashboardShowsStoreSizeAndIngestion(t *testing.T) {
-	fake := &fakeEmbeddings{mode: "ok", arrived: make(chan struct{}, 1)}
+	fake := &gatewaytest.FakeEmbeddings{Mode: "ok", Arrived: make(chan struct{}, 1)}
 	srv := httptest.NewServer(fake)
 	defer func() {
 		srv.CloseClientConnections() // the held ingestion's request
 		srv.Close()
 	}()
 	dir := t.TempDir()
-	base := startWithEmbeddings(t, "data_dir "+dir, srv.URL)
-	client := sdk(base)
+	base := gatewaytest.StartWithEmbeddings(t, "data_dir "+dir, srv.URL)
+	client := gatewaytest.SDK(base)
 	ctx := context.Background()
 	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{Name: openai.String("manuals")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := upload(t, client, "done.txt", []byte(strings.Repeat("The cat sleeps on the warm windowsill. ", 2000)))
-	if f := attachAndPoll(t, client, vs.ID, done, nil); f.Status != "completed" {
+	done := gatewaytest.Upload(t, client, "done.txt", []byte(strings.Repeat("The cat sleeps on the warm windowsill. ", 2000)))
+	if f := gatewaytest.AttachAndPoll(t, client, vs.ID, done, nil); f.Status != "completed" {
 		t.Fatalf("first ingestion: %+v", f)
 	}
-	fake.setMode("hang")
-	held := upload(t, client, "held.txt", []byte("The dog waits by the door for the whole evening."))
+	fake.SetMode("hang")
+	held := gatewaytest.Upload(t, client, "held.txt", []byte("The dog waits by the door for the whole evening."))
 	if _, err := client.VectorStores.Files.New(ctx, vs.ID, openai.VectorStoreFileNewParams{FileID: held}); err != nil {
 		t.Fatal(err)
 	}
-	<-fake.arrived // the held file's embeddings call
+	<-fake.Arrived // the held file's embeddings call
 
 	before := diskBytes(t, dir)
 	page := getOK(t, base+"/dashboard")
@@ -109,7 +110,7 @@ func TestDashboardStoreSizeUnknown(t *testing.T) {
 		}
 		route files.create to gone
 		dashboard /dashboard
-	}`, clientKey, testgateway.FreePort(t)))
+	}`, gatewaytest.ClientKey, testgateway.FreePort(t)))
 	page := getOK(t, base+"/dashboard")
 	if !regexp.MustCompile(`<tr data-store="gone"><td>gone</td><td class="n size bad" title="[^"]+">unknown</td>`).MatchString(page) {
 		t.Errorf("no unknown size of the unreachable store gone on the dashboard:\n%s", page)

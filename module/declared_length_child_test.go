@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -30,21 +31,21 @@ func TestDeclaredLengthsReserveNoMemory(t *testing.T) {
 		t.Skip("runs a gateway process")
 	}
 	const conns, declared = 32, 64 << 20
-	child := startChildWith(t, "data_dir "+t.TempDir(), "max_body_size 64MiB", testgateway.FreePort(t))
-	pid := child.cmd.Process.Pid
+	child := gatewaytest.StartChildWith(t, "data_dir "+t.TempDir(), "max_body_size 64MiB", testgateway.FreePort(t))
+	pid := child.Cmd.Process.Pid
 	chat := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`
-	if resp, _ := rawRequest(t, "POST", child.base+"/v1/chat/completions", chat, chatHeaders); resp.StatusCode != 200 {
+	if resp, _ := gatewaytest.RawRequest(t, "POST", child.Base+"/v1/chat/completions", chat, gatewaytest.ChatHeaders); resp.StatusCode != 200 {
 		t.Fatalf("warm-up: %d", resp.StatusCode)
 	}
-	baseline := peakRSS(t, pid)
-	host := strings.TrimPrefix(child.base, "http://")
+	baseline := gatewaytest.PeakRSS(t, pid)
+	host := strings.TrimPrefix(child.Base, "http://")
 	open := func(length int64, expect bool) (net.Conn, *bufio.Reader) {
 		c, err := net.Dial("tcp", host)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
-		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", host, clientKey, length)
+		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", host, gatewaytest.ClientKey, length)
 		if expect {
 			io.WriteString(c, "Expect: 100-continue\r\n")
 		}
@@ -53,12 +54,12 @@ func TestDeclaredLengthsReserveNoMemory(t *testing.T) {
 	}
 	// readEnvelope reads a reply that closes its connection: the
 	// connection's next read is its end.
-	readEnvelope := func(r *bufio.Reader) (int, envelope) {
+	readEnvelope := func(r *bufio.Reader) (int, gatewaytest.Envelope) {
 		resp, err := http.ReadResponse(r, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var env envelope
+		var env gatewaytest.Envelope
 		if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
 			t.Fatalf("%d: no envelope: %v", resp.StatusCode, err)
 		}
@@ -84,7 +85,7 @@ func TestDeclaredLengthsReserveNoMemory(t *testing.T) {
 		}
 		io.WriteString(c, `{"model":`)
 	}
-	peak := peakRSS(t, pid)
+	peak := gatewaytest.PeakRSS(t, pid)
 	t.Logf("peak RSS %d MiB before, %d MiB with %d requests declaring %d MiB each", baseline>>20, peak>>20, conns, declared>>20)
 	// A quarter of what was declared leaves room for the race detector's
 	// shadow memory; reserving the declared lengths needs all of it.
@@ -100,7 +101,7 @@ func TestDeclaredLengthsReserveNoMemory(t *testing.T) {
 	if status, env := readEnvelope(r); status != http.StatusRequestEntityTooLarge || env.Error.Type != "invalid_request_error" || !strings.Contains(env.Error.Message, "larger than the 67108864 bytes") {
 		t.Fatalf("a body declared past max_body_size: %d %+v", status, env.Error)
 	}
-	if resp, _ := rawRequest(t, "POST", child.base+"/v1/chat/completions", chat, chatHeaders); resp.StatusCode != 200 {
+	if resp, _ := gatewaytest.RawRequest(t, "POST", child.Base+"/v1/chat/completions", chat, gatewaytest.ChatHeaders); resp.StatusCode != 200 {
 		t.Fatalf("after the held requests: %d", resp.StatusCode)
 	}
 	// The held requests are in flight: the child has no grace period, so
@@ -108,5 +109,5 @@ func TestDeclaredLengthsReserveNoMemory(t *testing.T) {
 	for _, c := range held {
 		c.Close()
 	}
-	child.stopsOnSIGTERM(t)
+	child.StopsOnSIGTERM(t)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testdisk"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
@@ -21,7 +22,7 @@ func mustInsufficientStorage(t *testing.T, what string, err error) {
 	if err == nil {
 		t.Fatalf("%s on a full disk: accepted, want 507", what)
 	}
-	e := asAPIError(t, err)
+	e := gatewaytest.AsAPIError(t, err)
 	if e.StatusCode != http.StatusInsufficientStorage || e.Code != "insufficient_storage" || e.Type != "server_error" || !strings.Contains(e.Message, "disk space") {
 		t.Fatalf("%s on a full disk: %d %q %q %q; want 507 insufficient_storage", what, e.StatusCode, e.Type, e.Code, e.Message)
 	}
@@ -36,7 +37,7 @@ func mustInsufficientStorage(t *testing.T, what string, err error) {
 func TestFullDisk(t *testing.T) {
 	dir := testdisk.Mount(t, "24m")
 	logFile := filepath.Join(t.TempDir(), "gateway.log")
-	provider := sizedProvider(t, 256<<10)
+	provider := gatewaytest.SizedProvider(t, 256<<10)
 	port := testgateway.FreePort(t)
 	testgateway.Load(t, fmt.Sprintf(`{
 	admin off
@@ -65,8 +66,8 @@ http://127.0.0.1:%d {
 		route files.* batches.* threads.* to local
 	}
 }
-`, logFile, port, clientKey, dir, provider.URL))
-	client := sdk(fmt.Sprintf("http://127.0.0.1:%d", port))
+`, logFile, port, gatewaytest.ClientKey, dir, provider.URL))
+	client := gatewaytest.SDK(fmt.Sprintf("http://127.0.0.1:%d", port))
 	ctx := context.Background()
 
 	kept, err := uploadBytes(client, 6<<20)
@@ -76,13 +77,13 @@ http://127.0.0.1:%d {
 	// 200 results of 256 KiB: twice the disk.
 	var in strings.Builder
 	for i := range 200 {
-		in.WriteString(chatBatchLine(fmt.Sprintf("r-%d", i), "fill"))
+		in.WriteString(gatewaytest.ChatBatchLine(fmt.Sprintf("r-%d", i), "fill"))
 	}
-	b, err := newBatch(client, uploadBatchFile(t, client, in.String()))
+	b, err := gatewaytest.NewBatch(client, gatewaytest.UploadBatchFile(t, client, in.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := pollBatch(t, client, b.ID, openai.BatchStatusFailed, openai.BatchStatusCompleted)
+	done := gatewaytest.PollBatch(t, client, b.ID, openai.BatchStatusFailed, openai.BatchStatusCompleted)
 	if done.Status != openai.BatchStatusFailed || len(done.Errors.Data) != 1 || done.Errors.Data[0].Code != "insufficient_storage" {
 		t.Fatalf("the batch that filled the disk ended %s with %+v", done.Status, done.Errors.Data)
 	}

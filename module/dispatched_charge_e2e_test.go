@@ -12,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/upstreams/tokens"
 )
@@ -33,12 +34,12 @@ func TestWorkDispatchedInsideARequestIsChargedOnce(t *testing.T) {
 	input := strings.Repeat("the river, the bridge and the market by the station ", 80)
 	for i, stream := range []bool{false, true} {
 		used := chargedOnce(t, base, keys[i], func(h map[string]string) int64 {
-			resp, _ := rawRequest(t, "POST", base+"/v1/responses",
+			resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/responses",
 				`{"model":"reference","input":"`+input+`","stream":`+strconv.FormatBool(stream)+`}`, h)
 			if resp.StatusCode != 200 {
-				t.Fatalf("stream %v: %d %s", stream, resp.StatusCode, lastBody)
+				t.Fatalf("stream %v: %d %s", stream, resp.StatusCode, gatewaytest.LastBody)
 			}
-			return responseUsage(t, lastBody, stream)
+			return responseUsage(t, gatewaytest.LastBody, stream)
 		})
 		if used < 900 {
 			t.Errorf("stream %v: a response of about 900 input tokens used %d", stream, used)
@@ -51,15 +52,15 @@ func TestWorkDispatchedInsideARequestIsChargedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := attachAndPoll(t, dev, vs.ID, upload(t, dev, "cats.txt", []byte("The cat sleeps on the warm windowsill.")), nil); f.Status != "completed" {
+	if f := gatewaytest.AttachAndPoll(t, dev, vs.ID, gatewaytest.Upload(t, dev, "cats.txt", []byte("The cat sleeps on the warm windowsill.")), nil); f.Status != "completed" {
 		t.Fatalf("attach: %+v", f)
 	}
 	const q = "cat windowsill"
 	chargedOnce(t, base, keys[2], func(h map[string]string) int64 {
 		h = map[string]string{"Authorization": h["Authorization"], "Content-Type": "application/json", "OpenAI-Beta": "assistants=v2"}
-		resp, _ := rawRequest(t, "POST", base+"/v1/vector_stores/"+vs.ID+"/search", `{"query":"`+q+`"}`, h)
-		if resp.StatusCode != 200 || !strings.Contains(string(lastBody), "windowsill") {
-			t.Fatalf("hybrid search: %d %s", resp.StatusCode, lastBody)
+		resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/vector_stores/"+vs.ID+"/search", `{"query":"`+q+`"}`, h)
+		if resp.StatusCode != 200 || !strings.Contains(string(gatewaytest.LastBody), "windowsill") {
+			t.Fatalf("hybrid search: %d %s", resp.StatusCode, gatewaytest.LastBody)
 		}
 		return int64(tokens.ForModel("reference-embedding").Count(q))
 	})
@@ -73,10 +74,10 @@ func chargedOnce(t *testing.T, base, key string, do func(h map[string]string) in
 	h := map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json"}
 	start := time.Now()
 	used := do(h)
-	probe, _ := rawRequest(t, "POST", base+"/v1/embeddings", `{"model":"reference","input":"x"}`, h)
+	probe, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/embeddings", `{"model":"reference","input":"x"}`, h)
 	elapsed := time.Since(start).Seconds()
 	if probe.StatusCode != 200 {
-		t.Fatalf("%s: probe %d %s", key, probe.StatusCode, lastBody)
+		t.Fatalf("%s: probe %d %s", key, probe.StatusCode, gatewaytest.LastBody)
 	}
 	tokens, err1 := strconv.ParseFloat(probe.Header.Get("X-Ratelimit-Remaining-Tokens"), 64)
 	requests, err2 := strconv.ParseFloat(probe.Header.Get("X-Ratelimit-Remaining-Requests"), 64)

@@ -4,51 +4,21 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
-
-// chatAndEmbeddings is an OpenAI-compatible provider that counts what it is
-// asked, and answers chat completions and fake-embed embeddings.
-type chatAndEmbeddings struct {
-	*httptest.Server
-	chats, embeddings atomic.Int64
-}
-
-func newChatAndEmbeddings(t *testing.T) *chatAndEmbeddings {
-	u := &chatAndEmbeddings{}
-	emb := &fakeEmbeddings{mode: "ok", arrived: make(chan struct{}, 1)}
-	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/v1/embeddings":
-			u.embeddings.Add(1)
-			emb.ServeHTTP(w, r)
-		case "/v1/chat/completions":
-			u.chats.Add(1)
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprint(w, toolCallCompletion)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(u.Close)
-	return u
-}
-
-func (u *chatAndEmbeddings) calls() int64 { return u.chats.Load() + u.embeddings.Load() }
 
 // TestBatchOfARestrictedKeyIsRefusedLineByLine: a key that may call files
 // and batches but not chat completions gets its batch of chat lines
 // refused line by line, as its own chat requests are: 403 permission
 // lines in the error file, both counted failed, the provider never asked.
 func TestBatchOfARestrictedKeyIsRefusedLineByLine(t *testing.T) {
-	up := newChatAndEmbeddings(t)
+	up := gatewaytest.NewChatAndEmbeddings(t)
 	base := testgateway.Start(t, fmt.Sprintf(`
 	modelgate {
 		key %s {
@@ -62,25 +32,25 @@ func TestBatchOfARestrictedKeyIsRefusedLineByLine(t *testing.T) {
 			data_dir %s
 		}
 		route chat.completions.create to provider
-	}`, clientKey, up.URL, t.TempDir()))
-	client := sdk(base)
-	if _, err := client.Chat.Completions.New(context.Background(), weatherParams()); asAPIError(t, err).StatusCode != http.StatusForbidden {
+	}`, gatewaytest.ClientKey, up.URL, t.TempDir()))
+	client := gatewaytest.SDK(base)
+	if _, err := client.Chat.Completions.New(context.Background(), gatewaytest.WeatherParams()); gatewaytest.AsAPIError(t, err).StatusCode != http.StatusForbidden {
 		t.Fatalf("the key's own chat request: %v", err)
 	}
 	b, err := client.Batches.New(context.Background(), openai.BatchNewParams{
-		InputFileID:      uploadBatchFile(t, client, batchInput(2, "gpt-4o-mini")),
+		InputFileID:      gatewaytest.UploadBatchFile(t, client, gatewaytest.BatchInput(2, "gpt-4o-mini")),
 		Endpoint:         openai.BatchNewParamsEndpointV1ChatCompletions,
 		CompletionWindow: openai.BatchNewParamsCompletionWindow24h,
 	})
 	if err != nil {
 		t.Fatalf("create batch: %v", err)
 	}
-	done := pollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
+	done := gatewaytest.PollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
 	if done.Status != openai.BatchStatusCompleted || done.RequestCounts.Total != 2 || done.RequestCounts.Failed != 2 ||
 		done.RequestCounts.Completed != 0 || done.OutputFileID != "" {
 		t.Fatalf("batch of a key without chat completions: %s", done.RawJSON())
 	}
-	lines := resultLines(t, client, done.ErrorFileID)
+	lines := gatewaytest.ResultLines(t, client, done.ErrorFileID)
 	if len(lines) != 2 {
 		t.Fatalf("%d error lines, want 2", len(lines))
 	}
@@ -92,7 +62,7 @@ func TestBatchOfARestrictedKeyIsRefusedLineByLine(t *testing.T) {
 			t.Fatalf("%s: %v", id, line)
 		}
 	}
-	if n := up.calls(); n != 0 {
+	if n := up.Calls(); n != 0 {
 		t.Fatalf("the provider was asked %d times for a key that may not call it", n)
 	}
 }
@@ -101,8 +71,8 @@ func TestBatchOfARestrictedKeyIsRefusedLineByLine(t *testing.T) {
 // vector stores but not call embeddings gets its file failed with a
 // last_error that says why, and the embeddings provider is never asked.
 func TestIngestionOfARestrictedKeyFails(t *testing.T) {
-	up := newChatAndEmbeddings(t)
-	client := sdk(testgateway.Start(t, fmt.Sprintf(`
+	up := gatewaytest.NewChatAndEmbeddings(t)
+	client := gatewaytest.SDK(testgateway.Start(t, fmt.Sprintf(`
 	modelgate {
 		key %s {
 			name librarian
@@ -116,18 +86,18 @@ func TestIngestionOfARestrictedKeyFails(t *testing.T) {
 			embedding_model fake-embed
 		}
 		route embeddings.create to emb
-	}`, clientKey, up.URL, t.TempDir())))
+	}`, gatewaytest.ClientKey, up.URL, t.TempDir())))
 	ctx := context.Background()
 	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{Name: openai.String("restricted")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := attachAndPoll(t, client, vs.ID, upload(t, client, "notes.txt", []byte("A cat sat on the mat.")), nil)
+	f := gatewaytest.AttachAndPoll(t, client, vs.ID, gatewaytest.Upload(t, client, "notes.txt", []byte("A cat sat on the mat.")), nil)
 	if f.Status != "failed" || f.LastError.Code != "server_error" ||
 		!strings.Contains(f.LastError.Message, "403") || !strings.Contains(f.LastError.Message, "not allowed to call embeddings.create") {
 		t.Fatalf("ingestion by a key without embeddings: %s", f.RawJSON())
 	}
-	if n := up.calls(); n != 0 {
+	if n := up.Calls(); n != 0 {
 		t.Fatalf("the embeddings provider was asked %d times for a key that may not call it", n)
 	}
 }

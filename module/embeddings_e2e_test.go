@@ -12,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -40,14 +41,14 @@ func TestQuickstartEmbeddingsAndHybridSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cats := upload(t, client, "cats.txt", []byte("The cat sleeps on the warm windowsill all afternoon."))
-	cars := upload(t, client, "cars.txt", []byte("Engines need oil, fuel and new tires before winter."))
+	cats := gatewaytest.Upload(t, client, "cats.txt", []byte("The cat sleeps on the warm windowsill all afternoon."))
+	cars := gatewaytest.Upload(t, client, "cars.txt", []byte("Engines need oil, fuel and new tires before winter."))
 	for _, id := range []string{cats, cars} {
-		if f := attachAndPoll(t, client, vs.ID, id, nil); f.Status != "completed" {
+		if f := gatewaytest.AttachAndPoll(t, client, vs.ID, id, nil); f.Status != "completed" {
 			t.Fatalf("attach %s: %+v", id, f)
 		}
 	}
-	res := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("cat windowsill")})
+	res := gatewaytest.Search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("cat windowsill")})
 	if len(res) != 2 || res[0].FileID != cats || res[0].Score != 1 || res[1].FileID != cars || res[1].Score <= 0 || res[1].Score >= 0.5 {
 		t.Fatalf("hybrid search: %+v", res)
 	}
@@ -56,13 +57,13 @@ func TestQuickstartEmbeddingsAndHybridSearch(t *testing.T) {
 // TestUnservedOperationSaysDoNotRetry: a 501 carries x-should-retry:
 // false, and openai-go with its default retries asks once.
 func TestUnservedOperationSaysDoNotRetry(t *testing.T) {
-	base := startLocal(t, t.TempDir())
-	resp, env := rawRequest(t, "POST", base+"/v1/moderations", `{"input":"x"}`, chatHeaders)
+	base := gatewaytest.StartLocal(t, t.TempDir())
+	resp, env := gatewaytest.RawRequest(t, "POST", base+"/v1/moderations", `{"input":"x"}`, gatewaytest.ChatHeaders)
 	if resp.StatusCode != 501 || resp.Header.Get("X-Should-Retry") != "false" || env.Error.Type != "not_implemented" {
 		t.Fatalf("%d %q %+v", resp.StatusCode, resp.Header.Get("X-Should-Retry"), env.Error)
 	}
 	calls := 0
-	client := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey(clientKey), option.WithMaxRetries(2),
+	client := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey(gatewaytest.ClientKey), option.WithMaxRetries(2),
 		option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 			calls++
 			return next(r)
@@ -76,18 +77,18 @@ func TestUnservedOperationSaysDoNotRetry(t *testing.T) {
 // public schema before the provider sees them, replies after.
 func TestEmbeddingsThroughAProvider(t *testing.T) {
 	reply := `{"object":"list","model":"text-embedding-3-small","data":[{"object":"embedding","index":0,"embedding":[0.6,0.8]}],"usage":{"prompt_tokens":1,"total_tokens":1}}`
-	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	provider := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, reply)
 	})
-	base := startGateway(t, provider.URL, "")
-	client := sdk(base)
+	base := gatewaytest.StartGateway(t, provider.URL, "")
+	client := gatewaytest.SDK(base)
 	got, err := client.Embeddings.New(context.Background(), openai.EmbeddingNewParams{Model: "text-embedding-3-small",
 		Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("hello")}})
 	if err != nil || len(got.Data) != 1 || got.Data[0].Embedding[1] != 0.8 {
 		t.Fatalf("%v %+v", err, got)
 	}
-	seen := len(provider.bodies)
+	seen := len(provider.Bodies)
 	for body, param := range map[string]string{
 		`{"model":"m","input":[` + strings.TrimSuffix(strings.Repeat(`"x",`, 2049), ",") + `]}`: "input",
 		`{"model":"m","input":""}`:                        "input",
@@ -96,26 +97,26 @@ func TestEmbeddingsThroughAProvider(t *testing.T) {
 		`{"input":"x"}`:                       "model",
 		`{"model":"m","input":"x","extra":1}`: "extra",
 	} {
-		resp, env := rawRequest(t, "POST", base+"/v1/embeddings", body, chatHeaders)
+		resp, env := gatewaytest.RawRequest(t, "POST", base+"/v1/embeddings", body, gatewaytest.ChatHeaders)
 		if resp.StatusCode != 400 || env.Error.Param == nil || *env.Error.Param != param {
 			t.Errorf("%.60s: %d %+v, want 400 param %s", body, resp.StatusCode, env.Error, param)
 		}
 	}
-	if resp, _ := rawRequest(t, "POST", base+"/v1/embeddings", `{"model":"m","input":[`+strings.TrimSuffix(strings.Repeat(`"x",`, 2048), ",")+`]}`, chatHeaders); resp.StatusCode != 200 {
+	if resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/embeddings", `{"model":"m","input":[`+strings.TrimSuffix(strings.Repeat(`"x",`, 2048), ",")+`]}`, gatewaytest.ChatHeaders); resp.StatusCode != 200 {
 		t.Errorf("2048 inputs: %d", resp.StatusCode)
 	}
-	if len(provider.bodies) != seen+1 {
-		t.Fatalf("the provider saw %d refused requests", len(provider.bodies)-seen-1)
+	if len(provider.Bodies) != seen+1 {
+		t.Fatalf("the provider saw %d refused requests", len(provider.Bodies)-seen-1)
 	}
 
 	reply = `{"object":"list","model":"m","data":[{"object":"embedding","index":0,"embedding":"AAAA"}]}` // no usage
 	rec := filepath.Join(t.TempDir(), "r.jsonl")
-	strict := checkGateway(t, provider.URL, "strict", rec)
-	resp, env := rawRequest(t, "POST", strict+"/v1/embeddings", `{"model":"m","input":"x"}`, chatHeaders)
+	strict := gatewaytest.CheckGateway(t, provider.URL, "strict", rec)
+	resp, env := gatewaytest.RawRequest(t, "POST", strict+"/v1/embeddings", `{"model":"m","input":"x"}`, gatewaytest.ChatHeaders)
 	if resp.StatusCode != 502 || *env.Error.Code != "upstream_nonconforming" {
 		t.Fatalf("strict: %d %+v", resp.StatusCode, env.Error)
 	}
-	findings, _ := json.Marshal(readRecords(t, rec, 1)[0]["findings"])
+	findings, _ := json.Marshal(gatewaytest.ReadRecords(t, rec, 1)[0]["findings"])
 	if !strings.Contains(string(findings), "usage") {
 		t.Fatalf("findings %s", findings)
 	}

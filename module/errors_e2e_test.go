@@ -2,81 +2,29 @@ package modelgate_test
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 )
 
-// envelope is the public error body.
-type envelope struct {
-	Error struct {
-		Message string  `json:"message"`
-		Type    string  `json:"type"`
-		Param   *string `json:"param"`
-		Code    *string `json:"code"`
-	} `json:"error"`
-}
-
-func rawRequest(t *testing.T, method, url, body string, header map[string]string) (*http.Response, envelope) {
-	t.Helper()
-	var resp *http.Response
-	// A dial refused or reset (a reload swapping servers) never reached the
-	// server, so asking again is safe; anything else is the test's failure.
-	for try := 0; ; try++ {
-		req, err := http.NewRequest(method, url, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if body == "" {
-			req.Body = http.NoBody
-		}
-		for k, v := range header {
-			req.Header.Set(k, v)
-		}
-		resp, err = http.DefaultClient.Do(req)
-		var op *net.OpError
-		if err != nil && errors.As(err, &op) && op.Op == "dial" && try < 4 {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		break
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	lastBody = data
-	var env envelope
-	if resp.StatusCode >= 400 {
-		if err := json.Unmarshal(data, &env); err != nil || env.Error.Message == "" {
-			t.Fatalf("%s %s: status %d without an error envelope: %s", method, url, resp.StatusCode, data)
-		}
-		if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
-			t.Fatalf("error Content-Type = %q", ct)
-		}
-	}
-	return resp, env
-}
-
 func TestSDKSurfacesGatewayErrors(t *testing.T) {
-	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	provider := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"id":"thread_1","object":"thread","created_at":1,"metadata":{},"tool_resources":{}}`)
 	})
-	base := startGateway(t, provider.URL, "")
+	base := gatewaytest.StartGateway(t, provider.URL, "")
 	ctx := context.Background()
 
 	t.Run("wrong key is 401 invalid_api_key", func(t *testing.T) {
-		client := sdk(base, option.WithAPIKey("sk-wrong-key-123456"))
-		_, err := client.Chat.Completions.New(ctx, weatherParams())
-		apiErr := asAPIError(t, err)
+		client := gatewaytest.SDK(base, option.WithAPIKey("sk-wrong-key-123456"))
+		_, err := client.Chat.Completions.New(ctx, gatewaytest.WeatherParams())
+		apiErr := gatewaytest.AsAPIError(t, err)
 		if apiErr.StatusCode != 401 || apiErr.Code != "invalid_api_key" || apiErr.Type != "invalid_request_error" {
 			t.Fatalf("got %d %q %q", apiErr.StatusCode, apiErr.Type, apiErr.Code)
 		}
@@ -85,37 +33,37 @@ func TestSDKSurfacesGatewayErrors(t *testing.T) {
 		}
 	})
 	t.Run("unknown path is 404", func(t *testing.T) {
-		client := sdk(base)
+		client := gatewaytest.SDK(base)
 		var out map[string]any
 		err := client.Get(ctx, "no/such/path", nil, &out)
-		apiErr := asAPIError(t, err)
+		apiErr := gatewaytest.AsAPIError(t, err)
 		if apiErr.StatusCode != 404 || apiErr.Type != "invalid_request_error" {
 			t.Fatalf("got %d %q", apiErr.StatusCode, apiErr.Type)
 		}
 	})
 	t.Run("missing beta header is 400 invalid_beta", func(t *testing.T) {
-		client := sdk(base)
+		client := gatewaytest.SDK(base)
 		_, err := client.Beta.Threads.New(ctx, openai.BetaThreadNewParams{}, option.WithHeaderDel("OpenAI-Beta"))
-		apiErr := asAPIError(t, err)
+		apiErr := gatewaytest.AsAPIError(t, err)
 		if apiErr.StatusCode != 400 || apiErr.Code != "invalid_beta" || apiErr.Type != "invalid_request_error" {
 			t.Fatalf("got %d %q %q", apiErr.StatusCode, apiErr.Type, apiErr.Code)
 		}
 	})
 	t.Run("wrong beta value is 400 invalid_beta", func(t *testing.T) {
-		client := sdk(base)
+		client := gatewaytest.SDK(base)
 		_, err := client.Beta.Threads.New(ctx, openai.BetaThreadNewParams{}, option.WithHeader("OpenAI-Beta", "assistants=v1"))
-		apiErr := asAPIError(t, err)
+		apiErr := gatewaytest.AsAPIError(t, err)
 		if apiErr.StatusCode != 400 || apiErr.Code != "invalid_beta" {
 			t.Fatalf("got %d %q", apiErr.StatusCode, apiErr.Code)
 		}
 	})
 	t.Run("the SDK's beta header passes", func(t *testing.T) {
-		client := sdk(base)
+		client := gatewaytest.SDK(base)
 		thread, err := client.Beta.Threads.New(ctx, openai.BetaThreadNewParams{})
 		if err != nil || thread.ID != "thread_1" {
 			t.Fatalf("thread create: %v %+v", err, thread)
 		}
-		req, _ := provider.last(t)
+		req, _ := provider.Last(t)
 		if req.Header.Get("OpenAI-Beta") != "assistants=v2" {
 			t.Fatalf("provider beta header = %q", req.Header.Get("OpenAI-Beta"))
 		}
@@ -123,12 +71,12 @@ func TestSDKSurfacesGatewayErrors(t *testing.T) {
 }
 
 func TestGatewayErrorEnvelopes(t *testing.T) {
-	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	provider := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{}`)
 	})
 	base := testgatewayStart(t, provider.URL)
-	auth := map[string]string{"Authorization": "Bearer " + clientKey, "Content-Type": "application/json"}
+	auth := map[string]string{"Authorization": "Bearer " + gatewaytest.ClientKey, "Content-Type": "application/json"}
 	chat := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
 
 	cases := []struct {
@@ -138,16 +86,16 @@ func TestGatewayErrorEnvelopes(t *testing.T) {
 		code                     string
 	}{
 		{"no key", "POST", "/v1/chat/completions", chat, map[string]string{"Content-Type": "application/json"}, 401, ""},
-		{"not bearer", "POST", "/v1/chat/completions", chat, map[string]string{"Authorization": "Basic " + clientKey}, 401, ""},
+		{"not bearer", "POST", "/v1/chat/completions", chat, map[string]string{"Authorization": "Basic " + gatewaytest.ClientKey}, 401, ""},
 		{"wrong key", "POST", "/v1/chat/completions", chat, map[string]string{"Authorization": "Bearer nope-nope-nope"}, 401, "invalid_api_key"},
 		{"unknown path before auth", "GET", "/v1/nothing", "", nil, 404, ""},
 		{"wrong method", "PUT", "/v1/chat/completions", chat, auth, 404, ""},
-		{"vendor beta header accepted", "POST", "/v1/threads", "{}", merge(auth, map[string]string{"Vendor-Beta": "assistants=v2"}), 200, ""},
-		{"beta among several features", "POST", "/v1/threads", "{}", merge(auth, map[string]string{"OpenAI-Beta": "foo=1, assistants=v2"}), 200, ""},
+		{"vendor beta header accepted", "POST", "/v1/threads", "{}", gatewaytest.Merge(auth, map[string]string{"Vendor-Beta": "assistants=v2"}), 200, ""},
+		{"beta among several features", "POST", "/v1/threads", "{}", gatewaytest.Merge(auth, map[string]string{"OpenAI-Beta": "foo=1, assistants=v2"}), 200, ""},
 		{"beta required on search", "POST", "/v1/vector_stores/vs_1/search", `{"query":"q"}`, auth, 400, "invalid_beta"},
-		{"text/plain body", "POST", "/v1/chat/completions", chat, merge(auth, map[string]string{"Content-Type": "text/plain"}), 400, ""},
-		{"missing content type", "POST", "/v1/chat/completions", chat, map[string]string{"Authorization": "Bearer " + clientKey}, 400, ""},
-		{"json with charset", "POST", "/v1/chat/completions", chat, merge(auth, map[string]string{"Content-Type": "application/json; charset=utf-8"}), 200, ""},
+		{"text/plain body", "POST", "/v1/chat/completions", chat, gatewaytest.Merge(auth, map[string]string{"Content-Type": "text/plain"}), 400, ""},
+		{"missing content type", "POST", "/v1/chat/completions", chat, map[string]string{"Authorization": "Bearer " + gatewaytest.ClientKey}, 400, ""},
+		{"json with charset", "POST", "/v1/chat/completions", chat, gatewaytest.Merge(auth, map[string]string{"Content-Type": "application/json; charset=utf-8"}), 200, ""},
 		{"upload must be multipart", "POST", "/v1/files", `{}`, auth, 400, ""},
 		{"chat needs a body", "POST", "/v1/chat/completions", "", auth, 400, ""},
 		{"body over max_body_size", "POST", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", 2048) + `"}]}`, auth, 413, ""},
@@ -156,7 +104,7 @@ func TestGatewayErrorEnvelopes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, env := rawRequest(t, tc.method, base+tc.path, tc.body, tc.header)
+			resp, env := gatewaytest.RawRequest(t, tc.method, base+tc.path, tc.body, tc.header)
 			if resp.StatusCode != tc.status {
 				t.Fatalf("status %d, want %d (%s)", resp.StatusCode, tc.status, env.Error.Message)
 			}
@@ -173,15 +121,10 @@ func TestGatewayErrorEnvelopes(t *testing.T) {
 	}
 }
 
-// lastBody is the body of the last rawRequest, for tests that decode it.
-var lastBody []byte
-
-var jsonUnmarshal = json.Unmarshal
-
 const limitedKey = "sk-limited-files-only-0003"
 
 func testgatewayStart(t *testing.T, providerURL string) string {
-	return startGateway(t, providerURL, `
+	return gatewaytest.StartGateway(t, providerURL, `
 		max_body_size 1KiB
 		key `+limitedKey+` {
 			name limited
@@ -189,25 +132,14 @@ func testgatewayStart(t *testing.T, providerURL string) string {
 		}`)
 }
 
-func merge(a, b map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		out[k] = v
-	}
-	return out
-}
-
 func TestRequestsOutsideV1PassToNextHandler(t *testing.T) {
-	base := testgatewayStartWithSite(t)
-	resp, _ := rawRequest(t, "GET", base+"/health", "", nil)
+	base := gatewaytest.TestgatewayStartWithSite(t)
+	resp, _ := gatewaytest.RawRequest(t, "GET", base+"/health", "", nil)
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d %s", resp.StatusCode, body)
 	}
-	resp, _ = rawRequest(t, "GET", base+"/v1x", "", nil)
+	resp, _ = gatewaytest.RawRequest(t, "GET", base+"/v1x", "", nil)
 	if resp.StatusCode != 200 {
 		t.Fatalf("/v1x should not be ours: status %d", resp.StatusCode)
 	}

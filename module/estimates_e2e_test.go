@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -28,13 +29,13 @@ func TestEmbeddingsTokenArraysAreEstimated(t *testing.T) {
 		{arrays(250, 250, 250, 251), arrays(250, 250, 250, 250)},
 	} {
 		h := map[string]string{"Authorization": "Bearer " + keys[i], "Content-Type": "application/json"}
-		resp, env := rawRequest(t, "POST", base+"/v1/embeddings", `{"model":"text-embedding-3-small","input":`+c.over+`}`, h)
+		resp, env := gatewaytest.RawRequest(t, "POST", base+"/v1/embeddings", `{"model":"text-embedding-3-small","input":`+c.over+`}`, h)
 		if resp.StatusCode != 429 || env.Error.Type != "tokens" {
 			t.Fatalf("%s: 1001 tokens on a key of 1000: %d %+v", keys[i], resp.StatusCode, env.Error)
 		}
-		resp, _ = rawRequest(t, "POST", base+"/v1/embeddings", `{"model":"text-embedding-3-small","input":`+c.at+`}`, h)
+		resp, _ = gatewaytest.RawRequest(t, "POST", base+"/v1/embeddings", `{"model":"text-embedding-3-small","input":`+c.at+`}`, h)
 		if left := resp.Header.Get("X-Ratelimit-Remaining-Tokens"); resp.StatusCode != 200 || left != "0" {
-			t.Fatalf("%s: 1000 tokens on a key of 1000: %d, %q tokens left: %s", keys[i], resp.StatusCode, left, lastBody)
+			t.Fatalf("%s: 1000 tokens on a key of 1000: %d, %q tokens left: %s", keys[i], resp.StatusCode, left, gatewaytest.LastBody)
 		}
 	}
 }
@@ -53,14 +54,14 @@ func TestResponseEstimateSaturates(t *testing.T) {
 		max    string
 		status int
 	}{{"9223372036854775807", 400}, {"1e300", 400}, {"2147483648", 400}, {"2147483647", 429}} {
-		resp, env := rawRequest(t, "POST", base+"/v1/responses", `{"model":"reference","input":"hi","max_output_tokens":`+c.max+`}`, h)
+		resp, env := gatewaytest.RawRequest(t, "POST", base+"/v1/responses", `{"model":"reference","input":"hi","max_output_tokens":`+c.max+`}`, h)
 		if resp.StatusCode != c.status || (c.status == 400) != (env.Error.Param != nil && *env.Error.Param == "max_output_tokens") ||
 			(c.status == 429) != (env.Error.Type == "tokens") {
-			t.Fatalf("max_output_tokens %s: %d %s", c.max, resp.StatusCode, lastBody)
+			t.Fatalf("max_output_tokens %s: %d %s", c.max, resp.StatusCode, gatewaytest.LastBody)
 		}
 	}
-	resp, _ := rawRequest(t, "POST", base+"/v1/responses", `{"model":"reference","input":"hi","max_output_tokens":900}`, h)
+	resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/responses", `{"model":"reference","input":"hi","max_output_tokens":900}`, h)
 	if resp.StatusCode != 200 {
-		t.Fatalf("max_output_tokens 900 on a full key of 1000: %d %s", resp.StatusCode, lastBody)
+		t.Fatalf("max_output_tokens 900 on a full key of 1000: %d %s", resp.StatusCode, gatewaytest.LastBody)
 	}
 }

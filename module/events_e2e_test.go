@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/upstreams"
 )
@@ -27,16 +28,16 @@ func TestEventsReachSubscribedHandlers(t *testing.T) {
 	for len(caughtEvents) > 0 {
 		<-caughtEvents
 	}
-	bad := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	bad := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusInternalServerError)
 		io.WriteString(w, `{"error":{"message":"down","type":"server_error","param":null,"code":null}}`)
 	})
-	badReply := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	badReply := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"nonconforming"}`)
 	})
-	cutter := cuttingProvider(t, "reset")
+	cutter := gatewaytest.CuttingProvider(t, "reset")
 	events := []string{"fallback_taken", "key_refused", "reply_check_failed", "stream_cut",
 		"batch_finished", "batch_failed", "ingestion_finished", "ingestion_failed"}
 	var on strings.Builder
@@ -82,11 +83,11 @@ func TestEventsReachSubscribedHandlers(t *testing.T) {
 		route chat.completions.create embeddings.create to reference
 	}
 }
-`, port, budgetPrice, filepath.Join(t.TempDir(), "data"), bad.URL, badReply.URL, cutter.URL))
+`, port, gatewaytest.BudgetPrice, filepath.Join(t.TempDir(), "data"), bad.URL, badReply.URL, cutter.URL))
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	chat := func(key, model string, stream bool) int {
 		body := fmt.Sprintf(`{"model":%q,"stream":%v,"messages":[{"role":"user","content":"Hi"}]}`, model, stream)
-		resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", body,
+		resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", body,
 			map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json"})
 		return resp.StatusCode
 	}
@@ -104,22 +105,22 @@ func TestEventsReachSubscribedHandlers(t *testing.T) {
 		t.Fatalf("a request past the key's budget: %d", status)
 	}
 
-	client := sdk(base, option.WithAPIKey("sk-events"))
+	client := gatewaytest.SDK(base, option.WithAPIKey("sk-events"))
 	ctx := context.Background()
-	for _, input := range []string{batchInput(2, "reference"), "{not json\n"} {
-		b, err := client.Batches.New(ctx, openai.BatchNewParams{InputFileID: uploadBatchFile(t, client, input),
+	for _, input := range []string{gatewaytest.BatchInput(2, "reference"), "{not json\n"} {
+		b, err := client.Batches.New(ctx, openai.BatchNewParams{InputFileID: gatewaytest.UploadBatchFile(t, client, input),
 			Endpoint: openai.BatchNewParamsEndpointV1ChatCompletions, CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
 		if err != nil {
 			t.Fatal(err)
 		}
-		pollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
+		gatewaytest.PollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
 	}
 	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{Name: openai.String("events")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	attachAndPoll(t, client, vs.ID, upload(t, client, "notes.txt", []byte("The lighthouse keeper logs the tides.")), nil)
-	attachAndPoll(t, client, vs.ID, upload(t, client, "blob.bin", []byte{0, 1, 2, 3}), nil)
+	gatewaytest.AttachAndPoll(t, client, vs.ID, gatewaytest.Upload(t, client, "notes.txt", []byte("The lighthouse keeper logs the tides.")), nil)
+	gatewaytest.AttachAndPoll(t, client, vs.ID, gatewaytest.Upload(t, client, "blob.bin", []byte{0, 1, 2, 3}), nil)
 
 	want := map[string]map[string]any{
 		"key_refused budget": {"operation": "chat.completions.create", "model": "budget-model", "key_name": "broke", "owner": "team-b", "reason": "budget", "status": 429},

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -16,48 +15,10 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/sse"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
-
-const (
-	firstChunk  = "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hel\"},\"finish_reason\":null}]}\n\n"
-	secondChunk = "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"},\"finish_reason\":null}]}\n\n"
-	halfChunk   = "data: {\"id\":\"c1\",\"object\":\"chat.comp"
-)
-
-// cuttingProvider streams two chunks and half a third, then resets the
-// connection (mode "reset") or goes silent (mode "idle").
-func cuttingProvider(t *testing.T, mode string) *fakeProvider {
-	return newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		rc := http.NewResponseController(w)
-		io.WriteString(w, firstChunk+secondChunk)
-		rc.Flush()
-		if mode == "closed" {
-			return // a clean end without [DONE]
-		}
-		io.WriteString(w, halfChunk)
-		rc.Flush()
-		if mode == "idle" {
-			<-r.Context().Done()
-			return
-		}
-		resetConnection(t, rc)
-	})
-}
-
-// resetConnection ends a fake provider's reply by resetting its
-// connection (RST, not FIN).
-func resetConnection(t *testing.T, rc *http.ResponseController) {
-	conn, _, err := rc.Hijack()
-	if err != nil {
-		t.Errorf("hijack: %v", err)
-		return
-	}
-	conn.(*net.TCPConn).SetLinger(0)
-	conn.Close()
-}
 
 // TestCutStreamEndsWithAnErrorEvent: a stream the provider resets, leaves
 // idle past stream_idle_timeout, or closes without [DONE], ends for the
@@ -67,7 +28,7 @@ func resetConnection(t *testing.T, rc *http.ResponseController) {
 func TestCutStreamEndsWithAnErrorEvent(t *testing.T) {
 	for _, mode := range []string{"reset", "idle", "closed"} {
 		t.Run(mode, func(t *testing.T) {
-			provider := cuttingProvider(t, mode)
+			provider := gatewaytest.CuttingProvider(t, mode)
 			records := filepath.Join(t.TempDir(), "records.jsonl")
 			base := testgateway.Start(t, fmt.Sprintf(`
 			metrics /metrics
@@ -78,9 +39,9 @@ func TestCutStreamEndsWithAnErrorEvent(t *testing.T) {
 					base_url %s/v1
 					stream_idle_timeout 300ms
 				}
-			}`, clientKey, records, provider.URL))
+			}`, gatewaytest.ClientKey, records, provider.URL))
 
-			client := sdk(base)
+			client := gatewaytest.SDK(base)
 			stream := client.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
 				Model:    "gpt-4o",
 				Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
@@ -94,10 +55,10 @@ func TestCutStreamEndsWithAnErrorEvent(t *testing.T) {
 				t.Fatalf("the SDK read %q and ended with %v, want the two chunks then an upstream_stream_cut error", text, stream.Err())
 			}
 
-			resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", `{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"hi"}]}`, chatHeaders)
-			want := firstChunk + secondChunk + `data: {"error":{"message":"The upstream provider's stream ended before its end; the reply is incomplete.","type":"server_error","param":null,"code":"upstream_stream_cut"}}` + "\n\n"
-			if resp.StatusCode != 200 || string(lastBody) != want {
-				t.Fatalf("the client received %d:\n%q\nwant\n%q", resp.StatusCode, lastBody, want)
+			resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", `{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"hi"}]}`, gatewaytest.ChatHeaders)
+			want := gatewaytest.FirstChunk + gatewaytest.SecondChunk + `data: {"error":{"message":"The upstream provider's stream ended before its end; the reply is incomplete.","type":"server_error","param":null,"code":"upstream_stream_cut"}}` + "\n\n"
+			if resp.StatusCode != 200 || string(gatewaytest.LastBody) != want {
+				t.Fatalf("the client received %d:\n%q\nwant\n%q", resp.StatusCode, gatewaytest.LastBody, want)
 			}
 
 			resp, err := http.Get(base + "/metrics")
@@ -108,9 +69,9 @@ func TestCutStreamEndsWithAnErrorEvent(t *testing.T) {
 			resp.Body.Close()
 			counted := `caddy_modelgate_upstream_streams_cut_total{operation="chat.completions.create",reason="cut",upstream="cutter"} `
 			if !strings.Contains(string(metrics), counted) {
-				t.Fatalf("metrics lack %s:\n%s", counted, grepLines(string(metrics), "streams_cut"))
+				t.Fatalf("metrics lack %s:\n%s", counted, gatewaytest.GrepLines(string(metrics), "streams_cut"))
 			}
-			for _, rec := range readRecords(t, records, 2) {
+			for _, rec := range gatewaytest.ReadRecords(t, records, 2) {
 				findings := fmt.Sprint(rec["findings"])
 				if !strings.Contains(findings, "upstream stream ended early") {
 					t.Fatalf("record findings %s", findings)
@@ -127,7 +88,7 @@ func TestCutStreamEndsWithAnErrorEvent(t *testing.T) {
 func TestStreamEventCap(t *testing.T) {
 	const limit = 4096
 	var size atomic.Int64
-	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	provider := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		event := `data: {"pad":"` + strings.Repeat("x", int(size.Load())-len(`data: {"pad":""}`)-2) + `"}` + "\n\n"
 		for i := 0; i < len(event); i += 100 { // in pieces: the gateway must hold the event back whole
@@ -146,19 +107,19 @@ func TestStreamEventCap(t *testing.T) {
 		upstream p {
 			base_url %s/v1
 		}
-	}`, clientKey, limit, records, provider.URL))
+	}`, gatewaytest.ClientKey, limit, records, provider.URL))
 	body := `{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"hi"}]}`
 
 	size.Store(limit)
-	resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", body, chatHeaders)
-	if resp.StatusCode != 200 || len(lastBody) != limit+len("data: [DONE]\n\n") || !strings.HasSuffix(string(lastBody), "data: [DONE]\n\n") {
-		t.Fatalf("an event of max_body_size: %d, %d bytes %.80q", resp.StatusCode, len(lastBody), lastBody)
+	resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", body, gatewaytest.ChatHeaders)
+	if resp.StatusCode != 200 || len(gatewaytest.LastBody) != limit+len("data: [DONE]\n\n") || !strings.HasSuffix(string(gatewaytest.LastBody), "data: [DONE]\n\n") {
+		t.Fatalf("an event of max_body_size: %d, %d bytes %.80q", resp.StatusCode, len(gatewaytest.LastBody), gatewaytest.LastBody)
 	}
 	size.Store(limit + 1)
-	resp, _ = rawRequest(t, "POST", base+"/v1/chat/completions", body, chatHeaders)
+	resp, _ = gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", body, gatewaytest.ChatHeaders)
 	want := `data: {"error":{"message":"The upstream provider sent a stream event larger than this gateway relays; the reply is incomplete.","type":"server_error","param":null,"code":"upstream_event_too_large"}}` + "\n\n"
-	if resp.StatusCode != 200 || string(lastBody) != want {
-		t.Fatalf("an event of max_body_size+1: %d %.200q", resp.StatusCode, lastBody)
+	if resp.StatusCode != 200 || string(gatewaytest.LastBody) != want {
+		t.Fatalf("an event of max_body_size+1: %d %.200q", resp.StatusCode, gatewaytest.LastBody)
 	}
 	resp, err := http.Get(base + "/metrics")
 	if err != nil {
@@ -168,9 +129,9 @@ func TestStreamEventCap(t *testing.T) {
 	resp.Body.Close()
 	counted := `caddy_modelgate_upstream_streams_cut_total{operation="chat.completions.create",reason="event_too_large",upstream="p"} 1`
 	if !strings.Contains(string(metrics), counted) {
-		t.Fatalf("metrics lack %s:\n%s", counted, grepLines(string(metrics), "streams_cut"))
+		t.Fatalf("metrics lack %s:\n%s", counted, gatewaytest.GrepLines(string(metrics), "streams_cut"))
 	}
-	recs := readRecords(t, records, 2)
+	recs := gatewaytest.ReadRecords(t, records, 2)
 	if findings := fmt.Sprint(recs[0]["findings"]); strings.Contains(findings, "stream ended early") {
 		t.Fatalf("the stream within the cap has findings %s", findings)
 	}
@@ -188,16 +149,16 @@ func TestTimedOutCallsAreRetriedOnlyWhenIdempotent(t *testing.T) {
 		name, block, method, path, body string
 		hits, fallbackHits              int64
 	}{
-		{"POST once", "retries 2", "POST", "/v1/chat/completions", chatJSON, 1, 0},
-		{"POST with retry_non_idempotent", "retries 2\nretry_non_idempotent", "POST", "/v1/chat/completions", chatJSON, 3, 1},
+		{"POST once", "retries 2", "POST", "/v1/chat/completions", gatewaytest.ChatJSON, 1, 0},
+		{"POST with retry_non_idempotent", "retries 2\nretry_non_idempotent", "POST", "/v1/chat/completions", gatewaytest.ChatJSON, 3, 1},
 		{"GET retried", "retries 2", "GET", "/v1/models/gpt-4o", "", 3, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			silent := newCounting(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
+			silent := gatewaytest.NewCounting(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
 				io.Copy(io.Discard, r.Body)
 				<-r.Context().Done()
 			})
-			fallback := newCounting(t, failWith(400, map[string]string{"Content-Type": "application/json"}, `{"error":{"message":"bad","type":"invalid_request_error","param":null,"code":null}}`))
+			fallback := gatewaytest.NewCounting(t, gatewaytest.FailWith(400, map[string]string{"Content-Type": "application/json"}, `{"error":{"message":"bad","type":"invalid_request_error","param":null,"code":null}}`))
 			base := testgateway.Start(t, fmt.Sprintf(`
 			modelgate {
 				key %s
@@ -212,13 +173,13 @@ func TestTimedOutCallsAreRetriedOnlyWhenIdempotent(t *testing.T) {
 					%s
 					max_retry_wait 1s
 				}
-			}`, clientKey, silent.URL, fallback.URL, tc.block))
-			resp, env := rawRequest(t, tc.method, base+tc.path, tc.body, chatHeaders)
+			}`, gatewaytest.ClientKey, silent.URL, fallback.URL, tc.block))
+			resp, env := gatewaytest.RawRequest(t, tc.method, base+tc.path, tc.body, gatewaytest.ChatHeaders)
 			if tc.fallbackHits == 0 && (resp.StatusCode != http.StatusGatewayTimeout || env.Error.Code == nil || *env.Error.Code != "upstream_timeout" || env.Error.Type != "server_error") {
 				t.Fatalf("%d %+v, want 504 upstream_timeout", resp.StatusCode, env.Error)
 			}
-			if silent.hits.Load() != tc.hits || fallback.hits.Load() != tc.fallbackHits {
-				t.Fatalf("the silent provider got %d requests and the fallback %d, want %d and %d", silent.hits.Load(), fallback.hits.Load(), tc.hits, tc.fallbackHits)
+			if silent.Hits.Load() != tc.hits || fallback.Hits.Load() != tc.fallbackHits {
+				t.Fatalf("the silent provider got %d requests and the fallback %d, want %d and %d", silent.Hits.Load(), fallback.Hits.Load(), tc.hits, tc.fallbackHits)
 			}
 		})
 	}
@@ -229,7 +190,7 @@ func TestTimedOutCallsAreRetriedOnlyWhenIdempotent(t *testing.T) {
 // the reply with Content-Type, Content-Length, Retry-After and the first
 // X-Ratelimit-* ones by name, 32 headers in all, and none of the others.
 func TestUpstreamHeadersAreCapped(t *testing.T) {
-	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	provider := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		for i := range 900 {
 			h.Set(fmt.Sprintf("X-Provider-%03d", i), "x")
@@ -241,12 +202,12 @@ func TestUpstreamHeadersAreCapped(t *testing.T) {
 		h.Set("X-Request-Id", strings.Repeat("r", 8<<10))
 		h.Set("Retry-After", "1")
 		h.Set("Content-Type", "application/json")
-		io.WriteString(w, toolCallCompletion)
+		io.WriteString(w, gatewaytest.ToolCallCompletion)
 	})
-	base := startGateway(t, provider.URL, "")
-	resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", chatJSON, chatHeaders)
-	if resp.StatusCode != 200 || !strings.Contains(string(lastBody), "chatcmpl-1") {
-		t.Fatalf("%d %s", resp.StatusCode, lastBody)
+	base := gatewaytest.StartGateway(t, provider.URL, "")
+	resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", gatewaytest.ChatJSON, gatewaytest.ChatHeaders)
+	if resp.StatusCode != 200 || !strings.Contains(string(gatewaytest.LastBody), "chatcmpl-1") {
+		t.Fatalf("%d %s", resp.StatusCode, gatewaytest.LastBody)
 	}
 	var provided []string
 	for name := range resp.Header {

@@ -12,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -79,7 +80,7 @@ func genAISeries(metric, errorType, op, model, tokenType, origin string) string 
 // upstream failed by its error type, and a vector store ingestion's
 // embeddings with origin batch.
 func TestGenAIMetricsByOrigin(t *testing.T) {
-	failing := newCounting(t, failWith(500, nil, errorEnvelope))
+	failing := gatewaytest.NewCounting(t, gatewaytest.FailWith(500, nil, gatewaytest.ErrorEnvelope))
 	base := testgateway.Quickstart(t, fmt.Sprintf(`
 		upstream genai_failing {
 			base_url %s/v1
@@ -136,12 +137,12 @@ func TestGenAIMetricsByOrigin(t *testing.T) {
 	if _, err := client.Chat.Completions.New(ctx, failed); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusInternalServerError {
 		t.Fatalf("a chat its upstream fails: %v, want 500", err)
 	}
-	batch, err := client.Batches.New(ctx, openai.BatchNewParams{InputFileID: uploadBatchFile(t, client, batchInput(3, "genai-probe")),
+	batch, err := client.Batches.New(ctx, openai.BatchNewParams{InputFileID: gatewaytest.UploadBatchFile(t, client, gatewaytest.BatchInput(3, "genai-probe")),
 		Endpoint: openai.BatchNewParamsEndpointV1ChatCompletions, CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := pollBatch(t, client, batch.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed); b.RequestCounts.Completed != 3 {
+	if b := gatewaytest.PollBatch(t, client, batch.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed); b.RequestCounts.Completed != 3 {
 		t.Fatalf("batch: %s, %+v", b.Status, b.RequestCounts)
 	}
 
@@ -150,7 +151,7 @@ func TestGenAIMetricsByOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := attachAndPoll(t, client, vs.ID, upload(t, client, "note.txt", []byte("Ingested on the caller's behalf.")), nil); f.Status != "completed" {
+	if f := gatewaytest.AttachAndPoll(t, client, vs.ID, gatewaytest.Upload(t, client, "note.txt", []byte("Ingested on the caller's behalf.")), nil); f.Status != "completed" {
 		t.Fatalf("ingestion: %+v", f)
 	}
 

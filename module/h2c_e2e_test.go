@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -21,7 +22,7 @@ func TestH2CIsRefusedUnderProtocolsH1(t *testing.T) {
 	chat := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`
 	post := func(c *http.Client, url string) (*http.Response, error) {
 		req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(chat))
-		for k, v := range chatHeaders {
+		for k, v := range gatewaytest.ChatHeaders {
 			req.Header.Set(k, v)
 		}
 		resp, err := c.Do(req)
@@ -40,7 +41,7 @@ func TestH2CIsRefusedUnderProtocolsH1(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			port := testgateway.FreePort(t)
 			global := strings.Replace(testgateway.GlobalOptions, "\tadmin off\n", "\tadmin off\n"+c.servers, 1)
-			testgateway.Load(t, fmt.Sprintf("%shttp://127.0.0.1:%d {\n\tmodelgate {\n\t\tkey %s\n\t\troute * to reference\n\t}\n}\n", global, port, clientKey))
+			testgateway.Load(t, fmt.Sprintf("%shttp://127.0.0.1:%d {\n\tmodelgate {\n\t\tkey %s\n\t\troute * to reference\n\t}\n}\n", global, port, gatewaytest.ClientKey))
 			url := fmt.Sprintf("http://127.0.0.1:%d", port)
 			resp, err := post(priorKnowledge, url)
 			switch {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testdocs"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
@@ -90,7 +91,7 @@ func hostileAttacks(vs string) []hostileAttack {
 // and 100,000 values a request; unbounded, the first attack took tens of
 // GiB), and the CPU time one attack may take (unbounded, it never ended).
 const (
-	maxAttackPeakRSS = 1<<30 + raceExtraRSS
+	maxAttackPeakRSS = 1<<30 + gatewaytest.RaceExtraRSS
 	maxAttackCPU     = 60 * time.Second
 )
 
@@ -105,10 +106,10 @@ func TestHostileRequestsAreBoundedInTheProcess(t *testing.T) {
 		t.Skip("runs a gateway process")
 	}
 	port := testgateway.FreePort(t)
-	child := startChildWith(t, "data_dir "+t.TempDir(), "route chat.completions.create to reference", port)
-	pid := child.cmd.Process.Pid
-	headers := map[string]string{"Authorization": "Bearer " + clientKey, "Content-Type": "application/json", "OpenAI-Beta": "assistants=v2"}
-	client := sdk(child.base)
+	child := gatewaytest.StartChildWith(t, "data_dir "+t.TempDir(), "route chat.completions.create to reference", port)
+	pid := child.Cmd.Process.Pid
+	headers := map[string]string{"Authorization": "Bearer " + gatewaytest.ClientKey, "Content-Type": "application/json", "OpenAI-Beta": "assistants=v2"}
+	client := gatewaytest.SDK(child.Base)
 	vs, err := client.VectorStores.New(context.Background(), openai.VectorStoreNewParams{Name: openai.String("searched")})
 	if err != nil {
 		t.Fatal(err)
@@ -121,8 +122,8 @@ func TestHostileRequestsAreBoundedInTheProcess(t *testing.T) {
 			a.path = "/v1/chat/completions"
 		}
 		start, cpu := time.Now(), cpuTime(t, pid)
-		resp, env := rawRequest(t, "POST", child.base+a.path, a.body, headers)
-		wall, used, peak := time.Since(start), cpuTime(t, pid)-cpu, peakRSS(t, pid)
+		resp, env := gatewaytest.RawRequest(t, "POST", child.Base+a.path, a.body, headers)
+		wall, used, peak := time.Since(start), cpuTime(t, pid)-cpu, gatewaytest.PeakRSS(t, pid)
 		t.Logf("%-36s %d in %7v (CPU %7v), %5.1f MiB sent, peak RSS %d MiB", a.name, resp.StatusCode, wall.Round(time.Millisecond),
 			used.Round(time.Millisecond), float64(len(a.body))/(1<<20), peak>>20)
 		if resp.StatusCode != a.status {
@@ -138,10 +139,10 @@ func TestHostileRequestsAreBoundedInTheProcess(t *testing.T) {
 			t.Errorf("%s: %v of CPU, peak RSS %d MiB", a.name, used, peak>>20)
 		}
 	}
-	if resp, _ := rawRequest(t, "POST", child.base+"/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"still there?"}]}`, headers); resp.StatusCode != 200 {
+	if resp, _ := gatewaytest.RawRequest(t, "POST", child.Base+"/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"still there?"}]}`, headers); resp.StatusCode != 200 {
 		t.Fatalf("after the attacks: %d", resp.StatusCode)
 	}
-	child.stopsOnSIGTERM(t)
+	child.StopsOnSIGTERM(t)
 }
 
 // cpuTime reads the CPU time (user and system) a process has used.
@@ -184,8 +185,8 @@ func TestPoisonBatchLineIsQuarantinedAcrossKills(t *testing.T) {
 	dataDir, port := t.TempDir(), testgateway.FreePort(t)
 	store := "data_dir " + dataDir
 	extra := fmt.Sprintf("upstream p openai {\n\t\t\tbase_url %s/v1\n\t\t}\n\t\troute chat.completions.create to p", provider.URL)
-	child := startChildWith(t, store, extra, port)
-	client := sdk(child.base)
+	child := gatewaytest.StartChildWith(t, store, extra, port)
+	client := gatewaytest.SDK(child.Base)
 	var in strings.Builder
 	for i := range 20 {
 		content := fmt.Sprintf("line %d", i)
@@ -194,19 +195,19 @@ func TestPoisonBatchLineIsQuarantinedAcrossKills(t *testing.T) {
 		}
 		fmt.Fprintf(&in, `{"custom_id":"req-%d","method":"POST","url":"/v1/chat/completions","body":{"model":"gpt-4o-mini","messages":[{"role":"user","content":%q}]}}`+"\n", i, content)
 	}
-	fileID := uploadBatchFile(t, client, in.String())
+	fileID := gatewaytest.UploadBatchFile(t, client, in.String())
 	b, err := client.Batches.New(context.Background(), openai.BatchNewParams{InputFileID: fileID, Endpoint: openai.BatchNewParamsEndpointV1ChatCompletions, CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for kill := 1; kill <= 2; kill++ {
 		<-arrived
-		child.cmd.Process.Signal(syscall.SIGKILL)
-		child.wait()
-		child = startChildWith(t, store, extra, port)
+		child.Cmd.Process.Signal(syscall.SIGKILL)
+		child.Wait()
+		child = gatewaytest.StartChildWith(t, store, extra, port)
 	}
-	client = sdk(child.base)
-	done := pollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
+	client = gatewaytest.SDK(child.Base)
+	done := gatewaytest.PollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
 	if done.Status != openai.BatchStatusCompleted || done.RequestCounts.Failed != 1 || done.RequestCounts.Completed != 19 {
 		t.Fatalf("batch %s: %+v", done.Status, done.RequestCounts)
 	}
@@ -233,18 +234,18 @@ func TestBadPDFsFailWhileOthersComplete(t *testing.T) {
 		t.Skip("runs a gateway process")
 	}
 	port := testgateway.FreePort(t)
-	child := startChildWith(t, "data_dir "+t.TempDir(), "", port)
-	client := sdk(child.base)
+	child := gatewaytest.StartChildWith(t, "data_dir "+t.TempDir(), "", port)
+	client := gatewaytest.SDK(child.Base)
 	ctx := context.Background()
-	cyclic := upload(t, client, "cyclic.pdf", testdocs.CyclicPDF())
-	huge := upload(t, client, "huge.pdf", testdocs.HugeCountPDF())
-	text := upload(t, client, "plain.txt", []byte("an ordinary file about herons"))
+	cyclic := gatewaytest.Upload(t, client, "cyclic.pdf", testdocs.CyclicPDF())
+	huge := gatewaytest.Upload(t, client, "huge.pdf", testdocs.HugeCountPDF())
+	text := gatewaytest.Upload(t, client, "plain.txt", []byte("an ordinary file about herons"))
 	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{Name: openai.String("bad pdfs"), FileIDs: []string{cyclic, huge, text}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 3000 {
-		files := listStoreFiles(t, client, vs.ID)
+		files := gatewaytest.ListStoreFiles(t, client, vs.ID)
 		if files[cyclic].Status != openai.VectorStoreFileStatusInProgress && files[huge].Status != openai.VectorStoreFileStatusInProgress &&
 			files[text].Status != openai.VectorStoreFileStatusInProgress {
 			if files[cyclic].Status != "failed" || !strings.Contains(files[cyclic].LastError.Message, "lists itself") {
@@ -256,7 +257,7 @@ func TestBadPDFsFailWhileOthersComplete(t *testing.T) {
 			if files[text].Status != "completed" {
 				t.Fatalf("text file: %+v", files[text])
 			}
-			child.stopsOnSIGTERM(t)
+			child.StopsOnSIGTERM(t)
 			return
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testdocs"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
@@ -24,23 +25,23 @@ func TestHostileDeepDOCXFailsInBoundedMemory(t *testing.T) {
 		t.Skip("runs a gateway process")
 	}
 	port := testgateway.FreePort(t)
-	child := startChildWith(t, "data_dir "+t.TempDir(), "", port)
-	pid := child.cmd.Process.Pid
-	client := sdk(child.base)
+	child := gatewaytest.StartChildWith(t, "data_dir "+t.TempDir(), "", port)
+	pid := child.Cmd.Process.Pid
+	client := gatewaytest.SDK(child.Base)
 	ctx := context.Background()
 	deep := testdocs.DOCXDeep(10_000_000)
 	var ids []string
 	for i := range 4 {
-		ids = append(ids, upload(t, client, fmt.Sprintf("deep%d.docx", i), deep))
+		ids = append(ids, gatewaytest.Upload(t, client, fmt.Sprintf("deep%d.docx", i), deep))
 	}
-	text := upload(t, client, "plain.txt", []byte("an ordinary file about herons"))
-	idle, cpu := peakRSS(t, pid), cpuTime(t, pid)
+	text := gatewaytest.Upload(t, client, "plain.txt", []byte("an ordinary file about herons"))
+	idle, cpu := gatewaytest.PeakRSS(t, pid), cpuTime(t, pid)
 	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{Name: openai.String("deep"), FileIDs: append(ids, text)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 3000 {
-		files := listStoreFiles(t, client, vs.ID)
+		files := gatewaytest.ListStoreFiles(t, client, vs.ID)
 		if files[text].Status == openai.VectorStoreFileStatusInProgress || !allDone(files, ids) {
 			time.Sleep(20 * time.Millisecond)
 			continue
@@ -53,15 +54,15 @@ func TestHostileDeepDOCXFailsInBoundedMemory(t *testing.T) {
 		if files[text].Status != "completed" {
 			t.Fatalf("text file: %+v", files[text])
 		}
-		peak, used := peakRSS(t, pid), cpuTime(t, pid)-cpu
+		peak, used := gatewaytest.PeakRSS(t, pid), cpuTime(t, pid)-cpu
 		t.Logf("idle %d MiB, peak %d MiB (+%d MiB), CPU %v", idle>>20, peak>>20, (peak-idle)>>20, used)
 		if peak-idle > 256<<20 || used > maxAttackCPU {
 			t.Fatalf("peak RSS +%d MiB over the idle gateway, %v of CPU", (peak-idle)>>20, used)
 		}
-		if resp, _ := rawRequest(t, "GET", child.base+"/v1/vector_stores/"+vs.ID, "", map[string]string{"Authorization": "Bearer " + clientKey}); resp.StatusCode != 200 {
+		if resp, _ := gatewaytest.RawRequest(t, "GET", child.Base+"/v1/vector_stores/"+vs.ID, "", map[string]string{"Authorization": "Bearer " + gatewaytest.ClientKey}); resp.StatusCode != 200 {
 			t.Fatalf("after the ingestion: %d", resp.StatusCode)
 		}
-		child.stopsOnSIGTERM(t)
+		child.StopsOnSIGTERM(t)
 		return
 	}
 	t.Fatal("ingestion never finished")

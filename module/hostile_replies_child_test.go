@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -19,8 +20,8 @@ import (
 // streamed request took 74 s). Measured: +73-76 MiB and 5.7 s; under the
 // race detector +190 MiB and 63 s.
 const (
-	maxReplyAttackRSS = 256<<20 + raceExtraRSS
-	maxReplyAttackCPU = 20 * time.Second * raceSlowdown
+	maxReplyAttackRSS = 256<<20 + gatewaytest.RaceExtraRSS
+	maxReplyAttackCPU = 20 * time.Second * gatewaytest.RaceSlowdown
 )
 
 // logprobsAttack is the 311-byte request whose reply was 184 MiB: a
@@ -37,7 +38,7 @@ func fourAtOnce(url string, bodies [4]string) (status [4]int, replies [4][]byte,
 	for i, body := range bodies {
 		wg.Go(func() {
 			req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-			for k, v := range chatHeaders {
+			for k, v := range gatewaytest.ChatHeaders {
 				req.Header.Set(k, v)
 			}
 			resp, err := http.DefaultClient.Do(req)
@@ -67,18 +68,18 @@ func TestHostileLogprobsAmplificationIsBounded(t *testing.T) {
 		t.Skip("runs a gateway process")
 	}
 	port := testgateway.FreePort(t)
-	child := startChildWith(t, "data_dir "+t.TempDir(), "route chat.completions.create to reference", port)
-	pid := child.cmd.Process.Pid
-	url := child.base + "/v1/chat/completions"
-	if resp, _ := rawRequest(t, "POST", url, `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"warm up"}]}`, chatHeaders); resp.StatusCode != 200 {
+	child := gatewaytest.StartChildWith(t, "data_dir "+t.TempDir(), "route chat.completions.create to reference", port)
+	pid := child.Cmd.Process.Pid
+	url := child.Base + "/v1/chat/completions"
+	if resp, _ := gatewaytest.RawRequest(t, "POST", url, `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"warm up"}]}`, gatewaytest.ChatHeaders); resp.StatusCode != 200 {
 		t.Fatalf("warm-up: %d", resp.StatusCode)
 	}
-	idle, cpu := peakRSS(t, pid), cpuTime(t, pid)
+	idle, cpu := gatewaytest.PeakRSS(t, pid), cpuTime(t, pid)
 
 	attack := [4]string{logprobsAttack(1_000_000, false), logprobsAttack(1_000_000, true), logprobsAttack(1_000_000, false), logprobsAttack(1_000_000, true)}
 	status, replies, errs := fourAtOnce(url, attack)
 	for i := range attack {
-		var env envelope
+		var env gatewaytest.Envelope
 		json.Unmarshal(replies[i], &env)
 		if errs[i] != nil || status[i] != 400 || env.Error.Param == nil || *env.Error.Param != "top_logprobs" || env.Error.Type != "invalid_request_error" {
 			t.Errorf("attack %d: %d %v %s", i, status[i], errs[i], replies[i])
@@ -92,28 +93,28 @@ func TestHostileLogprobsAmplificationIsBounded(t *testing.T) {
 		}
 	}
 
-	client := sdk(child.base)
+	client := gatewaytest.SDK(child.Base)
 	var in strings.Builder
 	for i := range 4 {
 		fmt.Fprintf(&in, `{"custom_id":"attack-%d","method":"POST","url":"/v1/chat/completions","body":%s}`+"\n", i, logprobsAttack(1_000_000, false))
 	}
-	in.WriteString(chatBatchLine("after", "still served"))
-	done := runChatBatch(t, client, in.String())
+	in.WriteString(gatewaytest.ChatBatchLine("after", "still served"))
+	done := gatewaytest.RunChatBatch(t, client, in.String())
 	if done.RequestCounts.Failed != 4 || done.RequestCounts.Completed != 1 {
 		t.Fatalf("batch %s: %+v", done.Status, done.RequestCounts)
 	}
-	errFile := fileContent(t, client, done.ErrorFileID)
+	errFile := gatewaytest.FileContent(t, client, done.ErrorFileID)
 	if n := strings.Count(string(errFile), `"param":"top_logprobs"`); n != 4 {
 		t.Fatalf("%d of the 4 lines failed naming top_logprobs: %s", n, errFile)
 	}
 
-	peak, used := peakRSS(t, pid), cpuTime(t, pid)-cpu
+	peak, used := gatewaytest.PeakRSS(t, pid), cpuTime(t, pid)-cpu
 	t.Logf("idle %d MiB, peak %d MiB (+%d MiB), CPU %v", idle>>20, peak>>20, (peak-idle)>>20, used)
 	if peak-idle > maxReplyAttackRSS || used > maxReplyAttackCPU {
 		t.Errorf("peak RSS +%d MiB over the idle gateway, %v of CPU", (peak-idle)>>20, used)
 	}
-	if resp, _ := rawRequest(t, "POST", url, `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"still there?"}]}`, chatHeaders); resp.StatusCode != 200 {
+	if resp, _ := gatewaytest.RawRequest(t, "POST", url, `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"still there?"}]}`, gatewaytest.ChatHeaders); resp.StatusCode != 200 {
 		t.Fatalf("after the attacks: %d", resp.StatusCode)
 	}
-	child.stopsOnSIGTERM(t)
+	child.StopsOnSIGTERM(t)
 }

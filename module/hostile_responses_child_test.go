@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -23,8 +24,8 @@ import (
 // collected between its phases: +192 to +221 MiB measured on a loaded
 // machine; under the race detector +542 MiB and 3m45s of CPU.
 const (
-	maxItemsAttackRSS = 256<<20 + raceExtraRSS
-	maxItemsAttackCPU = 60 * time.Second * raceSlowdown
+	maxItemsAttackRSS = 256<<20 + gatewaytest.RaceExtraRSS
+	maxItemsAttackCPU = 60 * time.Second * gatewaytest.RaceSlowdown
 )
 
 // itemsAttack is a stored response of n one-letter input items.
@@ -40,7 +41,7 @@ func itemsAttack(n int) string {
 // owner succeeds (none is a 500; one that waited busy_timeout in vain is
 // a 503 store_busy with Retry-After, and passes when sent again after it,
 // as the SDKs do; under the race detector, which makes the transaction
-// storing 199,000 items several times longer, up to 3*raceSlowdown
+// storing 199,000 items several times longer, up to 3*gatewaytest.RaceSlowdown
 // times), the process's peak memory stays within
 // maxItemsAttackRSS of the idle gateway and its CPU within
 // maxItemsAttackCPU, and the gateway serves afterwards.
@@ -50,13 +51,13 @@ func TestHostileResponsesItemsAreBounded(t *testing.T) {
 	}
 	const otherKey = "sk-other-owner-key-0003"
 	port := testgateway.FreePort(t)
-	child := startChildWith(t, "data_dir "+t.TempDir(), "route chat.completions.create to reference\n\t\tkey "+otherKey+" {\n\t\t\towner other\n\t\t}", port)
-	pid := child.cmd.Process.Pid
-	url := child.base + "/v1/responses"
-	if resp, _ := rawRequest(t, "POST", url, itemsAttack(3), chatHeaders); resp.StatusCode != 200 {
-		t.Fatalf("warm-up: %d %s", resp.StatusCode, lastBody)
+	child := gatewaytest.StartChildWith(t, "data_dir "+t.TempDir(), "route chat.completions.create to reference\n\t\tkey "+otherKey+" {\n\t\t\towner other\n\t\t}", port)
+	pid := child.Cmd.Process.Pid
+	url := child.Base + "/v1/responses"
+	if resp, _ := gatewaytest.RawRequest(t, "POST", url, itemsAttack(3), gatewaytest.ChatHeaders); resp.StatusCode != 200 {
+		t.Fatalf("warm-up: %d %s", resp.StatusCode, gatewaytest.LastBody)
 	}
-	idle, cpu := peakRSS(t, pid), cpuTime(t, pid)
+	idle, cpu := gatewaytest.PeakRSS(t, pid), cpuTime(t, pid)
 
 	const items = 199_000
 	body := itemsAttack(items)
@@ -75,8 +76,8 @@ func TestHostileResponsesItemsAreBounded(t *testing.T) {
 			}
 			start := time.Now()
 			code := 0
-			for try := 0; try < 3*raceSlowdown && (try == 0 || code == http.StatusServiceUnavailable); try++ {
-				req, _ := http.NewRequest("POST", child.base+"/v1/conversations", strings.NewReader(`{"metadata":{"k":"v"}}`))
+			for try := 0; try < 3*gatewaytest.RaceSlowdown && (try == 0 || code == http.StatusServiceUnavailable); try++ {
+				req, _ := http.NewRequest("POST", child.Base+"/v1/conversations", strings.NewReader(`{"metadata":{"k":"v"}}`))
 				for k, v := range other {
 					req.Header.Set(k, v)
 				}
@@ -104,7 +105,7 @@ func TestHostileResponsesItemsAreBounded(t *testing.T) {
 	status, replies, errs := fourAtOnce(url, [4]string{body, body, body, body})
 	close(done)
 	wg.Wait()
-	peak, used := peakRSS(t, pid), cpuTime(t, pid)-cpu
+	peak, used := gatewaytest.PeakRSS(t, pid), cpuTime(t, pid)-cpu
 	t.Logf("idle %d MiB, peak %d MiB (+%d MiB), CPU %v; the other owner's %d writes, %d answered 503 store_busy first, the slowest %v",
 		idle>>20, peak>>20, (peak-idle)>>20, used, len(otherStatus), busy, slowest.Round(time.Millisecond))
 	for i := range 4 {
@@ -114,9 +115,9 @@ func TestHostileResponsesItemsAreBounded(t *testing.T) {
 			continue
 		}
 		if i == 0 {
-			resp, _ := rawRequest(t, "GET", url+"/"+r.ID+"/input_items?limit=100&order=asc", "", chatHeaders)
-			if resp.StatusCode != 200 || strings.Count(string(lastBody), `"text":"a"`) != 100 || !strings.Contains(string(lastBody), `"has_more":true`) {
-				t.Errorf("input items: %d %.300s", resp.StatusCode, lastBody)
+			resp, _ := gatewaytest.RawRequest(t, "GET", url+"/"+r.ID+"/input_items?limit=100&order=asc", "", gatewaytest.ChatHeaders)
+			if resp.StatusCode != 200 || strings.Count(string(gatewaytest.LastBody), `"text":"a"`) != 100 || !strings.Contains(string(gatewaytest.LastBody), `"has_more":true`) {
+				t.Errorf("input items: %d %.300s", resp.StatusCode, gatewaytest.LastBody)
 			}
 		}
 	}
@@ -128,8 +129,8 @@ func TestHostileResponsesItemsAreBounded(t *testing.T) {
 	if peak-idle > maxItemsAttackRSS || used > maxItemsAttackCPU {
 		t.Errorf("peak RSS +%d MiB over the idle gateway, %v of CPU", (peak-idle)>>20, used)
 	}
-	if resp, _ := rawRequest(t, "POST", url, itemsAttack(2), chatHeaders); resp.StatusCode != 200 {
+	if resp, _ := gatewaytest.RawRequest(t, "POST", url, itemsAttack(2), gatewaytest.ChatHeaders); resp.StatusCode != 200 {
 		t.Fatalf("after the attack: %d", resp.StatusCode)
 	}
-	child.stopsOnSIGTERM(t)
+	child.StopsOnSIGTERM(t)
 }

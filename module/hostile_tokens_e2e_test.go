@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -18,7 +19,7 @@ import (
 // the key has no more tokens left than an honest request left it.
 func TestTokenCountsCannotWrap(t *testing.T) {
 	port := testgateway.FreePort(t)
-	testgateway.Load(t, limitedGateway(port, "key "+clientKey+" {\n tpm 2000\n }"))
+	testgateway.Load(t, gatewaytest.LimitedGateway(port, "key "+gatewaytest.ClientKey+" {\n tpm 2000\n }"))
 	url := fmt.Sprintf("http://127.0.0.1:%d/v1/chat/completions", port)
 	body := func(extra string) string {
 		return `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]` + extra + `}`
@@ -28,12 +29,12 @@ func TestTokenCountsCannotWrap(t *testing.T) {
 	// been settled: the header shows the bucket after the probe's own
 	// reservation, so a settlement still to come can only lower it.
 	probe := func() (int, int) {
-		resp, _ := rawRequest(t, "POST", url, body(`,"max_tokens":1`), chatHeaders)
+		resp, _ := gatewaytest.RawRequest(t, "POST", url, body(`,"max_tokens":1`), gatewaytest.ChatHeaders)
 		left, _ := strconv.Atoi(resp.Header.Get("X-Ratelimit-Remaining-Tokens"))
 		return resp.StatusCode, left
 	}
 	start := time.Now()
-	if resp, _ := rawRequest(t, "POST", url, body(`,"max_tokens":40`), chatHeaders); resp.StatusCode != 200 {
+	if resp, _ := gatewaytest.RawRequest(t, "POST", url, body(`,"max_tokens":40`), gatewaytest.ChatHeaders); resp.StatusCode != 200 {
 		t.Fatalf("honest request: %d", resp.StatusCode)
 	}
 	probe()
@@ -49,7 +50,7 @@ func TestTokenCountsCannotWrap(t *testing.T) {
 		{`,"max_completion_tokens":2147483648`, "max_completion_tokens"},
 		{`,"max_tokens":1e300`, "max_tokens"},
 	} {
-		resp, env := rawRequest(t, "POST", url, body(c.extra), chatHeaders)
+		resp, env := gatewaytest.RawRequest(t, "POST", url, body(c.extra), gatewaytest.ChatHeaders)
 		if resp.StatusCode != 400 || env.Error.Param == nil || *env.Error.Param != c.param || env.Error.Type != "invalid_request_error" {
 			t.Fatalf("%s: %d %+v", c.extra, resp.StatusCode, env.Error)
 		}
@@ -57,7 +58,7 @@ func TestTokenCountsCannotWrap(t *testing.T) {
 	// The largest allowed value is valid, and charged: more than the key
 	// can ever have.
 	for _, extra := range []string{`,"max_tokens":2147483647`, `,"n":128,"max_completion_tokens":2147483647`} {
-		resp, env := rawRequest(t, "POST", url, body(extra), chatHeaders)
+		resp, env := gatewaytest.RawRequest(t, "POST", url, body(extra), gatewaytest.ChatHeaders)
 		if resp.StatusCode != 429 || env.Error.Type != "tokens" {
 			t.Fatalf("%s: %d %+v", extra, resp.StatusCode, env.Error)
 		}
@@ -75,7 +76,7 @@ func TestTokenCountsCannotWrap(t *testing.T) {
 // is at most one minute's tokens.
 func TestAbsurdUpstreamUsageIsClamped(t *testing.T) {
 	var total atomic.Int64
-	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	provider := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o-mini",
 			"choices":[{"index":0,"message":{"role":"assistant","content":"ok","refusal":null},"finish_reason":"stop","logprobs":null}],
@@ -94,23 +95,23 @@ func TestAbsurdUpstreamUsageIsClamped(t *testing.T) {
 		route * to provider
 	}
 }
-`, testgateway.GlobalOptions, port, clientKey, provider.URL, upstreamKey))
+`, testgateway.GlobalOptions, port, gatewaytest.ClientKey, provider.URL, gatewaytest.UpstreamKey))
 	url := fmt.Sprintf("http://127.0.0.1:%d/v1/chat/completions", port)
 	body := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"max_tokens":500}`
 	// A reload closes the previous server's connections: none is reused.
 	closing := map[string]string{"Connection": "close"}
-	for k, v := range chatHeaders {
+	for k, v := range gatewaytest.ChatHeaders {
 		closing[k] = v
 	}
 	start := time.Now()
 	// Negative usage: the estimate (about 508) stays charged, nothing is
 	// refunded beyond it.
 	total.Store(-1_000_000)
-	resp, _ := rawRequest(t, "POST", url, body, closing)
+	resp, _ := gatewaytest.RawRequest(t, "POST", url, body, closing)
 	if resp.StatusCode != 200 {
 		t.Fatalf("negative usage: %d", resp.StatusCode)
 	}
-	resp, _ = rawRequest(t, "POST", url, `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"max_tokens":1}`, closing)
+	resp, _ = gatewaytest.RawRequest(t, "POST", url, `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"max_tokens":1}`, closing)
 	left, _ := strconv.Atoi(resp.Header.Get("X-Ratelimit-Remaining-Tokens"))
 	refill := int(time.Since(start).Seconds()*2000/60) + 1
 	if left > 2000-500+refill {
@@ -120,8 +121,8 @@ func TestAbsurdUpstreamUsageIsClamped(t *testing.T) {
 	// header says 0, never a negative number, and the wait is at most
 	// what a full minute's debt takes to repay.
 	total.Store(1 << 60)
-	rawRequest(t, "POST", url, body, closing)
-	resp, env := rawRequest(t, "POST", url, body, closing)
+	gatewaytest.RawRequest(t, "POST", url, body, closing)
+	resp, env := gatewaytest.RawRequest(t, "POST", url, body, closing)
 	if resp.StatusCode != 429 || env.Error.Type != "tokens" {
 		t.Fatalf("after huge usage: %d %+v", resp.StatusCode, env.Error)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 )
 
 // goErrorText are phrases of Go's own error strings (encoding/json, io,
@@ -21,8 +23,8 @@ var goErrorText = []string{"invalid character", "json:", "Go struct", "Go value"
 // vector stores, the reference engine, a multipart upload) and checks each
 // answer is a 400 envelope whose message speaks the public API's terms.
 func TestEnvelopeMessagesHoldNoGoErrorText(t *testing.T) {
-	base := startLocal(t, t.TempDir())
-	json := map[string]string{"Authorization": "Bearer " + clientKey, "Content-Type": "application/json", "OpenAI-Beta": "assistants=v2"}
+	base := gatewaytest.StartLocal(t, t.TempDir())
+	json := map[string]string{"Authorization": "Bearer " + gatewaytest.ClientKey, "Content-Type": "application/json", "OpenAI-Beta": "assistants=v2"}
 	for _, tc := range []struct{ path, contentType, body string }{
 		{"/v1/chat/completions", "", `{"model": "gpt-4o", "messages": [}`},
 		{"/v1/chat/completions", "", `{"model": "gpt-4o", "messages": [{"role":"user","content":"hi"}]`},
@@ -34,11 +36,11 @@ func TestEnvelopeMessagesHoldNoGoErrorText(t *testing.T) {
 	} {
 		h := json
 		if tc.contentType != "" {
-			h = merge(json, map[string]string{"Content-Type": tc.contentType})
+			h = gatewaytest.Merge(json, map[string]string{"Content-Type": tc.contentType})
 		}
-		resp, env := rawRequest(t, "POST", base+tc.path, tc.body, h)
+		resp, env := gatewaytest.RawRequest(t, "POST", base+tc.path, tc.body, h)
 		if resp.StatusCode != 400 {
-			t.Errorf("POST %s %s: %d %s, want 400", tc.path, tc.body, resp.StatusCode, lastBody)
+			t.Errorf("POST %s %s: %d %s, want 400", tc.path, tc.body, resp.StatusCode, gatewaytest.LastBody)
 			continue
 		}
 		for _, phrase := range goErrorText {
@@ -56,19 +58,19 @@ func TestEnvelopeMessagesHoldNoGoErrorText(t *testing.T) {
 // the record, whose line then was not UTF-8 (jq, Python's json refuse it).
 func TestRecordsStayUTF8(t *testing.T) {
 	reply := "{\"id\":\"c\",\"object\":\"chat.completion\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"caf\xe9\"},\"finish_reason\":\"stop\"}]}"
-	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	provider := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, reply)
 	})
 	path := filepath.Join(t.TempDir(), "r.jsonl")
-	base := checkGateway(t, provider.URL, "report", path)
+	base := gatewaytest.CheckGateway(t, provider.URL, "report", path)
 	body := "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\"\xff\xfe hi\"}]}"
-	resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", body, chatHeaders)
-	_, sent := provider.last(t)
-	if resp.StatusCode != 200 || string(lastBody) != reply || string(sent) != body {
-		t.Fatalf("not relayed as sent: %d %q (provider got %q)", resp.StatusCode, lastBody, sent)
+	resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", body, gatewaytest.ChatHeaders)
+	_, sent := provider.Last(t)
+	if resp.StatusCode != 200 || string(gatewaytest.LastBody) != reply || string(sent) != body {
+		t.Fatalf("not relayed as sent: %d %q (provider got %q)", resp.StatusCode, gatewaytest.LastBody, sent)
 	}
-	rec := readRecords(t, path, 1)[0]
+	rec := gatewaytest.ReadRecords(t, path, 1)[0]
 	if got := fmt.Sprint(rec["invalid_utf8"]); got != "[request.body response.body]" {
 		t.Errorf("invalid_utf8 = %s, want [request.body response.body]", got)
 	}

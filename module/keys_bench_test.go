@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/modelgate/modelgate/bench"
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 )
 
 // BenchmarkServeManaged is BenchmarkServe's modelgate-full with the
@@ -21,7 +22,7 @@ func BenchmarkServeManaged(b *testing.B) {
 			full = g.Site
 		}
 	}
-	site := strings.Replace(full, "\t\tdashboard /dashboard\n", "\t\tdashboard /dashboard\n\t\tmanagement /manage {\n\t\t\tadmin_key "+managementAdminKey+
+	site := strings.Replace(full, "\t\tdashboard /dashboard\n", "\t\tdashboard /dashboard\n\t\tmanagement /manage {\n\t\t\tadmin_key "+gatewaytest.ManagementAdminKey+
 		"\n\t\t}\n\t\tupstream local local {\n\t\t\tdata_dir %[4]s/store\n\t\t}\n", 1)
 	if site == full {
 		b.Fatal("the modelgate-full site has no dashboard line to add the management API after")

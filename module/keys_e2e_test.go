@@ -13,12 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/internal/testpg"
 )
-
-// managementAdminKey opens the management API of the tests' gateways.
-const managementAdminKey = "adm-test-management-key-0001"
 
 // managementSite is what a test gateway adds to its modelgate block: the
 // management API, refreshed every 200ms, and chat priced at the shipped
@@ -33,16 +31,16 @@ func managementSite(provider string) string {
 			base_url %s/v1
 		}
 		route chat.completions.create to priced
-		cost_header`, managementAdminKey, provider)
+		cost_header`, gatewaytest.ManagementAdminKey, provider)
 }
 
 // usageProvider is a provider fake answering every chat completion of
 // gpt-4o-mini with 1000 prompt and 500 completion tokens: 450 microdollars
 // at the shipped table's rates.
 func usageProvider(t *testing.T) string {
-	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	provider := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, strings.Replace(toolCallCompletion, `{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21}`,
+		io.WriteString(w, strings.Replace(gatewaytest.ToolCallCompletion, `{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21}`,
 			`{"prompt_tokens":1000,"completion_tokens":500,"total_tokens":1500}`, 1))
 	})
 	return provider.URL
@@ -168,12 +166,12 @@ func testKeysOnTwoInstances(t *testing.T, store string, checkStored func(secrets
 	global := fmt.Sprintf("log everything {\n\t\toutput file %s\n\t\tlevel DEBUG\n\t}", logFile)
 	var bases [2]string
 	for i := range bases {
-		bases[i] = startChildGlobal(t, global, store, managementSite(provider), testgateway.FreePort(t)).base
+		bases[i] = gatewaytest.StartChildGlobal(t, global, store, managementSite(provider), testgateway.FreePort(t)).Base
 	}
 	a, b := bases[0], bases[1]
 
 	// Without its credential, or with a client key, the API refuses.
-	for _, key := range []string{"", clientKey, "adm-wrong"} {
+	for _, key := range []string{"", gatewaytest.ClientKey, "adm-wrong"} {
 		if status, reply := manage(t, a, key, "GET", "/keys", ""); status != http.StatusUnauthorized || reply["error"] == nil {
 			t.Fatalf("key %q: %d %v", key, status, reply)
 		}
@@ -183,7 +181,7 @@ func testKeysOnTwoInstances(t *testing.T, store string, checkStored func(secrets
 	}
 
 	// Created on one instance, the key works on both within 2s.
-	status, created := manage(t, a, managementAdminKey, "POST", "/keys", `{"name":"ci","owner":"team-a","metadata":{"team":"a"},"operations":["chat.*"]}`)
+	status, created := manage(t, a, gatewaytest.ManagementAdminKey, "POST", "/keys", `{"name":"ci","owner":"team-a","metadata":{"team":"a"},"operations":["chat.*"]}`)
 	secret, _ := created["secret"].(string)
 	id, _ := created["id"].(string)
 	if status != http.StatusCreated || secret == "" || id == "" || created["status"] != "active" || created["owner"] != "team-a" {
@@ -197,10 +195,10 @@ func testKeysOnTwoInstances(t *testing.T, store string, checkStored func(secrets
 	pico := usdToPico(t, cost)
 	onBoth(t, bases, secret, "created", &pico, works)
 	// The secret is shown once: never in a read.
-	if _, got := manage(t, b, managementAdminKey, "GET", "/keys/"+id, ""); got["secret"] != nil || got["name"] != "ci" {
+	if _, got := manage(t, b, gatewaytest.ManagementAdminKey, "GET", "/keys/"+id, ""); got["secret"] != nil || got["name"] != "ci" {
 		t.Fatalf("get: %v", got)
 	}
-	_, list := manage(t, b, managementAdminKey, "GET", "/keys", "")
+	_, list := manage(t, b, gatewaytest.ManagementAdminKey, "GET", "/keys", "")
 	if body, _ := json.Marshal(list); strings.Contains(string(body), secret) || !strings.Contains(string(body), `"source":"config"`) {
 		t.Fatalf("list: %s", body)
 	}
@@ -221,7 +219,7 @@ func testKeysOnTwoInstances(t *testing.T, store string, checkStored func(secrets
 	}
 	var line map[string]any
 	ok, _ := eventually(3*time.Second, func() bool {
-		_, report := manage(t, a, managementAdminKey, "GET", "/spend?group_by=key,owner", "")
+		_, report := manage(t, a, gatewaytest.ManagementAdminKey, "GET", "/spend?group_by=key,owner", "")
 		line = nil
 		data, _ := report["data"].([]any)
 		for _, l := range data {
@@ -237,7 +235,7 @@ func testKeysOnTwoInstances(t *testing.T, store string, checkStored func(secrets
 
 	// Rotated on the other instance: the old secret is refused on both,
 	// the new one works on both.
-	status, rotated := manage(t, b, managementAdminKey, "POST", "/keys/"+id+"/rotate", "")
+	status, rotated := manage(t, b, gatewaytest.ManagementAdminKey, "POST", "/keys/"+id+"/rotate", "")
 	newSecret, _ := rotated["secret"].(string)
 	if status != http.StatusOK || newSecret == "" || newSecret == secret || rotated["id"] != id {
 		t.Fatalf("rotate: %d %v", status, rotated)
@@ -247,17 +245,17 @@ func testKeysOnTwoInstances(t *testing.T, store string, checkStored func(secrets
 	onBoth(t, bases, newSecret, "new secret after rotation", &ignored, works)
 
 	// Revoked: refused on both.
-	if status, revoked := manage(t, a, managementAdminKey, "DELETE", "/keys/"+id, ""); status != http.StatusOK || revoked["status"] != "revoked" {
+	if status, revoked := manage(t, a, gatewaytest.ManagementAdminKey, "DELETE", "/keys/"+id, ""); status != http.StatusOK || revoked["status"] != "revoked" {
 		t.Fatalf("revoke: %d %v", status, revoked)
 	}
 	onBoth(t, bases, newSecret, "revoked", &ignored, refused)
-	if status, reply := manage(t, b, managementAdminKey, "POST", "/keys/"+id+"/rotate", ""); status != http.StatusConflict || errorOf(reply)["code"] != "key_revoked" {
+	if status, reply := manage(t, b, gatewaytest.ManagementAdminKey, "POST", "/keys/"+id+"/rotate", ""); status != http.StatusConflict || errorOf(reply)["code"] != "key_revoked" {
 		t.Fatalf("rotating a revoked key: %d %v", status, reply)
 	}
 
 	// A key that expires: it works, then is refused on both.
 	expires := time.Now().Unix() + 2
-	status, expiring := manage(t, a, managementAdminKey, "POST", "/keys", fmt.Sprintf(`{"name":"short","expires_at":%d}`, expires))
+	status, expiring := manage(t, a, gatewaytest.ManagementAdminKey, "POST", "/keys", fmt.Sprintf(`{"name":"short","expires_at":%d}`, expires))
 	short, _ := expiring["secret"].(string)
 	if status != http.StatusCreated || expiring["expires_at"] != float64(expires) {
 		t.Fatalf("create expiring: %d %v", status, expiring)
@@ -276,21 +274,21 @@ func testKeysOnTwoInstances(t *testing.T, store string, checkStored func(secrets
 		if k := k.(map[string]any); k["source"] == "config" {
 			configID = k["id"].(string)
 			// Listed with the name and owner it has by default.
-			if k["name"] != sha256Hex(clientKey)[:8] || k["owner"] != k["name"] {
+			if k["name"] != gatewaytest.Sha256Hex(gatewaytest.ClientKey)[:8] || k["owner"] != k["name"] {
 				t.Errorf("the configured key is listed as %v", k)
 			}
 		}
 	}
-	if status, got := manage(t, b, managementAdminKey, "GET", "/keys/"+configID, ""); status != http.StatusOK || got["source"] != "config" {
+	if status, got := manage(t, b, gatewaytest.ManagementAdminKey, "GET", "/keys/"+configID, ""); status != http.StatusOK || got["source"] != "config" {
 		t.Errorf("get the configured key: %d %v", status, got)
 	}
 	for _, req := range [][2]string{{"DELETE", ""}, {"POST", "/rotate"}, {"PATCH", ""}} {
-		status, reply := manage(t, a, managementAdminKey, req[0], "/keys/"+configID+req[1], `{"name":"y"}`)
+		status, reply := manage(t, a, gatewaytest.ManagementAdminKey, req[0], "/keys/"+configID+req[1], `{"name":"y"}`)
 		if status != http.StatusConflict || errorOf(reply)["code"] != "key_in_config" {
 			t.Fatalf("%s %s on a configured key: %d %v", req[0], req[1], status, reply)
 		}
 	}
-	if status, _, _ := chatWith(t, a, clientKey); status != http.StatusOK {
+	if status, _, _ := chatWith(t, a, gatewaytest.ClientKey); status != http.StatusOK {
 		t.Fatalf("the configured key: %d", status)
 	}
 

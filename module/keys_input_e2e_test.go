@@ -9,6 +9,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -26,7 +27,7 @@ func TestKeysAPIRefusesBadInput(t *testing.T) {
 			data_dir %s
 		}
 		%s
-	}`, clientKey, t.TempDir(), managementSite(usageProvider(t))))
+	}`, gatewaytest.ClientKey, t.TempDir(), managementSite(usageProvider(t))))
 	long := strings.Repeat("n", 65)
 	past := time.Now().Unix() - 1
 	metadata := func(pairs int) string {
@@ -56,27 +57,27 @@ func TestKeysAPIRefusesBadInput(t *testing.T) {
 		{`{"budgets":[{"usd":"1","period":"fortnight"}]}`, "budgets"},
 	}
 	for _, c := range cases {
-		status, reply := manage(t, base, managementAdminKey, "POST", "/keys", c.body)
+		status, reply := manage(t, base, gatewaytest.ManagementAdminKey, "POST", "/keys", c.body)
 		if status != http.StatusBadRequest || errorOf(reply)["param"] != c.param {
 			t.Errorf("%s: %d %v, want 400 with param %s", c.body, status, reply, c.param)
 		}
 	}
 	// The bounds themselves are taken.
-	status, key := manage(t, base, managementAdminKey, "POST", "/keys", `{"name":"`+long[:64]+`","metadata":{`+strings.TrimSuffix(strings.TrimPrefix(metadata(16), `{"metadata":{`), "}}")+`}}`)
+	status, key := manage(t, base, gatewaytest.ManagementAdminKey, "POST", "/keys", `{"name":"`+long[:64]+`","metadata":{`+strings.TrimSuffix(strings.TrimPrefix(metadata(16), `{"metadata":{`), "}}")+`}}`)
 	if status != http.StatusCreated {
 		t.Fatalf("a key at the bounds: %d %v", status, key)
 	}
 	id := key["id"].(string)
 	// The same name for the same owner is taken.
-	if status, reply := manage(t, base, managementAdminKey, "POST", "/keys", `{"name":"`+long[:64]+`"}`); status != http.StatusBadRequest || errorOf(reply)["param"] != "name" {
+	if status, reply := manage(t, base, gatewaytest.ManagementAdminKey, "POST", "/keys", `{"name":"`+long[:64]+`"}`); status != http.StatusBadRequest || errorOf(reply)["param"] != "name" {
 		t.Errorf("a second key of the same name: %d %v", status, reply)
 	}
 
 	// An update changes the fields given, refuses bad ones, keeps the rest.
-	if status, reply := manage(t, base, managementAdminKey, "PATCH", "/keys/"+id, `{"limits":{"max_concurrent":-2}}`); status != http.StatusBadRequest || errorOf(reply)["param"] != "limits.max_concurrent" {
+	if status, reply := manage(t, base, gatewaytest.ManagementAdminKey, "PATCH", "/keys/"+id, `{"limits":{"max_concurrent":-2}}`); status != http.StatusBadRequest || errorOf(reply)["param"] != "limits.max_concurrent" {
 		t.Errorf("bad update: %d %v", status, reply)
 	}
-	status, updated := manage(t, base, managementAdminKey, "PATCH", "/keys/"+id, `{"owner":"team-b","limits":{"requests_per_minute":1}}`)
+	status, updated := manage(t, base, gatewaytest.ManagementAdminKey, "PATCH", "/keys/"+id, `{"owner":"team-b","limits":{"requests_per_minute":1}}`)
 	if status != http.StatusOK || updated["owner"] != "team-b" || updated["name"] != long[:64] || len(updated["metadata"].(map[string]any)) != 16 {
 		t.Fatalf("update: %d %v", status, updated)
 	}
@@ -96,15 +97,15 @@ func TestKeysAPIRefusesBadInput(t *testing.T) {
 		{"GET", "/spend?group_by=key,colour", "", "group_by"},
 		{"PATCH", "/keys/" + id, `[1]`, ""},
 	} {
-		status, reply := manage(t, base, managementAdminKey, c.method, c.path, c.body)
+		status, reply := manage(t, base, gatewaytest.ManagementAdminKey, c.method, c.path, c.body)
 		if status != http.StatusBadRequest || errorOf(reply) == nil || (c.param != "" && errorOf(reply)["param"] != c.param) {
 			t.Errorf("%s %s: %d %v, want 400 with param %s", c.method, c.path, status, reply, c.param)
 		}
 	}
-	if status, reply := manage(t, base, managementAdminKey, "GET", "/keys/key_nosuchkey", ""); status != http.StatusNotFound || errorOf(reply) == nil {
+	if status, reply := manage(t, base, gatewaytest.ManagementAdminKey, "GET", "/keys/key_nosuchkey", ""); status != http.StatusNotFound || errorOf(reply) == nil {
 		t.Errorf("unknown key: %d %v", status, reply)
 	}
-	if status, reply := manage(t, base, managementAdminKey, "PUT", "/keys", "{}"); status != http.StatusNotFound || errorOf(reply) == nil {
+	if status, reply := manage(t, base, gatewaytest.ManagementAdminKey, "PUT", "/keys", "{}"); status != http.StatusNotFound || errorOf(reply) == nil {
 		t.Errorf("unknown route: %d %v", status, reply)
 	}
 }
@@ -121,8 +122,8 @@ func TestIssuedKeyOnTheDashboard(t *testing.T) {
 		}
 		dashboard /dashboard
 		%s
-	}`, clientKey, t.TempDir(), managementSite(usageProvider(t))))
-	status, key := manage(t, base, managementAdminKey, "POST", "/keys", fmt.Sprintf(`{"name":"dash","owner":"team-d","expires_at":%d}`, time.Now().Unix()+3600))
+	}`, gatewaytest.ClientKey, t.TempDir(), managementSite(usageProvider(t))))
+	status, key := manage(t, base, gatewaytest.ManagementAdminKey, "POST", "/keys", fmt.Sprintf(`{"name":"dash","owner":"team-d","expires_at":%d}`, time.Now().Unix()+3600))
 	if status != http.StatusCreated {
 		t.Fatalf("create: %d %v", status, key)
 	}
@@ -131,7 +132,7 @@ func TestIssuedKeyOnTheDashboard(t *testing.T) {
 			t.Fatalf("chat: %d", s)
 		}
 	}
-	page := string(getPage(t, base+"/dashboard"))
+	page := string(gatewaytest.GetPage(t, base+"/dashboard"))
 	_, spendTable, _ := strings.Cut(page, `<table id="spend">`)
 	spendTable, _, _ = strings.Cut(spendTable, `</table>`)
 	// 2 * 450 microdollars.
@@ -142,7 +143,7 @@ func TestIssuedKeyOnTheDashboard(t *testing.T) {
 	if spend, _ := dashboardSpend(t, base, "dash"); spend != "0.0009" {
 		t.Errorf("the keys table shows spend %s for the issued key, want 0.0009", spend)
 	}
-	status, updated := manage(t, base, managementAdminKey, "PATCH", "/keys/"+key["id"].(string), `{"expires_at":null}`)
+	status, updated := manage(t, base, gatewaytest.ManagementAdminKey, "PATCH", "/keys/"+key["id"].(string), `{"expires_at":null}`)
 	if status != http.StatusOK || updated["expires_at"] != nil || updated["owner"] != "team-d" {
 		t.Errorf("clearing the expiry: %d %v", status, updated)
 	}
@@ -164,7 +165,7 @@ func TestIssuedKeysAcrossReload(t *testing.T) {
 }`, port, t.TempDir(), strings.Replace(managementSite(usageProvider(t)), "refresh 200ms", "refresh 1h", 1))
 	testgateway.Load(t, cfg)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	status, key := manage(t, base, managementAdminKey, "POST", "/keys", `{"name":"kept","limits":{"requests_per_minute":2}}`)
+	status, key := manage(t, base, gatewaytest.ManagementAdminKey, "POST", "/keys", `{"name":"kept","limits":{"requests_per_minute":2}}`)
 	if status != http.StatusCreated {
 		t.Fatalf("create: %d %v", status, key)
 	}
@@ -184,7 +185,7 @@ func TestIssuedKeysAcrossReload(t *testing.T) {
 	if s, _, _ := chatWith(t, base, secret); s != http.StatusTooManyRequests {
 		t.Fatalf("third request of an rpm 2 key across the reload: %d", s)
 	}
-	_, report := manage(t, base, managementAdminKey, "GET", "/spend?group_by=key", "")
+	_, report := manage(t, base, gatewaytest.ManagementAdminKey, "GET", "/spend?group_by=key", "")
 	if total := report["total"].(map[string]any); total["cost_usd"] != "0.0009" || total["requests"] != float64(2) {
 		t.Errorf("spend after the reload: %v, want the two requests' 0.0009 USD", total)
 	}

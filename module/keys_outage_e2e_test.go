@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/internal/testpg"
 )
@@ -19,8 +20,8 @@ func TestKeysThroughAStoreOutage(t *testing.T) {
 		t.Skip("runs a PostgreSQL server of its own")
 	}
 	srv := testpg.NewServer(t)
-	base := startChildWith(t, "postgres "+srv.DSN, managementSite(usageProvider(t)), testgateway.FreePort(t)).base
-	status, key := manage(t, base, managementAdminKey, "POST", "/keys", `{"name":"steady"}`)
+	base := gatewaytest.StartChildWith(t, "postgres "+srv.DSN, managementSite(usageProvider(t)), testgateway.FreePort(t)).Base
+	status, key := manage(t, base, gatewaytest.ManagementAdminKey, "POST", "/keys", `{"name":"steady"}`)
 	if status != http.StatusCreated {
 		t.Fatalf("create: %d %v", status, key)
 	}
@@ -38,7 +39,7 @@ func TestKeysThroughAStoreOutage(t *testing.T) {
 
 	srv.Down()
 	for _, path := range []string{"/keys", "/spend"} {
-		if status, reply := manage(t, base, managementAdminKey, "GET", path, ""); status != http.StatusServiceUnavailable || errorOf(reply)["code"] != "store_unavailable" {
+		if status, reply := manage(t, base, gatewaytest.ManagementAdminKey, "GET", path, ""); status != http.StatusServiceUnavailable || errorOf(reply)["code"] != "store_unavailable" {
 			t.Fatalf("GET %s with the store down: %d %v", path, status, reply)
 		}
 	}
@@ -48,7 +49,7 @@ func TestKeysThroughAStoreOutage(t *testing.T) {
 
 	var total map[string]any
 	ok, took := eventually(20*time.Second, func() bool {
-		status, report := manage(t, base, managementAdminKey, "GET", "/spend?group_by=key", "")
+		status, report := manage(t, base, gatewaytest.ManagementAdminKey, "GET", "/spend?group_by=key", "")
 		total, _ = report["total"].(map[string]any)
 		return status == http.StatusOK && total["cost_picodollars"] == float64(pico)
 	})

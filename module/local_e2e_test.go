@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,37 +13,12 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/modelgate/modelgate/internal/testgateway"
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 )
 
-const otherKey = "sk-other-owner-key-0004"
-
-// startLocal serves modelgate on its built-in defaults with two keys of
-// different owners.
-func startLocal(t *testing.T, dataDir string) string {
-	return startLocalOn(t, "data_dir "+dataDir)
-}
-
-// startLocalOn is startLocal with the local upstream's store given as its
-// option line (`data_dir <path>` or `postgres <dsn>`).
-func startLocalOn(t *testing.T, store string) string {
-	return testgateway.Start(t, fmt.Sprintf(`
-	modelgate {
-		key %s {
-			owner alice
-		}
-		key %s {
-			owner bob
-		}
-		upstream local local {
-			%s
-		}
-	}`, clientKey, otherKey, store))
-}
-
 func TestFilesEndToEnd(t *testing.T) {
-	base := startLocal(t, t.TempDir())
-	client := sdk(base)
+	base := gatewaytest.StartLocal(t, t.TempDir())
+	client := gatewaytest.SDK(base)
 	ctx := context.Background()
 
 	content := make([]byte, 300<<10)
@@ -60,19 +34,19 @@ func TestFilesEndToEnd(t *testing.T) {
 	if err != nil || got.ID != f.ID || got.Bytes != f.Bytes {
 		t.Fatalf("retrieve: %v %+v", err, got)
 	}
-	if body := fileContent(t, client, f.ID); !bytes.Equal(body, content) {
+	if body := gatewaytest.FileContent(t, client, f.ID); !bytes.Equal(body, content) {
 		t.Fatalf("content differs: %d bytes back for %d sent", len(body), len(content))
 	}
 
 	// Another owner sees nothing of it.
-	other := sdk(base, option.WithAPIKey(otherKey))
-	if _, err := other.Files.Get(ctx, f.ID); asAPIError(t, err).StatusCode != 404 {
+	other := gatewaytest.SDK(base, option.WithAPIKey(gatewaytest.OtherKey))
+	if _, err := other.Files.Get(ctx, f.ID); gatewaytest.AsAPIError(t, err).StatusCode != 404 {
 		t.Fatalf("another owner retrieved the file: %v", err)
 	}
-	if _, err := other.Files.Content(ctx, f.ID); asAPIError(t, err).StatusCode != 404 {
+	if _, err := other.Files.Content(ctx, f.ID); gatewaytest.AsAPIError(t, err).StatusCode != 404 {
 		t.Fatalf("another owner read the content: %v", err)
 	}
-	if _, err := other.Files.Delete(ctx, f.ID); asAPIError(t, err).StatusCode != 404 {
+	if _, err := other.Files.Delete(ctx, f.ID); gatewaytest.AsAPIError(t, err).StatusCode != 404 {
 		t.Fatalf("another owner deleted the file: %v", err)
 	}
 
@@ -80,29 +54,14 @@ func TestFilesEndToEnd(t *testing.T) {
 	if err != nil || !deleted.Deleted || deleted.ID != f.ID {
 		t.Fatalf("delete: %v %+v", err, deleted)
 	}
-	if _, err := client.Files.Get(ctx, f.ID); asAPIError(t, err).StatusCode != 404 {
+	if _, err := client.Files.Get(ctx, f.ID); gatewaytest.AsAPIError(t, err).StatusCode != 404 {
 		t.Fatalf("deleted file still there: %v", err)
 	}
 }
 
-// fileContent downloads a file's content.
-func fileContent(t *testing.T, client openai.Client, id string) []byte {
-	t.Helper()
-	resp, err := client.Files.Content(context.Background(), id)
-	if err != nil {
-		t.Fatalf("content of %s: %v", id, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("reading content of %s: %v", id, err)
-	}
-	return body
-}
-
 func TestFilesListPagesWithAutoPagination(t *testing.T) {
-	base := startLocal(t, t.TempDir())
-	client := sdk(base)
+	base := gatewaytest.StartLocal(t, t.TempDir())
+	client := gatewaytest.SDK(base)
 	ctx := context.Background()
 	var ids []string
 	for i := 0; i < 130; i++ {
@@ -146,7 +105,7 @@ func TestFilesListPagesWithAutoPagination(t *testing.T) {
 		t.Fatalf("%d batch files, want 13", n)
 	}
 	// The other owner's list is empty, with has_more present.
-	resp, _ := rawRequest(t, "GET", base+"/v1/files", "", map[string]string{"Authorization": "Bearer " + otherKey})
+	resp, _ := gatewaytest.RawRequest(t, "GET", base+"/v1/files", "", map[string]string{"Authorization": "Bearer " + gatewaytest.OtherKey})
 	var list struct {
 		Data    []any `json:"data"`
 		HasMore *bool `json:"has_more"`
@@ -158,20 +117,20 @@ func TestFilesListPagesWithAutoPagination(t *testing.T) {
 }
 
 func TestUploadRules(t *testing.T) {
-	base := startLocal(t, t.TempDir())
-	client := sdk(base)
+	base := gatewaytest.StartLocal(t, t.TempDir())
+	client := gatewaytest.SDK(base)
 	ctx := context.Background()
 	_, err := client.Files.New(ctx, openai.FileNewParams{File: openai.File(bytes.NewReader([]byte("x")), "notes.txt", "text/plain"), Purpose: openai.FilePurposeBatch})
-	if e := asAPIError(t, err); e.StatusCode != 400 || e.Param != "file" {
+	if e := gatewaytest.AsAPIError(t, err); e.StatusCode != 400 || e.Param != "file" {
 		t.Fatalf("batch file without .jsonl: %d %q", e.StatusCode, e.Param)
 	}
 	_, err = client.Files.New(ctx, openai.FileNewParams{File: openai.File(bytes.NewReader([]byte("x")), "a.txt", "text/plain"), Purpose: "nonsense"})
-	if e := asAPIError(t, err); e.StatusCode != 400 || e.Param != "purpose" {
+	if e := gatewaytest.AsAPIError(t, err); e.StatusCode != 400 || e.Param != "purpose" {
 		t.Fatalf("bad purpose: %d %q", e.StatusCode, e.Param)
 	}
 	// A filename of 512 bytes is kept; one of 513 is refused.
 	_, err = client.Files.New(ctx, openai.FileNewParams{File: openai.File(bytes.NewReader([]byte("x")), strings.Repeat("n", 509)+".txt", "text/plain"), Purpose: openai.FilePurposeAssistants})
-	if e := asAPIError(t, err); e.StatusCode != 400 || e.Param != "file" || !strings.Contains(e.Message, "512 bytes") {
+	if e := gatewaytest.AsAPIError(t, err); e.StatusCode != 400 || e.Param != "file" || !strings.Contains(e.Message, "512 bytes") {
 		t.Fatalf("513-byte filename: %d %q %s", e.StatusCode, e.Param, e.Message)
 	}
 	kept, err := client.Files.New(ctx, openai.FileNewParams{File: openai.File(bytes.NewReader([]byte("x")), strings.Repeat("n", 508)+".txt", "text/plain"), Purpose: openai.FilePurposeAssistants})
@@ -185,22 +144,22 @@ func TestUploadRules(t *testing.T) {
 	if len(page.Data) != 0 {
 		t.Fatalf("refused uploads were listed: %d", len(page.Data))
 	}
-	resp, env := rawRequest(t, "GET", base+"/v1/files?limit=0", "", map[string]string{"Authorization": "Bearer " + clientKey})
+	resp, env := gatewaytest.RawRequest(t, "GET", base+"/v1/files?limit=0", "", map[string]string{"Authorization": "Bearer " + gatewaytest.ClientKey})
 	if resp.StatusCode != 400 || *env.Error.Param != "limit" {
 		t.Fatalf("limit=0: %d", resp.StatusCode)
 	}
 }
 
 func TestThreadsEndToEnd(t *testing.T) {
-	base := startLocal(t, t.TempDir())
-	client := sdk(base)
+	base := gatewaytest.StartLocal(t, t.TempDir())
+	client := gatewaytest.SDK(base)
 	ctx := context.Background()
 
 	empty, err := client.Beta.Threads.New(ctx, openai.BetaThreadNewParams{})
 	if err != nil || empty.Object != "thread" || len(empty.Metadata) != 0 {
 		t.Fatalf("empty thread: %v %+v", err, empty)
 	}
-	raw, _ := rawRequest(t, "GET", base+"/v1/threads/"+empty.ID, "", map[string]string{"Authorization": "Bearer " + clientKey, "OpenAI-Beta": "assistants=v2"})
+	raw, _ := gatewaytest.RawRequest(t, "GET", base+"/v1/threads/"+empty.ID, "", map[string]string{"Authorization": "Bearer " + gatewaytest.ClientKey, "OpenAI-Beta": "assistants=v2"})
 	var shape map[string]any
 	decodeBody(t, raw, &shape)
 	if fmt.Sprint(shape["metadata"]) != "map[]" || fmt.Sprint(shape["tool_resources"]) != "map[]" {
@@ -208,7 +167,7 @@ func TestThreadsEndToEnd(t *testing.T) {
 	}
 
 	// The objects a thread names must be the caller's own.
-	fileID := upload(t, client, "notes.txt", []byte("notes"))
+	fileID := gatewaytest.Upload(t, client, "notes.txt", []byte("notes"))
 	store, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{})
 	if err != nil {
 		t.Fatal(err)
@@ -232,22 +191,22 @@ func TestThreadsEndToEnd(t *testing.T) {
 	if err != nil || upd.Metadata["team"] != "b" || upd.Metadata["x"] != "y" || len(upd.ToolResources.CodeInterpreter.FileIDs) != 1 {
 		t.Fatalf("update: %v %+v", err, upd)
 	}
-	other := sdk(base, option.WithAPIKey(otherKey))
-	if _, err := other.Beta.Threads.Get(ctx, th.ID); asAPIError(t, err).StatusCode != 404 {
+	other := gatewaytest.SDK(base, option.WithAPIKey(gatewaytest.OtherKey))
+	if _, err := other.Beta.Threads.Get(ctx, th.ID); gatewaytest.AsAPIError(t, err).StatusCode != 404 {
 		t.Fatalf("other owner retrieved the thread: %v", err)
 	}
-	if _, err := other.Beta.Threads.Delete(ctx, th.ID); asAPIError(t, err).StatusCode != 404 {
+	if _, err := other.Beta.Threads.Delete(ctx, th.ID); gatewaytest.AsAPIError(t, err).StatusCode != 404 {
 		t.Fatalf("other owner deleted the thread: %v", err)
 	}
 	del, err := client.Beta.Threads.Delete(ctx, th.ID)
 	if err != nil || !del.Deleted || del.Object != "thread.deleted" {
 		t.Fatalf("delete: %v %+v", err, del)
 	}
-	if _, err := client.Beta.Threads.Get(ctx, th.ID); asAPIError(t, err).StatusCode != 404 {
+	if _, err := client.Beta.Threads.Get(ctx, th.ID); gatewaytest.AsAPIError(t, err).StatusCode != 404 {
 		t.Fatalf("deleted thread retrievable: %v", err)
 	}
 	// Deprecation signal on the threads interface.
-	resp, _ := rawRequest(t, "POST", base+"/v1/threads", "{}", map[string]string{"Authorization": "Bearer " + clientKey, "OpenAI-Beta": "assistants=v2", "Content-Type": "application/json"})
+	resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/threads", "{}", map[string]string{"Authorization": "Bearer " + gatewaytest.ClientKey, "OpenAI-Beta": "assistants=v2", "Content-Type": "application/json"})
 	if resp.Header.Get("Deprecation") == "" || resp.Header.Get("Sunset") == "" {
 		t.Fatalf("threads reply lacks Deprecation/Sunset: %v", resp.Header)
 	}
@@ -255,8 +214,8 @@ func TestThreadsEndToEnd(t *testing.T) {
 
 func decodeBody(t *testing.T, resp *http.Response, v any) {
 	t.Helper()
-	// rawRequest already read and closed the body; read it again from the envelope copy.
-	if err := jsonUnmarshal(lastBody, v); err != nil {
-		t.Fatalf("decoding %s: %v", lastBody, err)
+	// gatewaytest.RawRequest already read and closed the body; read it again from the envelope copy.
+	if err := gatewaytest.JSONUnmarshal(gatewaytest.LastBody, v); err != nil {
+		t.Fatalf("decoding %s: %v", gatewaytest.LastBody, err)
 	}
 }

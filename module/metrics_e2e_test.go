@@ -8,14 +8,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
 // TestMetricsAfterTraffic scrapes Caddy's metrics endpoint after requests
 // that succeed, fall back and fail, and finds the gateway's counters.
 func TestMetricsAfterTraffic(t *testing.T) {
-	primary := newCounting(t, failWith(500, nil, errorEnvelope))
-	backup := newCounting(t, completionFrom("backup"))
+	primary := gatewaytest.NewCounting(t, gatewaytest.FailWith(500, nil, gatewaytest.ErrorEnvelope))
+	backup := gatewaytest.NewCounting(t, gatewaytest.CompletionFrom("backup"))
 	base := testgateway.Start(t, fmt.Sprintf(`
 	metrics /metrics
 	modelgate {
@@ -30,12 +31,12 @@ func TestMetricsAfterTraffic(t *testing.T) {
 			retries 1
 			max_retry_wait 1s
 		}
-	}`, clientKey, primary.URL, backup.URL))
-	client := sdk(base)
-	if _, err := client.Chat.Completions.New(context.Background(), weatherParams()); err != nil {
+	}`, gatewaytest.ClientKey, primary.URL, backup.URL))
+	client := gatewaytest.SDK(base)
+	if _, err := client.Chat.Completions.New(context.Background(), gatewaytest.WeatherParams()); err != nil {
 		t.Fatal(err)
 	}
-	resp, _ := rawRequest(t, "GET", base+"/v1/files", "", map[string]string{"Authorization": "Bearer nope-nope-nope"})
+	resp, _ := gatewaytest.RawRequest(t, "GET", base+"/v1/files", "", map[string]string{"Authorization": "Bearer nope-nope-nope"})
 	if resp.StatusCode != 401 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
@@ -59,16 +60,6 @@ func TestMetricsAfterTraffic(t *testing.T) {
 		}
 	}
 	if t.Failed() {
-		t.Logf("metrics:\n%s", grepLines(string(body), "caddy_modelgate"))
+		t.Logf("metrics:\n%s", gatewaytest.GrepLines(string(body), "caddy_modelgate"))
 	}
-}
-
-func grepLines(s, substr string) string {
-	var out []string
-	for _, line := range strings.Split(s, "\n") {
-		if strings.Contains(line, substr) {
-			out = append(out, line)
-		}
-	}
-	return strings.Join(out, "\n")
 }

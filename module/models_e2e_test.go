@@ -9,6 +9,7 @@ import (
 
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -17,7 +18,7 @@ import (
 // lists, the same object, and 404 model_not_found naming model for any
 // other. Before, it was 501 for every model.
 func TestModelsRetrieveAnswersEveryListedModel(t *testing.T) {
-	client := sdk(testgateway.Quickstart(t, ""), option.WithAPIKey(testgateway.QuickstartDevKey))
+	client := gatewaytest.SDK(testgateway.Quickstart(t, ""), option.WithAPIKey(testgateway.QuickstartDevKey))
 	ctx := context.Background()
 	list, err := client.Models.List(ctx)
 	if err != nil || len(list.Data) == 0 {
@@ -30,7 +31,7 @@ func TestModelsRetrieveAnswersEveryListedModel(t *testing.T) {
 		}
 	}
 	_, err = client.Models.Get(ctx, "no-such-model")
-	if e := asAPIError(t, err); e.StatusCode != http.StatusNotFound || e.Code != "model_not_found" || e.Param != "model" {
+	if e := gatewaytest.AsAPIError(t, err); e.StatusCode != http.StatusNotFound || e.Code != "model_not_found" || e.Param != "model" {
 		t.Fatalf("an unlisted model: %v", err)
 	}
 }
@@ -39,11 +40,11 @@ func TestModelsRetrieveAnswersEveryListedModel(t *testing.T) {
 // answers for the models it lists (here the reference engine's, which the
 // provider does not know) and passes the others on to the provider.
 func TestModelsRetrieveWithAProvider(t *testing.T) {
-	provider := newCounting(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
+	provider := gatewaytest.NewCounting(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"id":%q,"object":"model","created":1,"owned_by":"provider"}`, path.Base(r.URL.Path))
 	})
-	client := sdk(testgateway.Start(t, fmt.Sprintf(`
+	client := gatewaytest.SDK(testgateway.Start(t, fmt.Sprintf(`
 	modelgate {
 		key %s
 		upstream p {
@@ -51,12 +52,12 @@ func TestModelsRetrieveWithAProvider(t *testing.T) {
 		}
 		route chat.completions.create model reference to reference
 		route chat.completions.create to p
-	}`, clientKey, provider.URL)))
+	}`, gatewaytest.ClientKey, provider.URL)))
 	ctx := context.Background()
-	if m, err := client.Models.Get(ctx, "reference"); err != nil || m.ID != "reference" || m.OwnedBy != "reference" || provider.hits.Load() != 0 {
-		t.Fatalf("a listed model: %v %+v, the provider asked %d times", err, m, provider.hits.Load())
+	if m, err := client.Models.Get(ctx, "reference"); err != nil || m.ID != "reference" || m.OwnedBy != "reference" || provider.Hits.Load() != 0 {
+		t.Fatalf("a listed model: %v %+v, the provider asked %d times", err, m, provider.Hits.Load())
 	}
-	if m, err := client.Models.Get(ctx, "gpt-4o"); err != nil || m.ID != "gpt-4o" || m.OwnedBy != "provider" || provider.hits.Load() != 1 {
-		t.Fatalf("a provider's model: %v %+v, the provider asked %d times", err, m, provider.hits.Load())
+	if m, err := client.Models.Get(ctx, "gpt-4o"); err != nil || m.ID != "gpt-4o" || m.OwnedBy != "provider" || provider.Hits.Load() != 1 {
+		t.Fatalf("a provider's model: %v %+v, the provider asked %d times", err, m, provider.Hits.Load())
 	}
 }

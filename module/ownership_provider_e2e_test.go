@@ -3,108 +3,12 @@ package modelgate_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
-
-// objectsProvider is a provider keeping objects of every kind in memory
-// for one API key (the gateway's): a POST to a collection creates one, a
-// GET retrieves or lists them (after and limit honoured), a DELETE
-// answers deleted but keeps the object, so that only the gateway's own
-// answer can tell that it is gone. A batch comes with an output file the
-// provider made itself.
-type objectsProvider struct {
-	mu      sync.Mutex
-	seq     int
-	objects map[string]map[string]any
-	order   []string
-	served  int
-}
-
-var collectionPrefixes = map[string]string{"responses": "resp_", "files": "file-", "vector_stores": "vs_", "batches": "batch_", "conversations": "conv_"}
-
-func (p *objectsProvider) create(collection string, fields map[string]any) map[string]any {
-	p.seq++
-	obj := map[string]any{"id": fmt.Sprintf("%s%d", collectionPrefixes[collection], p.seq), "object": strings.TrimSuffix(collection, "s"), "created_at": 1}
-	for k, v := range fields {
-		obj[k] = v
-	}
-	p.objects[obj["id"].(string)] = obj
-	p.order = append(p.order, obj["id"].(string))
-	return obj
-}
-
-func (p *objectsProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.served++
-	segs := strings.Split(strings.TrimPrefix(r.URL.Path, "/v1/"), "/")
-	collection := segs[0]
-	write := func(v any) {
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(v)
-	}
-	switch {
-	case r.Method == http.MethodPost && len(segs) == 1:
-		body, _ := io.ReadAll(r.Body)
-		fields := map[string]any{}
-		if collection == "batches" {
-			fields["output_file_id"] = p.create("files", nil)["id"]
-		}
-		obj := p.create(collection, fields)
-		if strings.Contains(string(body), `"stream":true`) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			created, _ := json.Marshal(obj)
-			fmt.Fprintf(w, "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":%s}\n\n", created)
-			fmt.Fprintf(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":1,\"response\":%s}\n\n", created)
-			return
-		}
-		write(obj)
-	case r.Method == http.MethodGet && len(segs) == 1:
-		limit, err := strconv.Atoi(r.URL.Query().Get("limit"))
-		if err != nil {
-			limit = 20
-		}
-		after := r.URL.Query().Get("after")
-		data := []any{}
-		more := false
-		for _, id := range p.order {
-			if after != "" {
-				after = map[bool]string{true: "", false: after}[id == after]
-				continue
-			}
-			if obj := p.objects[id]; strings.HasPrefix(id, collectionPrefixes[collection]) {
-				if len(data) == limit {
-					more = true
-					break
-				}
-				data = append(data, obj)
-			}
-		}
-		list := map[string]any{"object": "list", "data": data, "has_more": more, "first_id": nil, "last_id": nil}
-		if len(data) > 0 {
-			list["first_id"], list["last_id"] = data[0].(map[string]any)["id"], data[len(data)-1].(map[string]any)["id"]
-		}
-		write(list)
-	case p.objects[segs[1]] == nil:
-		w.WriteHeader(http.StatusNotFound)
-		write(map[string]any{"error": map[string]any{"message": "provider: no such object", "type": "invalid_request_error", "param": nil, "code": nil}})
-	case r.Method == http.MethodDelete && len(segs) == 2:
-		write(map[string]any{"id": segs[1], "object": p.objects[segs[1]]["object"], "deleted": true})
-	case len(segs) == 2:
-		write(p.objects[segs[1]])
-	case segs[2] == "content":
-		io.WriteString(w, "file content")
-	default: // a sub-collection: input items, items, vector store files
-		write(map[string]any{"object": "list", "data": []any{}, "has_more": false, "first_id": nil, "last_id": nil})
-	}
-}
 
 // TestProviderObjectsBelongToTheirOwner: two keys of two owners through
 // one gateway to one provider (one provider key). Every object alice
@@ -115,8 +19,8 @@ func (p *objectsProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // requests reaches the provider; lists show each owner its own objects; a
 // delete forgets the object.
 func TestProviderObjectsBelongToTheirOwner(t *testing.T) {
-	p := &objectsProvider{objects: map[string]map[string]any{}}
-	provider := newFakeProvider(t, p.ServeHTTP)
+	p := &gatewaytest.ObjectsProvider{Objects: map[string]map[string]any{}}
+	provider := gatewaytest.NewFakeProvider(t, p.ServeHTTP)
 	const aliceKey, bobKey = "sk-alice-key-00000001", "sk-bob-key-000000002"
 	base := testgateway.Start(t, fmt.Sprintf(`
 	modelgate {
@@ -132,17 +36,17 @@ func TestProviderObjectsBelongToTheirOwner(t *testing.T) {
 		}
 		route * to provider
 		route unknown to provider
-	}`, aliceKey, bobKey, provider.URL, upstreamKey))
+	}`, aliceKey, bobKey, provider.URL, gatewaytest.UpstreamKey))
 	as := func(key string) map[string]string {
 		return map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json", "OpenAI-Beta": "assistants=v2"}
 	}
 	alice, bob := as(aliceKey), as(bobKey)
 	create := func(h map[string]string, path, body string) string {
 		t.Helper()
-		resp, _ := rawRequest(t, "POST", base+path, body, h)
+		resp, _ := gatewaytest.RawRequest(t, "POST", base+path, body, h)
 		var obj struct{ ID string }
-		if resp.StatusCode != 200 || json.Unmarshal(lastBody, &obj) != nil || obj.ID == "" {
-			t.Fatalf("POST %s: %d %s", path, resp.StatusCode, lastBody)
+		if resp.StatusCode != 200 || json.Unmarshal(gatewaytest.LastBody, &obj) != nil || obj.ID == "" {
+			t.Fatalf("POST %s: %d %s", path, resp.StatusCode, gatewaytest.LastBody)
 		}
 		return obj.ID
 	}
@@ -152,21 +56,21 @@ func TestProviderObjectsBelongToTheirOwner(t *testing.T) {
 		up := map[string]string{"Authorization": h["Authorization"], "Content-Type": "multipart/form-data; boundary=" + boundary}
 		body := "--" + boundary + "\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nbatch\r\n--" + boundary +
 			"\r\nContent-Disposition: form-data; name=\"file\"; filename=\"in.jsonl\"\r\nContent-Type: application/octet-stream\r\n\r\n{}\r\n--" + boundary + "--\r\n"
-		resp, _ := rawRequest(t, "POST", base+"/v1/files", body, up)
+		resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/files", body, up)
 		var obj struct{ ID string }
-		if resp.StatusCode != 200 || json.Unmarshal(lastBody, &obj) != nil {
-			t.Fatalf("upload: %d %s", resp.StatusCode, lastBody)
+		if resp.StatusCode != 200 || json.Unmarshal(gatewaytest.LastBody, &obj) != nil {
+			t.Fatalf("upload: %d %s", resp.StatusCode, gatewaytest.LastBody)
 		}
 		return obj.ID
 	}
 
 	file := upload(alice)
 	resp := create(alice, "/v1/responses", `{"model":"gpt-4o","input":"hi"}`)
-	rawRequest(t, "POST", base+"/v1/responses", `{"model":"gpt-4o","input":"hi","stream":true}`, alice)
-	_, streamed, _ := strings.Cut(string(lastBody), `"id":"`)
+	gatewaytest.RawRequest(t, "POST", base+"/v1/responses", `{"model":"gpt-4o","input":"hi","stream":true}`, alice)
+	_, streamed, _ := strings.Cut(string(gatewaytest.LastBody), `"id":"`)
 	streamed, _, _ = strings.Cut(streamed, `"`)
 	if !strings.HasPrefix(streamed, "resp_") {
-		t.Fatalf("streamed response: %s", lastBody)
+		t.Fatalf("streamed response: %s", gatewaytest.LastBody)
 	}
 	vs := create(alice, "/v1/vector_stores", `{"name":"mine","file_ids":["`+file+`"]}`)
 	batch := create(alice, "/v1/batches", `{"input_file_id":"`+file+`","endpoint":"/v1/chat/completions","completion_window":"24h"}`)
@@ -174,24 +78,24 @@ func TestProviderObjectsBelongToTheirOwner(t *testing.T) {
 
 	notFound := func(h map[string]string, method, path, body, kind, id, param string) {
 		t.Helper()
-		served := p.served
-		resp, env := rawRequest(t, method, base+path, body, h)
+		served := p.Served
+		resp, env := gatewaytest.RawRequest(t, method, base+path, body, h)
 		want := fmt.Sprintf("No %s found with id '%s'.", kind, id)
 		if param == "previous_response_id" { // as the local store says it
 			want = fmt.Sprintf("Previous response with id '%s' not found.", id)
 		}
 		if resp.StatusCode != 404 || env.Error.Message != want || env.Error.Type != "invalid_request_error" ||
 			(param == "") != (env.Error.Param == nil) || (param != "" && *env.Error.Param != param) {
-			t.Errorf("%s %s %s: %d %s, want 404 %q param %q", method, path, body, resp.StatusCode, lastBody, want, param)
+			t.Errorf("%s %s %s: %d %s, want 404 %q param %q", method, path, body, resp.StatusCode, gatewaytest.LastBody, want, param)
 		}
-		if p.served != served {
+		if p.Served != served {
 			t.Errorf("%s %s reached the provider", method, path)
 		}
 	}
 	found := func(h map[string]string, method, path, body string) {
 		t.Helper()
-		if resp, _ := rawRequest(t, method, base+path, body, h); resp.StatusCode != 200 {
-			t.Errorf("%s %s: %d %s", method, path, resp.StatusCode, lastBody)
+		if resp, _ := gatewaytest.RawRequest(t, method, base+path, body, h); resp.StatusCode != 200 {
+			t.Errorf("%s %s: %d %s", method, path, resp.StatusCode, gatewaytest.LastBody)
 		}
 	}
 	paths := []struct{ method, path, body, kind, id string }{
@@ -241,7 +145,7 @@ func TestProviderObjectsBelongToTheirOwner(t *testing.T) {
 		OutputFileID string `json:"output_file_id"`
 	}
 	found(alice, "GET", "/v1/batches/"+batch, "")
-	json.Unmarshal(lastBody, &b)
+	json.Unmarshal(gatewaytest.LastBody, &b)
 	notFound(bob, "GET", "/v1/files/"+b.OutputFileID+"/content", "", "file", b.OutputFileID, "")
 	found(alice, "GET", "/v1/files/"+b.OutputFileID+"/content", "")
 	notFound(alice, "GET", "/v1/files/file-999", "", "file", "file-999", "")
@@ -257,7 +161,7 @@ func TestProviderObjectsBelongToTheirOwner(t *testing.T) {
 			LastID  *string `json:"last_id"`
 			HasMore bool    `json:"has_more"`
 		}
-		json.Unmarshal(lastBody, &page)
+		json.Unmarshal(gatewaytest.LastBody, &page)
 		var ids []string
 		for _, d := range page.Data {
 			ids = append(ids, d.ID)
@@ -286,8 +190,8 @@ func TestProviderObjectsBelongToTheirOwner(t *testing.T) {
 		t.Errorf("alice's pages %v, want %v", pages, want)
 	}
 	found(bob, "GET", "/v1/batches", "")
-	if strings.Contains(string(lastBody), batch) {
-		t.Errorf("bob's batches list shows alice's: %s", lastBody)
+	if strings.Contains(string(gatewaytest.LastBody), batch) {
+		t.Errorf("bob's batches list shows alice's: %s", gatewaytest.LastBody)
 	}
 
 	// A delete forgets: the provider still answers, the gateway does not.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -27,8 +28,8 @@ const responsesStream = "event: response.created\ndata: {\"type\":\"response.cre
 // passthroughProvider answers the provider operations the gateway does not
 // implement itself; for an image edit it answers the SHA-256 of the image
 // part it received, to prove the multipart body arrived intact.
-func passthroughProvider(t *testing.T) *fakeProvider {
-	return newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+func passthroughProvider(t *testing.T) *gatewaytest.FakeProvider {
+	return gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/v1/embeddings":
 			w.Header().Set("Content-Type", "application/json")
@@ -47,8 +48,8 @@ func passthroughProvider(t *testing.T) *fakeProvider {
 
 func TestProviderOperationsPassThrough(t *testing.T) {
 	provider := passthroughProvider(t)
-	base := startGateway(t, provider.URL, "route unknown to provider")
-	client := sdk(base)
+	base := gatewaytest.StartGateway(t, provider.URL, "route unknown to provider")
+	client := gatewaytest.SDK(base)
 	ctx := context.Background()
 
 	emb, err := client.Embeddings.New(ctx, openai.EmbeddingNewParams{Model: "text-embedding-3-small",
@@ -56,17 +57,17 @@ func TestProviderOperationsPassThrough(t *testing.T) {
 	if err != nil || len(emb.Data) != 1 || emb.Data[0].Embedding[1] != -0.2 {
 		t.Fatalf("embeddings: %v %+v", err, emb)
 	}
-	req, body := provider.last(t)
-	if req.Header.Get("Authorization") != "Bearer "+upstreamKey || !strings.Contains(string(body), `"input":"hello world"`) {
+	req, body := provider.Last(t)
+	if req.Header.Get("Authorization") != "Bearer "+gatewaytest.UpstreamKey || !strings.Contains(string(body), `"input":"hello world"`) {
 		t.Fatalf("embeddings arrived as %v %s", req.Header, body)
 	}
 
-	headers := map[string]string{"Authorization": "Bearer " + clientKey, "Content-Type": "application/json"}
-	resp, _ := rawRequest(t, "POST", base+"/v1/responses", `{"model":"gpt-5","input":"hi","stream":true}`, headers)
-	if resp.StatusCode != 200 || string(lastBody) != responsesStream || resp.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("streamed responses: %d %q", resp.StatusCode, lastBody)
+	headers := map[string]string{"Authorization": "Bearer " + gatewaytest.ClientKey, "Content-Type": "application/json"}
+	resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/responses", `{"model":"gpt-5","input":"hi","stream":true}`, headers)
+	if resp.StatusCode != 200 || string(gatewaytest.LastBody) != responsesStream || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("streamed responses: %d %q", resp.StatusCode, gatewaytest.LastBody)
 	}
-	if req, _ := provider.last(t); req.Header.Get("Authorization") != "Bearer "+upstreamKey {
+	if req, _ := provider.Last(t); req.Header.Get("Authorization") != "Bearer "+gatewaytest.UpstreamKey {
 		t.Fatalf("responses arrived with %q", req.Header.Get("Authorization"))
 	}
 
@@ -80,11 +81,11 @@ func TestProviderOperationsPassThrough(t *testing.T) {
 	part, _ := mw.CreateFormFile("image", "cat.png")
 	part.Write(image)
 	mw.Close()
-	resp, _ = rawRequest(t, "POST", base+"/v1/images/edits", form.String(), map[string]string{"Authorization": "Bearer " + clientKey, "Content-Type": mw.FormDataContentType()})
+	resp, _ = gatewaytest.RawRequest(t, "POST", base+"/v1/images/edits", form.String(), map[string]string{"Authorization": "Bearer " + gatewaytest.ClientKey, "Content-Type": mw.FormDataContentType()})
 	if resp.StatusCode != 200 {
-		t.Fatalf("image edit: %d %s", resp.StatusCode, lastBody)
+		t.Fatalf("image edit: %d %s", resp.StatusCode, gatewaytest.LastBody)
 	}
-	req, body = provider.last(t)
+	req, body = provider.Last(t)
 	_, params, err := mime.ParseMediaType(req.Header.Get("Content-Type"))
 	if err != nil {
 		t.Fatalf("image edit arrived as %q", req.Header.Get("Content-Type"))
@@ -100,14 +101,14 @@ func TestProviderOperationsPassThrough(t *testing.T) {
 			got, _ = io.ReadAll(p)
 		}
 	}
-	if sha256.Sum256(got) != sha256.Sum256(image) || req.Header.Get("Authorization") != "Bearer "+upstreamKey {
+	if sha256.Sum256(got) != sha256.Sum256(image) || req.Header.Get("Authorization") != "Bearer "+gatewaytest.UpstreamKey {
 		t.Fatalf("the image arrived changed (%d bytes) or with the wrong key", len(got))
 	}
 
 	// A path the operation table does not know, passed through by the route.
-	resp, _ = rawRequest(t, "GET", base+"/v1/fine_tuning/jobs", "", map[string]string{"Authorization": "Bearer " + clientKey})
-	if resp.StatusCode != 200 || !strings.Contains(string(lastBody), "/v1/fine_tuning/jobs") {
-		t.Fatalf("unknown path passthrough: %d %s", resp.StatusCode, lastBody)
+	resp, _ = gatewaytest.RawRequest(t, "GET", base+"/v1/fine_tuning/jobs", "", map[string]string{"Authorization": "Bearer " + gatewaytest.ClientKey})
+	if resp.StatusCode != 200 || !strings.Contains(string(gatewaytest.LastBody), "/v1/fine_tuning/jobs") {
+		t.Fatalf("unknown path passthrough: %d %s", resp.StatusCode, gatewaytest.LastBody)
 	}
 }
 
@@ -116,18 +117,18 @@ func TestProviderOperationsPassThrough(t *testing.T) {
 // 501 naming its operation; neither reaches the provider.
 func TestUnknownPathsAre404WithoutPassthrough(t *testing.T) {
 	provider := passthroughProvider(t)
-	base := startGateway(t, provider.URL, "")
-	resp, env := rawRequest(t, "GET", base+"/v1/no_such_api/jobs", "", map[string]string{"Authorization": "Bearer " + clientKey})
+	base := gatewaytest.StartGateway(t, provider.URL, "")
+	resp, env := gatewaytest.RawRequest(t, "GET", base+"/v1/no_such_api/jobs", "", map[string]string{"Authorization": "Bearer " + gatewaytest.ClientKey})
 	if resp.StatusCode != 404 || env.Error.Type != "invalid_request_error" {
-		t.Fatalf("unknown path without passthrough: %d %s", resp.StatusCode, lastBody)
+		t.Fatalf("unknown path without passthrough: %d %s", resp.StatusCode, gatewaytest.LastBody)
 	}
-	resp, env = rawRequest(t, "GET", base+"/v1/fine_tuning/jobs", "", map[string]string{"Authorization": "Bearer " + clientKey})
+	resp, env = gatewaytest.RawRequest(t, "GET", base+"/v1/fine_tuning/jobs", "", map[string]string{"Authorization": "Bearer " + gatewaytest.ClientKey})
 	if resp.StatusCode != 501 || env.Error.Type != "not_implemented" || !strings.Contains(env.Error.Message, "listPaginatedFineTuningJobs") {
-		t.Fatalf("unserved public path without passthrough: %d %s", resp.StatusCode, lastBody)
+		t.Fatalf("unserved public path without passthrough: %d %s", resp.StatusCode, gatewaytest.LastBody)
 	}
-	provider.mu.Lock()
-	defer provider.mu.Unlock()
-	if len(provider.requests) != 0 {
+	provider.Mu.Lock()
+	defer provider.Mu.Unlock()
+	if len(provider.Requests) != 0 {
 		t.Fatal("the unknown path reached the provider")
 	}
 }
@@ -147,41 +148,41 @@ func TestBatchAgainstEmbeddingsThroughProvider(t *testing.T) {
 			data_dir %s
 		}
 		route embeddings.create to provider
-	}`, clientKey, provider.URL, upstreamKey, t.TempDir()))
-	client := sdk(base)
+	}`, gatewaytest.ClientKey, provider.URL, gatewaytest.UpstreamKey, t.TempDir()))
+	client := gatewaytest.SDK(base)
 	var input strings.Builder
 	for i := range 12 {
 		fmt.Fprintf(&input, `{"custom_id":"e%d","method":"POST","url":"/v1/embeddings","body":{"model":"text-embedding-3-small","input":["a","b"]}}`+"\n", i)
 	}
-	b, err := client.Batches.New(context.Background(), openai.BatchNewParams{InputFileID: uploadBatchFile(t, client, input.String()),
+	b, err := client.Batches.New(context.Background(), openai.BatchNewParams{InputFileID: gatewaytest.UploadBatchFile(t, client, input.String()),
 		Endpoint: openai.BatchNewParamsEndpointV1Embeddings, CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := pollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
-	lines := resultLines(t, client, done.OutputFileID)
+	done := gatewaytest.PollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
+	lines := gatewaytest.ResultLines(t, client, done.OutputFileID)
 	if done.Status != openai.BatchStatusCompleted || done.RequestCounts.Completed != 12 || len(lines) != 12 || done.Model != "text-embedding-3-small" {
 		t.Fatalf("embeddings batch: %d lines, %s", len(lines), done.RawJSON())
 	}
 	if !strings.Contains(done.RawJSON(), `"input_tokens":24`) {
 		t.Fatalf("usage not summed: %s", done.RawJSON())
 	}
-	provider.mu.Lock()
-	n := len(provider.requests)
-	provider.mu.Unlock()
+	provider.Mu.Lock()
+	n := len(provider.Requests)
+	provider.Mu.Unlock()
 	if n != 12 {
 		t.Fatalf("the provider got %d requests for 12 lines", n)
 	}
 }
 
 func TestDeprecatedParameterHeaders(t *testing.T) {
-	base := startLocal(t, t.TempDir())
-	headers := map[string]string{"Authorization": "Bearer " + clientKey, "Content-Type": "application/json"}
-	resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"max_tokens":5}`, headers)
+	base := gatewaytest.StartLocal(t, t.TempDir())
+	headers := map[string]string{"Authorization": "Bearer " + gatewaytest.ClientKey, "Content-Type": "application/json"}
+	resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"max_tokens":5}`, headers)
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Deprecation"), "@") {
 		t.Fatalf("max_tokens: %d Deprecation %q", resp.StatusCode, resp.Header.Get("Deprecation"))
 	}
-	resp, _ = rawRequest(t, "POST", base+"/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"max_completion_tokens":5,"seed":7}`, headers)
+	resp, _ = gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"max_completion_tokens":5,"seed":7}`, headers)
 	if resp.StatusCode != 200 || resp.Header.Get("Deprecation") != "" {
 		t.Fatalf("no deprecated parameter: %d Deprecation %q", resp.StatusCode, resp.Header.Get("Deprecation"))
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -47,7 +48,7 @@ func rawSocketRequest(t *testing.T, base, method, target string, header map[stri
 // percent-encoded, or an encoded slash; and what the provider receives is
 // the path that was authorised.
 func TestDotSegmentsNeverEscapeTheOperation(t *testing.T) {
-	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	provider := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.Method == http.MethodPost {
 			io.WriteString(w, `{"object":"vector_store","id":"vs_1"}`)
@@ -66,8 +67,8 @@ func TestDotSegmentsNeverEscapeTheOperation(t *testing.T) {
 			api_key %s
 		}
 		route * to provider
-	}`, clientKey, provider.URL, upstreamKey))
-	auth := map[string]string{"Authorization": "Bearer " + clientKey}
+	}`, gatewaytest.ClientKey, provider.URL, gatewaytest.UpstreamKey))
+	auth := map[string]string{"Authorization": "Bearer " + gatewaytest.ClientKey}
 
 	for _, target := range []string{
 		"/v1/vector_stores/%2e%2e/files/file-abc/content",
@@ -83,31 +84,31 @@ func TestDotSegmentsNeverEscapeTheOperation(t *testing.T) {
 	} {
 		for _, method := range []string{"GET", "DELETE"} {
 			status, body := rawSocketRequest(t, base, method, target, auth)
-			var env envelope
+			var env gatewaytest.Envelope
 			if status != http.StatusBadRequest || json.Unmarshal(body, &env) != nil ||
 				env.Error.Type != "invalid_request_error" || !strings.Contains(env.Error.Message, "Invalid URL") {
 				t.Errorf("%s %s: %d %s, want 400 invalid_request_error", method, target, status, body)
 			}
 		}
 	}
-	provider.mu.Lock()
-	reached := len(provider.requests)
-	provider.mu.Unlock()
+	provider.Mu.Lock()
+	reached := len(provider.Requests)
+	provider.Mu.Unlock()
 	if reached != 0 {
-		req, _ := provider.last(t)
+		req, _ := provider.Last(t)
 		t.Fatalf("%d refused requests reached the provider, the last at %s", reached, req.URL.RawPath+" "+req.URL.Path)
 	}
 
 	// The authorised operation arrives as it was matched (on vs_1, which
 	// the key made).
-	if resp, _ := rawRequest(t, "POST", base+"/v1/vector_stores", "{}", map[string]string{"Authorization": "Bearer " + clientKey, "Content-Type": "application/json"}); resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST /v1/vector_stores: %d %s", resp.StatusCode, lastBody)
+	if resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/vector_stores", "{}", map[string]string{"Authorization": "Bearer " + gatewaytest.ClientKey, "Content-Type": "application/json"}); resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /v1/vector_stores: %d %s", resp.StatusCode, gatewaytest.LastBody)
 	}
 	target := "/v1/vector_stores/vs_1/files/file-abc"
 	if status, body := rawSocketRequest(t, base, "GET", target, auth); status != http.StatusOK {
 		t.Fatalf("GET %s: %d %s", target, status, body)
 	}
-	req, _ := provider.last(t)
+	req, _ := provider.Last(t)
 	if req.URL.EscapedPath() != target || req.Method != "GET" {
 		t.Fatalf("the provider received %s %s, want GET %s", req.Method, req.URL.EscapedPath(), target)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/internal/testpg"
 )
@@ -26,8 +27,8 @@ func TestVectorStoresOnPostgres(t *testing.T) {
 		upstream local local {
 			postgres "%s"
 		}
-	}`, clientKey, dsn))
-	client := sdk(base)
+	}`, gatewaytest.ClientKey, dsn))
+	client := gatewaytest.SDK(base)
 	ctx := context.Background()
 
 	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{Name: openai.String("on postgres")})
@@ -38,9 +39,9 @@ func TestVectorStoresOnPostgres(t *testing.T) {
 	ids := map[string]string{}
 	byID := map[string]corpusFile{}
 	for _, cf := range corpus {
-		id := upload(t, client, cf.name, cf.data)
+		id := gatewaytest.Upload(t, client, cf.name, cf.data)
 		ids[cf.name], byID[id] = id, cf
-		if f := attachAndPoll(t, client, vs.ID, id, cf.attrs); f.Status != "completed" || f.UsageBytes == 0 {
+		if f := gatewaytest.AttachAndPoll(t, client, vs.ID, id, cf.attrs); f.Status != "completed" || f.UsageBytes == 0 {
 			t.Fatalf("%s: attached %+v (last_error %+v)", cf.name, f, f.LastError)
 		}
 	}
@@ -50,13 +51,13 @@ func TestVectorStoresOnPostgres(t *testing.T) {
 	}
 	// The file holding the planted term ranks first.
 	for _, cf := range corpus {
-		res := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("where is the " + cf.term + "?")})
+		res := gatewaytest.Search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("where is the " + cf.term + "?")})
 		if len(res) == 0 || res[0].FileID != ids[cf.name] || !strings.Contains(strings.ToLower(res[0].Content[0].Text), cf.term) ||
 			res[0].Score <= 0 || res[0].Score > 1 {
 			t.Fatalf("query %q: results %+v, want %s first", cf.term, res, cf.name)
 		}
 	}
-	if all := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("modelgate"), MaxNumResults: openai.Int(50)}); len(all) != len(corpus) {
+	if all := gatewaytest.Search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("modelgate"), MaxNumResults: openai.Int(50)}); len(all) != len(corpus) {
 		t.Fatalf("the common term found %d files, want %d", len(all), len(corpus))
 	}
 	checkFilters(t, client, vs.ID, byID)
@@ -65,7 +66,7 @@ func TestVectorStoresOnPostgres(t *testing.T) {
 	if _, err := client.VectorStores.Files.Delete(ctx, vs.ID, ids["zebra.txt"]); err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("zebra")}) {
+	for _, r := range gatewaytest.Search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("zebra")}) {
 		if r.FileID == ids["zebra.txt"] {
 			t.Fatal("a detached file is still found")
 		}
@@ -79,25 +80,25 @@ func TestVectorStoresOnPostgres(t *testing.T) {
 // ranks in memory.
 func TestVectorStoreHybridSearchOnPostgres(t *testing.T) {
 	dsn := testpg.VectorDSN(t)
-	fake := &fakeEmbeddings{mode: "ok", arrived: make(chan struct{}, 1)}
+	fake := &gatewaytest.FakeEmbeddings{Mode: "ok", Arrived: make(chan struct{}, 1)}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	// One gateway runs at a time: the searches on PostgreSQL go first.
 	queries := []string{"feline", "automobile"}
 	params := func(q string) openai.VectorStoreSearchParams {
-		return openai.VectorStoreSearchParams{Query: query(q), MaxNumResults: openai.Int(20),
+		return openai.VectorStoreSearchParams{Query: gatewaytest.Query(q), MaxNumResults: openai.Int(20),
 			RankingOptions: openai.VectorStoreSearchParamsRankingOptions{Ranker: "none"}}
 	}
 	var onPG [][]openai.VectorStoreSearchResponse
-	pg := sdk(startWithEmbeddings(t, fmt.Sprintf(`postgres "%s"`, dsn), srv.URL))
+	pg := gatewaytest.SDK(gatewaytest.StartWithEmbeddings(t, fmt.Sprintf(`postgres "%s"`, dsn), srv.URL))
 	pgStore := checkHybridSearch(t, pg, fake)
 	for _, q := range queries {
-		onPG = append(onPG, search(t, pg, pgStore, params(q)))
+		onPG = append(onPG, gatewaytest.Search(t, pg, pgStore, params(q)))
 	}
-	lite := sdk(startWithEmbeddings(t, "data_dir "+t.TempDir(), srv.URL))
+	lite := gatewaytest.SDK(gatewaytest.StartWithEmbeddings(t, "data_dir "+t.TempDir(), srv.URL))
 	liteStore := checkHybridSearch(t, lite, fake)
 	for qi, q := range queries {
-		pgRes, liteRes := onPG[qi], search(t, lite, liteStore, params(q))
+		pgRes, liteRes := onPG[qi], gatewaytest.Search(t, lite, liteStore, params(q))
 		if len(pgRes) == 0 || len(pgRes) != len(liteRes) || pgRes[0].Filename != liteRes[0].Filename {
 			t.Fatalf("%q: %d results on PostgreSQL, %d on SQLite", q, len(pgRes), len(liteRes))
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/internal/testpg"
 )
@@ -20,9 +21,9 @@ import (
 // and one killed mid-upload leaves nothing the other can see.
 func TestTwoGatewaysShareOnePostgres(t *testing.T) {
 	dsn := testpg.DSN(t)
-	one := startChild(t, "postgres "+dsn, testgateway.FreePort(t))
-	two := startChild(t, "postgres "+dsn, testgateway.FreePort(t))
-	c1, c2 := sdk(one.base), sdk(two.base)
+	one := gatewaytest.StartChild(t, "postgres "+dsn, testgateway.FreePort(t))
+	two := gatewaytest.StartChild(t, "postgres "+dsn, testgateway.FreePort(t))
+	c1, c2 := gatewaytest.SDK(one.Base), gatewaytest.SDK(two.Base)
 	ctx := context.Background()
 
 	content := make([]byte, 3<<20+17)
@@ -35,13 +36,13 @@ func TestTwoGatewaysShareOnePostgres(t *testing.T) {
 	if err != nil || len(page.Data) != 1 || page.Data[0].ID != f.ID || page.Data[0].Bytes != int64(len(content)) {
 		t.Fatalf("the second gateway lists %+v, %v", page, err)
 	}
-	if got := fileContent(t, c2, f.ID); !bytes.Equal(got, content) {
+	if got := gatewaytest.FileContent(t, c2, f.ID); !bytes.Equal(got, content) {
 		t.Fatalf("the second gateway sends %d bytes, not the %d uploaded", len(got), len(content))
 	}
 	if deleted, err := c2.Files.Delete(ctx, f.ID); err != nil || !deleted.Deleted {
 		t.Fatalf("delete through the second gateway: %v", err)
 	}
-	if _, err := c1.Files.Get(ctx, f.ID); asAPIError(t, err).StatusCode != 404 {
+	if _, err := c1.Files.Get(ctx, f.ID); gatewaytest.AsAPIError(t, err).StatusCode != 404 {
 		t.Fatalf("the first gateway still finds the deleted file: %v", err)
 	}
 
@@ -56,12 +57,12 @@ func TestTwoGatewaysShareOnePostgres(t *testing.T) {
 	if _, err := c2.Beta.Threads.Delete(ctx, th.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c1.Beta.Threads.Get(ctx, th.ID); asAPIError(t, err).StatusCode != 404 {
+	if _, err := c1.Beta.Threads.Get(ctx, th.ID); gatewaytest.AsAPIError(t, err).StatusCode != 404 {
 		t.Fatalf("the first gateway still finds the deleted thread: %v", err)
 	}
 
 	// The first gateway dies halfway through an upload.
-	one.killMidUpload(t, 16<<20)
+	one.KillMidUpload(t, 16<<20)
 	if page, err := c2.Files.List(ctx, openai.FileListParams{}); err != nil || len(page.Data) != 0 {
 		t.Fatalf("after the crash the second gateway lists %+v, %v", page.Data, err)
 	}
@@ -83,23 +84,23 @@ func TestTwoGatewaysShareOnePostgres(t *testing.T) {
 // out and completes it: every custom_id is in the output exactly once.
 func TestBatchMovesToTheOtherGatewayWhenItsHolderIsKilled(t *testing.T) {
 	const n = 3000
-	f := newTakeoverFixture(t, n)
-	killed := f.gateways[f.holder]
-	killed.cmd.Process.Signal(syscall.SIGKILL)
-	killed.wait()
-	survivor := f.other()
-	before, err := survivor.Batches.Get(context.Background(), f.batch.ID)
+	f := gatewaytest.NewTakeoverFixture(t, n)
+	killed := f.Gateways[f.Holder]
+	killed.Cmd.Process.Signal(syscall.SIGKILL)
+	killed.Wait()
+	survivor := f.Other()
+	before, err := survivor.Batches.Get(context.Background(), f.Batch.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if before.Status == openai.BatchStatusCompleted {
 		t.Fatal("the batch finished before its gateway could be killed")
 	}
-	t.Logf("killed gateway %d holding the lease with %d of %d requests done", f.holder, before.RequestCounts.Completed, n)
+	t.Logf("killed gateway %d holding the lease with %d of %d requests done", f.Holder, before.RequestCounts.Completed, n)
 
-	done := pollBatch(t, survivor, f.batch.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
+	done := gatewaytest.PollBatch(t, survivor, f.Batch.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
 	if done.Status != openai.BatchStatusCompleted || done.RequestCounts.Completed+done.RequestCounts.Failed != n {
 		t.Fatalf("after the take-over: %s", done.RawJSON())
 	}
-	checkExactlyOnce(t, survivor, done, n)
+	gatewaytest.CheckExactlyOnce(t, survivor, done, n)
 }

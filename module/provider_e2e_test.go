@@ -3,8 +3,6 @@ package modelgate_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,110 +12,23 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 
-	"github.com/modelgate/modelgate/internal/testgateway"
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 )
-
-const (
-	clientKey   = "sk-client-test-key-0001"
-	upstreamKey = "sk-upstream-secret-0002"
-)
-
-// fakeProvider is an OpenAI-compatible upstream that records what it got.
-type fakeProvider struct {
-	*httptest.Server
-	mu       sync.Mutex
-	requests []*http.Request
-	bodies   [][]byte
-	handle   http.HandlerFunc
-}
-
-func newFakeProvider(t *testing.T, handle http.HandlerFunc) *fakeProvider {
-	f := &fakeProvider{handle: handle}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		f.mu.Lock()
-		f.requests = append(f.requests, r.Clone(context.Background()))
-		f.bodies = append(f.bodies, body)
-		f.mu.Unlock()
-		f.handle(w, r)
-	}))
-	t.Cleanup(f.Close)
-	return f
-}
-
-func (f *fakeProvider) last(t *testing.T) (*http.Request, []byte) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.requests) == 0 {
-		t.Fatal("the provider received no request")
-	}
-	return f.requests[len(f.requests)-1], f.bodies[len(f.bodies)-1]
-}
-
-// startGateway serves modelgate with every operation routed to the provider.
-func startGateway(t *testing.T, providerURL string, extra string) string {
-	t.Helper()
-	return testgateway.Start(t, providerSite(providerURL, extra))
-}
-
-// providerSite is a site's modelgate directive routing every operation
-// to the provider, with extra lines.
-func providerSite(providerURL string, extra string) string {
-	return fmt.Sprintf(`
-	modelgate {
-		key %s {
-			name tester
-		}
-		upstream provider {
-			base_url %s/v1
-			api_key %s
-		}
-		route * to provider
-		%s
-	}`, clientKey, providerURL, upstreamKey, extra)
-}
-
-func sdk(base string, opts ...option.RequestOption) openai.Client {
-	all := append([]option.RequestOption{
-		option.WithBaseURL(base + "/v1/"),
-		option.WithAPIKey(clientKey),
-		option.WithMaxRetries(0),
-	}, opts...)
-	return openai.NewClient(all...)
-}
-
-const toolCallCompletion = `{"id":"chatcmpl-1","object":"chat.completion","created":1741569952,"model":"gpt-4o-mini",
-"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":null,
-"tool_calls":[{"id":"call_abc","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},
-"logprobs":null,"finish_reason":"tool_calls"}],
-"usage":{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21}}`
-
-func weatherParams() openai.ChatCompletionNewParams {
-	return openai.ChatCompletionNewParams{
-		Model:    "gpt-4o-mini",
-		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Paris?")},
-		Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{
-			Name:       "get_weather",
-			Parameters: openai.FunctionParameters{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}},
-		})},
-	}
-}
 
 func TestChatCompletionThroughProvider(t *testing.T) {
-	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	provider := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/chat/completions" {
 			http.Error(w, "wrong path "+r.URL.Path, http.StatusNotFound)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, toolCallCompletion)
+		io.WriteString(w, gatewaytest.ToolCallCompletion)
 	})
-	base := startGateway(t, provider.URL, "")
-	client := sdk(base)
+	base := gatewaytest.StartGateway(t, provider.URL, "")
+	client := gatewaytest.SDK(base)
 
-	got, err := client.Chat.Completions.New(context.Background(), weatherParams())
+	got, err := client.Chat.Completions.New(context.Background(), gatewaytest.WeatherParams())
 	if err != nil {
 		t.Fatalf("chat completion: %v", err)
 	}
@@ -132,52 +43,36 @@ func TestChatCompletionThroughProvider(t *testing.T) {
 		t.Fatalf("usage = %+v", got.Usage)
 	}
 
-	req, body := provider.last(t)
+	req, body := provider.Last(t)
 	var sent map[string]any
 	if err := json.Unmarshal(body, &sent); err != nil || sent["model"] != "gpt-4o-mini" {
 		t.Fatalf("provider got body %s (%v)", body, err)
 	}
-	if auth := req.Header.Get("Authorization"); auth != "Bearer "+upstreamKey {
+	if auth := req.Header.Get("Authorization"); auth != "Bearer "+gatewaytest.UpstreamKey {
 		t.Fatalf("provider Authorization = %q, want the upstream key", auth)
 	}
 	for name, values := range req.Header {
 		for _, v := range values {
-			if strings.Contains(v, clientKey) {
+			if strings.Contains(v, gatewaytest.ClientKey) {
 				t.Fatalf("the client key reached the provider in header %s", name)
 			}
 		}
 	}
 }
 
-const streamEvents = `data: {"id":"chatcmpl-9","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}
-
-data: {"id":"chatcmpl-9","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"Checking "},"finish_reason":null}]}
-
-data: {"id":"chatcmpl-9","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_abc","type":"function","function":{"name":"get_weather","arguments":""}}]},"finish_reason":null}]}
-
-data: {"id":"chatcmpl-9","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]},"finish_reason":null}]}
-
-data: {"id":"chatcmpl-9","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"Paris\"}"}}]},"finish_reason":null}]}
-
-data: {"id":"chatcmpl-9","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
-
-data: [DONE]
-
-`
-
 func TestStreamedChatCompletionThroughProvider(t *testing.T) {
-	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	provider := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		rc := http.NewResponseController(w)
-		for _, event := range strings.SplitAfter(streamEvents, "\n\n") {
+		for _, event := range strings.SplitAfter(gatewaytest.StreamEvents, "\n\n") {
 			io.WriteString(w, event)
 			rc.Flush()
 		}
 	})
-	base := startGateway(t, provider.URL, "")
-	client := sdk(base)
+	base := gatewaytest.StartGateway(t, provider.URL, "")
+	client := gatewaytest.SDK(base)
 
-	params := weatherParams()
+	params := gatewaytest.WeatherParams()
 	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 	stream := client.Chat.Completions.NewStreaming(context.Background(), params)
 	var acc openai.ChatCompletionAccumulator
@@ -199,7 +94,7 @@ func TestStreamedChatCompletionThroughProvider(t *testing.T) {
 	if len(msg.ToolCalls) != 1 || msg.ToolCalls[0].Function.Arguments != `{"city":"Paris"}` || msg.ToolCalls[0].ID != "call_abc" {
 		t.Fatalf("tool call deltas did not arrive intact: %+v", msg.ToolCalls)
 	}
-	_, body := provider.last(t)
+	_, body := provider.Last(t)
 	if !strings.Contains(string(body), `"stream":true`) {
 		t.Fatalf("provider body lost stream flag: %s", body)
 	}
@@ -212,10 +107,10 @@ func TestStreamIsNotBuffered(t *testing.T) {
 	release := make(chan struct{})
 	var secondSent sync.Mutex
 	sentSecond := false
-	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	provider := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		rc := http.NewResponseController(w)
-		events := strings.SplitAfter(streamEvents, "\n\n")
+		events := strings.SplitAfter(gatewaytest.StreamEvents, "\n\n")
 		io.WriteString(w, events[0])
 		rc.Flush()
 		select {
@@ -234,10 +129,10 @@ func TestStreamIsNotBuffered(t *testing.T) {
 			rc.Flush()
 		}
 	})
-	base := startGateway(t, provider.URL, "")
-	client := sdk(base)
+	base := gatewaytest.StartGateway(t, provider.URL, "")
+	client := gatewaytest.SDK(base)
 
-	stream := client.Chat.Completions.NewStreaming(context.Background(), weatherParams())
+	stream := client.Chat.Completions.NewStreaming(context.Background(), gatewaytest.WeatherParams())
 	defer stream.Close()
 	if !stream.Next() {
 		t.Fatalf("no first event: %v", stream.Err())
@@ -263,18 +158,18 @@ func TestStreamIsNotBuffered(t *testing.T) {
 
 func TestClientDisconnectCancelsProviderRequest(t *testing.T) {
 	cancelled := make(chan struct{})
-	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	provider := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, strings.SplitAfter(streamEvents, "\n\n")[0])
+		io.WriteString(w, strings.SplitAfter(gatewaytest.StreamEvents, "\n\n")[0])
 		http.NewResponseController(w).Flush()
 		<-r.Context().Done()
 		close(cancelled)
 	})
-	base := startGateway(t, provider.URL, "")
-	client := sdk(base)
+	base := gatewaytest.StartGateway(t, provider.URL, "")
+	client := gatewaytest.SDK(base)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	stream := client.Chat.Completions.NewStreaming(ctx, weatherParams())
+	stream := client.Chat.Completions.NewStreaming(ctx, gatewaytest.WeatherParams())
 	if !stream.Next() {
 		t.Fatalf("no first event: %v", stream.Err())
 	}
@@ -287,35 +182,12 @@ func TestProviderUnreachableIs502Envelope(t *testing.T) {
 	dead := httptest.NewServer(http.NotFoundHandler())
 	deadURL := dead.URL
 	dead.Close()
-	base := startGateway(t, deadURL, "")
-	client := sdk(base)
+	base := gatewaytest.StartGateway(t, deadURL, "")
+	client := gatewaytest.SDK(base)
 
-	_, err := client.Chat.Completions.New(context.Background(), weatherParams())
-	apiErr := asAPIError(t, err)
+	_, err := client.Chat.Completions.New(context.Background(), gatewaytest.WeatherParams())
+	apiErr := gatewaytest.AsAPIError(t, err)
 	if apiErr.StatusCode != http.StatusBadGateway || apiErr.Type != "server_error" || apiErr.Code != "upstream_unavailable" {
 		t.Fatalf("got %d %s %s", apiErr.StatusCode, apiErr.Type, apiErr.Code)
 	}
-}
-
-func asAPIError(t *testing.T, err error) *openai.Error {
-	t.Helper()
-	var apiErr *openai.Error
-	if !errors.As(err, &apiErr) {
-		t.Fatalf("want an API error, got %v", err)
-	}
-	return apiErr
-}
-
-// testgatewayStartWithSite serves modelgate beside an ordinary respond
-// handler, as in a user's existing site.
-func testgatewayStartWithSite(t *testing.T) string {
-	return testgateway.Start(t, `
-	modelgate {
-		key `+clientKey+`
-		upstream p {
-			base_url http://127.0.0.1:1/v1
-		}
-		route * to p
-	}
-	respond "ok" 200`)
 }

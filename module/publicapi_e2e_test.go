@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/publicapi"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
@@ -30,7 +31,7 @@ func TestUnservedPublicOperationsAnswer501(t *testing.T) {
 		if op.Method == http.MethodPost {
 			body = "{}"
 		}
-		resp, env := rawRequest(t, op.Method, base+"/v1"+path, body, h)
+		resp, env := gatewaytest.RawRequest(t, op.Method, base+"/v1"+path, body, h)
 		if resp.StatusCode == http.StatusNotFound && strings.HasPrefix(env.Error.Message, "Invalid URL") {
 			t.Errorf("%s %s (%s): %s", op.Method, path, op.ID, env.Error.Message)
 			continue
@@ -53,7 +54,7 @@ func TestUnservedPublicOperationsAnswer501(t *testing.T) {
 	}
 	t.Logf("%d public operations, %d answered 501 as unserved", len(ops), unserved)
 	for _, path := range []string{"/v1/no_such_api", "/v1/chat/completions/x/y/z"} {
-		if resp, env := rawRequest(t, http.MethodPost, base+path, "{}", h); resp.StatusCode != http.StatusNotFound || !strings.HasPrefix(env.Error.Message, "Invalid URL") {
+		if resp, env := gatewaytest.RawRequest(t, http.MethodPost, base+path, "{}", h); resp.StatusCode != http.StatusNotFound || !strings.HasPrefix(env.Error.Message, "Invalid URL") {
 			t.Errorf("%s outside the public API: %d %+v", path, resp.StatusCode, env.Error)
 		}
 	}
@@ -64,7 +65,7 @@ func TestUnservedPublicOperationsAnswer501(t *testing.T) {
 // not a 101 nor a 404, so that the client falls back to HTTP.
 func TestWebSocketOnResponsesIsRefused(t *testing.T) {
 	base := testgateway.Quickstart(t, "")
-	resp, env := rawRequest(t, http.MethodGet, base+"/v1/responses", "", map[string]string{
+	resp, env := gatewaytest.RawRequest(t, http.MethodGet, base+"/v1/responses", "", map[string]string{
 		"Authorization": "Bearer " + testgateway.QuickstartDevKey, "Connection": "Upgrade", "Upgrade": "websocket",
 		"Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
 	})

@@ -15,60 +15,10 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/internal/testredis"
 )
-
-// twoGateways is one Caddy config serving two modelgate handlers on two
-// ports, each with its own Redis client, as two machines would; site is
-// the body of each modelgate block and storeAddrs the Redis address each
-// handler's rate_limit_store uses.
-func twoGateways(t *testing.T, prefix, site string, storeAddrs [2]string, failureModes [2]string) (cfg string, bases [2]string) {
-	var sites strings.Builder
-	for i := range 2 {
-		port := testgateway.FreePort(t)
-		bases[i] = fmt.Sprintf("http://127.0.0.1:%d", port)
-		fmt.Fprintf(&sites, `http://127.0.0.1:%d {
-	metrics /metrics
-	modelgate {
-		rate_limit_store redis %s {
-			prefix %s
-			timeout 2s
-			failure_mode %s
-		}
-		%s
-	}
-}
-`, port, storeAddrs[i], prefix, failureModes[i], site)
-	}
-	cfg = testgateway.GlobalOptions + sites.String()
-	testgateway.Load(t, cfg)
-	return cfg, bases
-}
-
-// post sends a chat request with the key; safe to call concurrently.
-func post(t testing.TB, url, key, body string) (*http.Response, string) {
-	t.Helper()
-	resp, data, err := sendChat(url, key, body)
-	if err != nil {
-		t.Error(err)
-	}
-	return resp, data
-}
-
-// sendChat is post without the test: a transport error is returned.
-func sendChat(url, key, body string) (*http.Response, string, error) {
-	req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, "", err
-	}
-	data, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	return resp, string(data), nil
-}
 
 const smallChat = `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"max_completion_tokens":5}`
 
@@ -81,18 +31,18 @@ func TestRedisLimitsSharedByTwoGateways(t *testing.T) {
 	c := testredis.Client(t)
 	addr := testredis.Addr(t)
 	prefix := testredis.Prefix(t)
-	cfg, gw := twoGateways(t, prefix, fmt.Sprintf(`key %s {
+	cfg, gw := gatewaytest.TwoGateways(t, prefix, fmt.Sprintf(`key %s {
 			rpm 4
 		}
 		key %s {
 			tpm 1200
 		}
-		route chat.completions.create to reference`, clientKey, tokenKey), [2]string{addr, addr}, [2]string{"closed", "closed"})
+		route chat.completions.create to reference`, gatewaytest.ClientKey, tokenKey), [2]string{addr, addr}, [2]string{"closed", "closed"})
 
 	// A burst of 10 over both; one request comes back every 15s.
 	status := map[int]int{}
-	for _, r := range postAll(t, gw[:], clientKey, smallChat, 10) {
-		resp, body := r.resp, r.body
+	for _, r := range gatewaytest.PostAll(t, gw[:], gatewaytest.ClientKey, smallChat, 10) {
+		resp, body := r.Resp, r.Body
 		status[resp.StatusCode]++
 		if resp.StatusCode == 429 {
 			ra, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
@@ -107,7 +57,7 @@ func TestRedisLimitsSharedByTwoGateways(t *testing.T) {
 	}
 	// The state is in Redis, named by the key's digest and never the key.
 	keys, _ := c.Keys(context.Background(), prefix+"*").Result()
-	want := prefix + "{" + sha256Hex(clientKey) + "}:requests"
+	want := prefix + "{" + gatewaytest.Sha256Hex(gatewaytest.ClientKey) + "}:requests"
 	if len(keys) != 1 || keys[0] != want {
 		t.Fatalf("redis keys %v, want [%s]", keys, want)
 	}
@@ -116,18 +66,18 @@ func TestRedisLimitsSharedByTwoGateways(t *testing.T) {
 		t.Fatal(err)
 	}
 	http.DefaultClient.CloseIdleConnections()
-	if resp, _ := post(t, gw[1], clientKey, smallChat); resp.StatusCode != 429 {
+	if resp, _ := gatewaytest.Post(t, gw[1], gatewaytest.ClientKey, smallChat); resp.StatusCode != 429 {
 		t.Fatalf("after the reload: %d", resp.StatusCode)
 	}
 	// Only Redis holds the state: emptied, the allowance is whole again.
 	c.Del(context.Background(), want)
-	if resp, _ := post(t, gw[0], clientKey, smallChat); resp.StatusCode != 200 || resp.Header.Get("X-Ratelimit-Remaining-Requests") != "3" {
+	if resp, _ := gatewaytest.Post(t, gw[0], gatewaytest.ClientKey, smallChat); resp.StatusCode != 200 || resp.Header.Get("X-Ratelimit-Remaining-Requests") != "3" {
 		t.Fatalf("after emptying redis: %d %v", resp.StatusCode, resp.Header)
 	}
 
 	// Tokens: gateway 0 admits an estimate over 1000 and settles what the
 	// reply used; gateway 1 sees the refund.
-	resp, body := post(t, gw[0], tokenKey, `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"count tokens for me"}],"max_completion_tokens":1000}`)
+	resp, body := gatewaytest.Post(t, gw[0], tokenKey, `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"count tokens for me"}],"max_completion_tokens":1000}`)
 	if resp.StatusCode != 200 {
 		t.Fatalf("token request: %d %s", resp.StatusCode, body)
 	}
@@ -135,7 +85,7 @@ func TestRedisLimitsSharedByTwoGateways(t *testing.T) {
 		t.Fatalf("admission charged only %d of the estimate", 1200-left)
 	}
 	used, _ := strconv.Atoi(regexp.MustCompile(`"total_tokens":(\d+)`).FindStringSubmatch(body)[1])
-	resp, _ = post(t, gw[1], tokenKey, `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}],"max_completion_tokens":1}`)
+	resp, _ = gatewaytest.Post(t, gw[1], tokenKey, `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}],"max_completion_tokens":1}`)
 	left, _ := strconv.Atoi(resp.Header.Get("X-Ratelimit-Remaining-Tokens"))
 	if resp.StatusCode != 200 || used == 0 || left < 1200-used-50 {
 		t.Fatalf("after settling %d tokens on the other gateway: %d, %d tokens left", used, resp.StatusCode, left)
@@ -148,32 +98,32 @@ func TestRedisConcurrencySharedByTwoGateways(t *testing.T) {
 	addr := testredis.Addr(t)
 	started, unblock := make(chan struct{}, 1), make(chan struct{})
 	var once sync.Once
-	slow := newCounting(t, func(n int64, w http.ResponseWriter, r *http.Request) {
+	slow := gatewaytest.NewCounting(t, func(n int64, w http.ResponseWriter, r *http.Request) {
 		if n == 1 {
 			started <- struct{}{}
 			<-unblock
 		}
-		completionFrom("slow")(n, w, r)
+		gatewaytest.CompletionFrom("slow")(n, w, r)
 	})
 	defer once.Do(func() { close(unblock) })
-	_, gw := twoGateways(t, testredis.Prefix(t), fmt.Sprintf(`key %s {
+	_, gw := gatewaytest.TwoGateways(t, testredis.Prefix(t), fmt.Sprintf(`key %s {
 			max_concurrent 1
 		}
 		upstream slow {
 			base_url %s/v1
 		}
-		route chat.completions.create to slow`, clientKey, slow.URL), [2]string{addr, addr}, [2]string{"closed", "closed"})
+		route chat.completions.create to slow`, gatewaytest.ClientKey, slow.URL), [2]string{addr, addr}, [2]string{"closed", "closed"})
 
 	done := make(chan int)
 	go func() {
 		code := 0
-		if resp, _ := post(t, gw[0], clientKey, smallChat); resp != nil {
+		if resp, _ := gatewaytest.Post(t, gw[0], gatewaytest.ClientKey, smallChat); resp != nil {
 			code = resp.StatusCode
 		}
 		done <- code
 	}()
 	<-started
-	resp, body := post(t, gw[1], clientKey, smallChat)
+	resp, body := gatewaytest.Post(t, gw[1], gatewaytest.ClientKey, smallChat)
 	if resp.StatusCode != 429 || !strings.Contains(body, `"type":"concurrency"`) || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("second in flight on the other gateway: %d %s", resp.StatusCode, body)
 	}
@@ -181,7 +131,7 @@ func TestRedisConcurrencySharedByTwoGateways(t *testing.T) {
 	if code := <-done; code != 200 {
 		t.Fatalf("first request: %d", code)
 	}
-	if resp, _ := post(t, gw[1], clientKey, smallChat); resp.StatusCode != 200 {
+	if resp, _ := gatewaytest.Post(t, gw[1], gatewaytest.ClientKey, smallChat); resp.StatusCode != 200 {
 		t.Fatalf("after the first ended: %d", resp.StatusCode)
 	}
 }
@@ -255,22 +205,22 @@ func (p *cuttableProxy) restore(t *testing.T) {
 // force are again.
 func TestRedisUnreachable(t *testing.T) {
 	proxy := newCuttableProxy(t, testredis.Addr(t))
-	_, gw := twoGateways(t, testredis.Prefix(t), fmt.Sprintf(`key %s {
+	_, gw := gatewaytest.TwoGateways(t, testredis.Prefix(t), fmt.Sprintf(`key %s {
 			rpm 2
 		}
-		route chat.completions.create to reference`, clientKey), [2]string{proxy.addr, proxy.addr}, [2]string{"open", "closed"})
+		route chat.completions.create to reference`, gatewaytest.ClientKey), [2]string{proxy.addr, proxy.addr}, [2]string{"open", "closed"})
 	open, closed := gw[0], gw[1]
-	if resp, _ := post(t, open, clientKey, smallChat); resp.StatusCode != 200 || resp.Header.Get("X-Ratelimit-Remaining-Requests") != "1" {
+	if resp, _ := gatewaytest.Post(t, open, gatewaytest.ClientKey, smallChat); resp.StatusCode != 200 || resp.Header.Get("X-Ratelimit-Remaining-Requests") != "1" {
 		t.Fatalf("with redis: %d %v", resp.StatusCode, resp.Header)
 	}
 
 	proxy.cut()
 	for range 3 {
-		if resp, _ := post(t, open, clientKey, smallChat); resp.StatusCode != 200 || resp.Header.Get("X-Ratelimit-Limit-Requests") != "" {
+		if resp, _ := gatewaytest.Post(t, open, gatewaytest.ClientKey, smallChat); resp.StatusCode != 200 || resp.Header.Get("X-Ratelimit-Limit-Requests") != "" {
 			t.Fatalf("failing open: %d %v", resp.StatusCode, resp.Header)
 		}
 	}
-	resp, body := post(t, closed, clientKey, smallChat)
+	resp, body := gatewaytest.Post(t, closed, gatewaytest.ClientKey, smallChat)
 	if resp.StatusCode != 503 || !strings.Contains(body, `"code":"rate_limit_store_unavailable"`) || resp.Header.Get("Retry-After") != "1" {
 		t.Fatalf("failing closed: %d %s", resp.StatusCode, body)
 	}
@@ -290,14 +240,14 @@ func TestRedisUnreachable(t *testing.T) {
 	proxy.restore(t)
 	var last *http.Response
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if last, _ = post(t, closed, clientKey, smallChat); last.StatusCode != 503 || time.Now().After(deadline) {
+		if last, _ = gatewaytest.Post(t, closed, gatewaytest.ClientKey, smallChat); last.StatusCode != 503 || time.Now().After(deadline) {
 			break
 		}
 	}
 	if last.StatusCode != 200 || last.Header.Get("X-Ratelimit-Remaining-Requests") != "0" {
 		t.Fatalf("redis back: %d %v", last.StatusCode, last.Header)
 	}
-	if resp, _ := post(t, open, clientKey, smallChat); resp.StatusCode != 429 {
+	if resp, _ := gatewaytest.Post(t, open, gatewaytest.ClientKey, smallChat); resp.StatusCode != 429 {
 		t.Fatalf("over the limit with redis back: %d", resp.StatusCode)
 	}
 }

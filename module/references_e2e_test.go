@@ -9,6 +9,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testpg"
 )
 
@@ -24,17 +25,17 @@ func TestOtherOwnersObjectsCannotBeNamed(t *testing.T) {
 			if store == "postgres" {
 				storeLine = fmt.Sprintf("postgres %q", testpg.VectorDSN(t))
 			}
-			testOtherOwnersObjects(t, startLocalOn(t, storeLine))
+			testOtherOwnersObjects(t, gatewaytest.StartLocalOn(t, storeLine))
 		})
 	}
 }
 
 func testOtherOwnersObjects(t *testing.T, base string) {
 	ctx := context.Background()
-	alice, bob := sdk(base), sdk(base, option.WithAPIKey(otherKey))
-	aliceFile := upload(t, alice, "notes.txt", []byte("alice's notes"))
-	aliceBatchFile := uploadBatchFile(t, alice, batchInput(1, "gpt-4o-mini"))
-	bobFile := upload(t, bob, "mine.txt", []byte("bob's own notes"))
+	alice, bob := gatewaytest.SDK(base), gatewaytest.SDK(base, option.WithAPIKey(gatewaytest.OtherKey))
+	aliceFile := gatewaytest.Upload(t, alice, "notes.txt", []byte("alice's notes"))
+	aliceBatchFile := gatewaytest.UploadBatchFile(t, alice, gatewaytest.BatchInput(1, "gpt-4o-mini"))
+	bobFile := gatewaytest.Upload(t, bob, "mine.txt", []byte("bob's own notes"))
 	aliceStore, err := alice.VectorStores.New(ctx, openai.VectorStoreNewParams{Name: openai.String("alice's")})
 	if err != nil {
 		t.Fatal(err)
@@ -43,9 +44,9 @@ func testOtherOwnersObjects(t *testing.T, base string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bobThread := newThread(t, base, otherKey, `{}`)
+	bobThread := newThread(t, base, gatewaytest.OtherKey, `{}`)
 
-	beta := map[string]string{"Authorization": "Bearer " + otherKey, "Content-Type": "application/json", "OpenAI-Beta": "assistants=v2"}
+	beta := map[string]string{"Authorization": "Bearer " + gatewaytest.OtherKey, "Content-Type": "application/json", "OpenAI-Beta": "assistants=v2"}
 	for _, tc := range []struct {
 		name, method, path, body, param string
 		status                          int
@@ -60,7 +61,7 @@ func testOtherOwnersObjects(t *testing.T, base string) {
 		{"vector store file", "POST", "/v1/vector_stores/" + bobStore.ID + "/files", fmt.Sprintf(`{"file_id":%q}`, aliceFile), "file_id", 404},
 		{"batch input_file_id", "POST", "/v1/batches", fmt.Sprintf(`{"input_file_id":%q,"endpoint":"/v1/chat/completions","completion_window":"24h"}`, aliceBatchFile), "input_file_id", 400},
 	} {
-		resp, env := rawRequest(t, tc.method, base+tc.path, tc.body, beta)
+		resp, env := gatewaytest.RawRequest(t, tc.method, base+tc.path, tc.body, beta)
 		param := ""
 		if env.Error.Param != nil {
 			param = *env.Error.Param
@@ -73,7 +74,7 @@ func testOtherOwnersObjects(t *testing.T, base string) {
 	if got, err := bob.VectorStores.List(ctx, openai.VectorStoreListParams{}); err != nil || len(got.Data) != 1 {
 		t.Fatalf("bob's vector stores after the refusals: %v %v", got, err)
 	}
-	if got := newThread(t, base, otherKey, fmt.Sprintf(`{"tool_resources":{"file_search":{"vector_store_ids":[%q]}}}`, bobStore.ID)); got == "" {
+	if got := newThread(t, base, gatewaytest.OtherKey, fmt.Sprintf(`{"tool_resources":{"file_search":{"vector_store_ids":[%q]}}}`, bobStore.ID)); got == "" {
 		t.Fatal("bob's own vector store refused")
 	}
 }
@@ -81,16 +82,16 @@ func testOtherOwnersObjects(t *testing.T, base string) {
 // newThread creates a thread with key and returns its ID.
 func newThread(t *testing.T, base, key, body string) string {
 	t.Helper()
-	resp, _ := rawRequest(t, "POST", base+"/v1/threads", body,
+	resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/threads", body,
 		map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json", "OpenAI-Beta": "assistants=v2"})
 	if resp.StatusCode != 200 {
-		t.Fatalf("creating a thread: %d %s", resp.StatusCode, lastBody)
+		t.Fatalf("creating a thread: %d %s", resp.StatusCode, gatewaytest.LastBody)
 	}
 	var th struct {
 		ID string `json:"id"`
 	}
-	if err := json.Unmarshal(lastBody, &th); err != nil || th.ID == "" {
-		t.Fatalf("thread %s: %v", lastBody, err)
+	if err := json.Unmarshal(gatewaytest.LastBody, &th); err != nil || th.ID == "" {
+		t.Fatalf("thread %s: %v", gatewaytest.LastBody, err)
 	}
 	return th.ID
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/internal/testpg"
 )
@@ -39,10 +40,10 @@ func notFound(t *testing.T, err error, code string) {
 // round trip through previous_response_id, structured output, store
 // false, delete and owner isolation.
 func TestResponsesOffline(t *testing.T) {
-	base := testgateway.Quickstart(t, "key "+otherKey+" {\n owner bob\n }\n")
-	client := sdk(base, option.WithAPIKey(testgateway.QuickstartDevKey))
+	base := testgateway.Quickstart(t, "key "+gatewaytest.OtherKey+" {\n owner bob\n }\n")
+	client := gatewaytest.SDK(base, option.WithAPIKey(testgateway.QuickstartDevKey))
 	testResponses(t, client)
-	testResponsesOwnerIsolation(t, client, sdk(base, option.WithAPIKey(otherKey)))
+	testResponsesOwnerIsolation(t, client, gatewaytest.SDK(base, option.WithAPIKey(gatewaytest.OtherKey)))
 }
 
 // TestResponsesOfflineOnPostgres: the same on a PostgreSQL store.
@@ -58,9 +59,9 @@ func TestResponsesOfflineOnPostgres(t *testing.T) {
 		upstream local local {
 			postgres %s
 		}
-	}`, clientKey, otherKey, testpg.DSN(t)))
-	testResponses(t, sdk(base))
-	testResponsesOwnerIsolation(t, sdk(base), sdk(base, option.WithAPIKey(otherKey)))
+	}`, gatewaytest.ClientKey, gatewaytest.OtherKey, testpg.DSN(t)))
+	testResponses(t, gatewaytest.SDK(base))
+	testResponsesOwnerIsolation(t, gatewaytest.SDK(base), gatewaytest.SDK(base, option.WithAPIKey(gatewaytest.OtherKey)))
 }
 
 // testResponses: create, retrieve, a tool call round trip through
@@ -142,7 +143,7 @@ func testResponses(t *testing.T, client openai.Client) {
 	if err != nil || len(asc.Data) != 3 || asc.Data[0].AsMessage().Content[0].Text != "one" {
 		t.Fatalf("input items asc: %v %+v", err, asc)
 	}
-	if _, err := client.Responses.InputItems.List(ctx, multi.ID, responses.InputItemListParams{Limit: openai.Int(101)}); asAPIError(t, err).StatusCode != 400 {
+	if _, err := client.Responses.InputItems.List(ctx, multi.ID, responses.InputItemListParams{Limit: openai.Int(101)}); gatewaytest.AsAPIError(t, err).StatusCode != 400 {
 		t.Fatalf("limit 101: %v", err)
 	}
 
@@ -193,7 +194,7 @@ func testResponsesOwnerIsolation(t *testing.T, client, other openai.Client) {
 // the engine, and temperature, top_p and tool_choice come back on the
 // response object.
 func TestResponsesToolChoiceFormatAndSampling(t *testing.T) {
-	client := sdk(testgateway.Quickstart(t, ""), option.WithAPIKey(testgateway.QuickstartDevKey))
+	client := gatewaytest.SDK(testgateway.Quickstart(t, ""), option.WithAPIKey(testgateway.QuickstartDevKey))
 	timeTool := responses.ToolUnionParam{OfFunction: &responses.FunctionToolParam{Name: "get_time",
 		Parameters: map[string]any{"type": "object", "properties": map[string]any{"tz": map[string]any{"type": "string"}}}}}
 	tools := []responses.ToolUnionParam{weatherTool, timeTool}
@@ -300,7 +301,7 @@ func TestResponsesStreamOffline(t *testing.T) {
 // TestResponsesRefuseWhatTheEngineCannotDo: bad input is a 400 naming the
 // Responses field, also where the chat route refused it.
 func TestResponsesRefuseWhatTheEngineCannotDo(t *testing.T) {
-	base := startLocal(t, t.TempDir())
+	base := gatewaytest.StartLocal(t, t.TempDir())
 	for body, param := range map[string]string{
 		`{"model":"reference","input":[{"type":"robot_call","id":"r_1"}]}`:                                                        "input[0].type",
 		`{"model":"reference","input":"x","tools":[{"type":"file_search","vector_store_ids":["v"]}]}`:                             "tools[0].type",
@@ -308,19 +309,19 @@ func TestResponsesRefuseWhatTheEngineCannotDo(t *testing.T) {
 		`{"model":"gpt-5-pro","input":"x","reasoning":{"effort":"low"}}`:                                                          "reasoning.effort",
 		`{"model":"reference","input":"x","tools":[{"type":"function","name":"f"}],"tool_choice":{"type":"function","name":"g"}}`: "tool_choice",
 	} {
-		resp, env := rawRequest(t, "POST", base+"/v1/responses", body, chatHeaders)
+		resp, env := gatewaytest.RawRequest(t, "POST", base+"/v1/responses", body, gatewaytest.ChatHeaders)
 		if resp.StatusCode != 400 || env.Error.Param == nil || *env.Error.Param != param {
 			t.Errorf("%s: %d %+v, want 400 param %s", body, resp.StatusCode, env.Error, param)
 		}
 	}
-	if resp, _ := rawRequest(t, "POST", base+"/v1/responses", `{"model":"gpt-5-pro","input":"x","reasoning":{"effort":"high"}}`, chatHeaders); resp.StatusCode != 200 {
-		t.Errorf("an allowed effort: %d %s", resp.StatusCode, lastBody)
+	if resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/responses", `{"model":"gpt-5-pro","input":"x","reasoning":{"effort":"high"}}`, gatewaytest.ChatHeaders); resp.StatusCode != 200 {
+		t.Errorf("an allowed effort: %d %s", resp.StatusCode, gatewaytest.LastBody)
 	}
-	resp, _ := rawRequest(t, "POST", base+"/v1/responses", `{"model":"reference","input":"Tell me everything","max_output_tokens":16}`, chatHeaders)
+	resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/responses", `{"model":"reference","input":"Tell me everything","max_output_tokens":16}`, gatewaytest.ChatHeaders)
 	var r map[string]any
-	_ = json.Unmarshal(lastBody, &r)
+	_ = json.Unmarshal(gatewaytest.LastBody, &r)
 	if resp.StatusCode != 200 || r["status"] != "incomplete" || r["usage"].(map[string]any)["output_tokens"] != float64(16) {
-		t.Errorf("max_output_tokens: %d %s", resp.StatusCode, lastBody)
+		t.Errorf("max_output_tokens: %d %s", resp.StatusCode, gatewaytest.LastBody)
 	}
 }
 
@@ -334,7 +335,7 @@ func TestResponsesRefuseWhatTheEngineCannotDo(t *testing.T) {
 // large; the chain is now read no further than the limit, which matters
 // once max_body_size is lowered under stored conversations.)
 func TestResponseChainIsBoundedByTheBodyLimit(t *testing.T) {
-	client := sdk(testgateway.Quickstart(t, "max_body_size 32KiB\n"), option.WithAPIKey(testgateway.QuickstartDevKey))
+	client := gatewaytest.SDK(testgateway.Quickstart(t, "max_body_size 32KiB\n"), option.WithAPIKey(testgateway.QuickstartDevKey))
 	ctx := context.Background()
 	input := strings.Repeat("a long turn ", 512) // 6 KiB
 	var previous string

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -19,12 +20,12 @@ func responsesCall(t *testing.T, base, key string, body map[string]any) (int, ma
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := maps.Clone(chatHeaders)
+	h := maps.Clone(gatewaytest.ChatHeaders)
 	h["Authorization"] = "Bearer " + key
-	resp, env := rawRequest(t, http.MethodPost, base+"/v1/responses", string(raw), h)
+	resp, env := gatewaytest.RawRequest(t, http.MethodPost, base+"/v1/responses", string(raw), h)
 	var out map[string]any
 	if resp.StatusCode == http.StatusOK {
-		if err := json.Unmarshal(lastBody, &out); err != nil {
+		if err := json.Unmarshal(gatewaytest.LastBody, &out); err != nil {
 			t.Fatal(err)
 		}
 		return resp.StatusCode, out
@@ -47,12 +48,12 @@ func inputTokens(r map[string]any) float64 {
 // storedInputItems lists a response's input items (oldest first).
 func storedInputItems(t *testing.T, base, id string) []map[string]any {
 	t.Helper()
-	resp, _ := rawRequest(t, http.MethodGet, base+"/v1/responses/"+id+"/input_items?order=asc&limit=100", "", chatHeaders)
+	resp, _ := gatewaytest.RawRequest(t, http.MethodGet, base+"/v1/responses/"+id+"/input_items?order=asc&limit=100", "", gatewaytest.ChatHeaders)
 	var page struct {
 		Data []map[string]any `json:"data"`
 	}
-	if err := json.Unmarshal(lastBody, &page); resp.StatusCode != http.StatusOK || err != nil {
-		t.Fatalf("input items: %d %v %s", resp.StatusCode, err, lastBody)
+	if err := json.Unmarshal(gatewaytest.LastBody, &page); resp.StatusCode != http.StatusOK || err != nil {
+		t.Fatalf("input items: %d %v %s", resp.StatusCode, err, gatewaytest.LastBody)
 	}
 	return page.Data
 }
@@ -65,8 +66,8 @@ func storedInputItems(t *testing.T, base, id string) []map[string]any {
 // resolved. An unknown ID, or another owner's, is 404 naming the
 // reference's id. Before, any item_reference was a 400.
 func TestResponsesItemReferences(t *testing.T) {
-	base := startLocal(t, t.TempDir())
-	status, first := responsesCall(t, base, clientKey, map[string]any{"model": "reference",
+	base := gatewaytest.StartLocal(t, t.TempDir())
+	status, first := responsesCall(t, base, gatewaytest.ClientKey, map[string]any{"model": "reference",
 		"input": []any{map[string]any{"role": "user", "content": "What is the capital of France?", "id": "msg_question"}}})
 	if status != http.StatusOK {
 		t.Fatalf("turn 1: %d %v", status, first)
@@ -75,7 +76,7 @@ func TestResponsesItemReferences(t *testing.T) {
 	next := map[string]any{"role": "user", "content": "And of Italy?"}
 	question := map[string]any{"role": "user", "content": "What is the capital of France?"}
 	reply := map[string]any{"role": "assistant", "content": out["content"].([]any)[0].(map[string]any)["text"]}
-	status, full := responsesCall(t, base, clientKey, map[string]any{"model": "reference", "input": []any{question, reply, next}})
+	status, full := responsesCall(t, base, gatewaytest.ClientKey, map[string]any{"model": "reference", "input": []any{question, reply, next}})
 	if status != http.StatusOK {
 		t.Fatalf("in full: %d %v", status, full)
 	}
@@ -83,7 +84,7 @@ func TestResponsesItemReferences(t *testing.T) {
 		"typed":   {map[string]any{"type": "item_reference", "id": "msg_question"}, map[string]any{"type": "item_reference", "id": out["id"]}},
 		"untyped": {map[string]any{"id": "msg_question", "type": nil}, map[string]any{"id": out["id"]}},
 	} {
-		status, second := responsesCall(t, base, clientKey, map[string]any{"model": "reference", "input": append(refs, next)})
+		status, second := responsesCall(t, base, gatewaytest.ClientKey, map[string]any{"model": "reference", "input": append(refs, next)})
 		if status != http.StatusOK {
 			t.Fatalf("%s references: %d %v", name, status, second)
 		}
@@ -96,13 +97,13 @@ func TestResponsesItemReferences(t *testing.T) {
 			t.Errorf("%s references: input items %v", name, items)
 		}
 	}
-	for key, id := range map[string]string{clientKey: "msg_unknown", otherKey: out["id"].(string)} {
+	for key, id := range map[string]string{gatewaytest.ClientKey: "msg_unknown", gatewaytest.OtherKey: out["id"].(string)} {
 		status, e := responsesCall(t, base, key, map[string]any{"model": "reference", "input": []any{next, map[string]any{"type": "item_reference", "id": id}}})
 		if status != http.StatusNotFound || e["param"] != "input[1].id" || !strings.Contains(e["message"].(string), id) {
 			t.Errorf("a reference to %s: %d %v", id, status, e)
 		}
 	}
-	status, e := responsesCall(t, base, clientKey, map[string]any{"model": "reference", "input": []any{map[string]any{"type": "item_reference"}}})
+	status, e := responsesCall(t, base, gatewaytest.ClientKey, map[string]any{"model": "reference", "input": []any{map[string]any{"type": "item_reference"}}})
 	if status != http.StatusBadRequest || e["param"] != "input[0].id" {
 		t.Errorf("a reference without id: %d %v", status, e)
 	}
@@ -117,7 +118,7 @@ func TestResponsesItemReferences(t *testing.T) {
 // it. Before, anything but text parts, messages and function calls was
 // refused.
 func TestResponsesEveryInputItemType(t *testing.T) {
-	base := startLocal(t, t.TempDir())
+	base := gatewaytest.StartLocal(t, t.TempDir())
 	const pixel = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 	input := []any{
 		map[string]any{"role": "system", "content": "Be brief."},
@@ -141,7 +142,7 @@ func TestResponsesEveryInputItemType(t *testing.T) {
 		map[string]any{"type": "web_search_call", "id": "ws_earlier", "status": "completed", "action": map[string]any{"type": "search", "query": "weather"}},
 		map[string]any{"role": "user", "content": "Thanks."},
 	}
-	status, r := responsesCall(t, base, clientKey, map[string]any{"model": "reference", "input": input})
+	status, r := responsesCall(t, base, gatewaytest.ClientKey, map[string]any{"model": "reference", "input": input})
 	if status != http.StatusOK || r["status"] != "completed" {
 		t.Fatalf("%d %v", status, r)
 	}
@@ -169,7 +170,7 @@ func TestResponsesEveryInputItemType(t *testing.T) {
 		`{"model":"reference","input":[{"role":"user","content":"x"},{"type":"robot_call","id":"r"}]}`:                    "input[1].type",
 		`{"model":"reference","input":[{"type":"function_call_output","call_id":"c"}]}`:                                   "input[0].output",
 	} {
-		resp, env := rawRequest(t, http.MethodPost, base+"/v1/responses", body, chatHeaders)
+		resp, env := gatewaytest.RawRequest(t, http.MethodPost, base+"/v1/responses", body, gatewaytest.ChatHeaders)
 		if resp.StatusCode != http.StatusBadRequest || deref(env.Error.Param) != param {
 			t.Errorf("%s: %d %+v, want 400 naming %s", body, resp.StatusCode, env.Error, param)
 		}
@@ -189,14 +190,14 @@ func TestItemReferencesAreBoundedByTheBodyLimit(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("turn 1: %d %v", status, first)
 	}
-	h := maps.Clone(chatHeaders)
+	h := maps.Clone(gatewaytest.ChatHeaders)
 	h["Authorization"] = "Bearer " + testgateway.QuickstartDevKey
-	resp, _ := rawRequest(t, http.MethodGet, base+"/v1/responses/"+first["id"].(string)+"/input_items", "", h)
+	resp, _ := gatewaytest.RawRequest(t, http.MethodGet, base+"/v1/responses/"+first["id"].(string)+"/input_items", "", h)
 	var page struct {
 		Data []json.RawMessage `json:"data"`
 	}
-	if err := json.Unmarshal(lastBody, &page); err != nil || resp.StatusCode != http.StatusOK || len(page.Data) != 1 {
-		t.Fatalf("input items: %d %v %s", resp.StatusCode, err, lastBody)
+	if err := json.Unmarshal(gatewaytest.LastBody, &page); err != nil || resp.StatusCode != http.StatusOK || len(page.Data) != 1 {
+		t.Fatalf("input items: %d %v %s", resp.StatusCode, err, gatewaytest.LastBody)
 	}
 	fit := 32 << 10 / len(page.Data[0])
 	for n := fit; n <= fit+1; n++ {

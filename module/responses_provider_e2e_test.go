@@ -18,6 +18,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -57,10 +58,10 @@ func providerStream(breakIt bool) string {
 	return b.String()
 }
 
-func responsesProvider(t *testing.T, reply *string, broken bool) *fakeProvider {
-	var p *fakeProvider
-	p = newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
-		_, body := p.last(t)
+func responsesProvider(t *testing.T, reply *string, broken bool) *gatewaytest.FakeProvider {
+	var p *gatewaytest.FakeProvider
+	p = gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+		_, body := p.Last(t)
 		if strings.Contains(string(body), `"stream":true`) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, providerStream(broken))
@@ -85,8 +86,8 @@ func responsesProvider(t *testing.T, reply *string, broken bool) *fakeProvider {
 func TestResponsesThroughAProvider(t *testing.T) {
 	reply := providerResponse
 	provider := responsesProvider(t, &reply, false)
-	base := startGateway(t, provider.URL, "")
-	client := sdk(base)
+	base := gatewaytest.StartGateway(t, provider.URL, "")
+	client := gatewaytest.SDK(base)
 	ctx := context.Background()
 	got, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o", Input: text("hi")})
 	if err != nil || got.OutputText() != "Hi there" {
@@ -109,24 +110,24 @@ func TestResponsesThroughAProvider(t *testing.T) {
 	if err := client.Responses.Delete(ctx, "resp_p1"); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	seen := len(provider.bodies)
+	seen := len(provider.Bodies)
 	for body, param := range map[string]string{
 		`{"model":"gpt-4o","input":"x","temperature":2.5}`:                                   "temperature",
 		`{"model":"gpt-4o","input":"x","max_output_tokens":15}`:                              "max_output_tokens",
-		`{"model":"gpt-4o","input":"x","metadata":` + pairs17() + `}`:                        "metadata",
+		`{"model":"gpt-4o","input":"x","metadata":` + gatewaytest.Pairs17() + `}`:            "metadata",
 		`{"model":"gpt-4o","input":"x","text":{"format":{"type":"json_schema","name":"n"}}}`: "text.format.schema",
 		`{"model":"gpt-4o","input":"x","reasoning":{"effort":"huge"}}`:                       "reasoning.effort",
 		`{"model":"gpt-4o","input":"x","tool_choice":"sometimes"}`:                           "tool_choice",
 	} {
-		resp, env := rawRequest(t, "POST", base+"/v1/responses", body, chatHeaders)
+		resp, env := gatewaytest.RawRequest(t, "POST", base+"/v1/responses", body, gatewaytest.ChatHeaders)
 		if resp.StatusCode != 400 || env.Error.Param == nil || *env.Error.Param != param {
 			t.Errorf("%s: %d %+v, want 400 param %s", body, resp.StatusCode, env.Error, param)
 		}
 	}
-	if resp, _ := rawRequest(t, "POST", base+"/v1/responses", `{"model":"gpt-4o","input":"x","max_output_tokens":16}`, chatHeaders); resp.StatusCode != 200 {
+	if resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/responses", `{"model":"gpt-4o","input":"x","max_output_tokens":16}`, gatewaytest.ChatHeaders); resp.StatusCode != 200 {
 		t.Errorf("max_output_tokens 16: %d", resp.StatusCode)
 	}
-	if n := len(provider.bodies) - seen; n != 1 {
+	if n := len(provider.Bodies) - seen; n != 1 {
 		t.Fatalf("the provider saw %d requests, want only the valid one", n)
 	}
 }
@@ -138,8 +139,8 @@ func TestResponsesThroughAProvider(t *testing.T) {
 // embeddings.create routed to a provider: a second modelgate site serving
 // them offline, every reply checked strictly.
 func TestOpenAIGoThroughAProvider(t *testing.T) {
-	base, reached := quickstartWithProvider(t)
-	client := sdk(base, option.WithAPIKey(testgateway.QuickstartDevKey))
+	base, reached := gatewaytest.QuickstartWithProvider(t)
+	client := gatewaytest.SDK(base, option.WithAPIKey(testgateway.QuickstartDevKey))
 	testResponses(t, client)
 	embed := func(format openai.EmbeddingNewParamsEncodingFormat) *openai.CreateEmbeddingResponse {
 		got, err := client.Embeddings.New(context.Background(), openai.EmbeddingNewParams{Model: "text-embedding-3-small", EncodingFormat: format,
@@ -174,21 +175,21 @@ func TestOpenAIGoThroughAProvider(t *testing.T) {
 func TestResponsesCheckedWhenAProviderServesThem(t *testing.T) {
 	reply := strings.Replace(providerResponse, `"output":[`, `"outputs":[`, 1)
 	provider := responsesProvider(t, &reply, true)
-	strict := checkGateway(t, provider.URL, "strict", filepath.Join(t.TempDir(), "r.jsonl"))
-	resp, env := rawRequest(t, "POST", strict+"/v1/responses", `{"model":"gpt-4o","input":"x"}`, chatHeaders)
+	strict := gatewaytest.CheckGateway(t, provider.URL, "strict", filepath.Join(t.TempDir(), "r.jsonl"))
+	resp, env := gatewaytest.RawRequest(t, "POST", strict+"/v1/responses", `{"model":"gpt-4o","input":"x"}`, gatewaytest.ChatHeaders)
 	if resp.StatusCode != 502 || *env.Error.Code != "upstream_nonconforming" || !strings.Contains(env.Error.Message, "output") {
 		t.Fatalf("strict: %d %+v", resp.StatusCode, env.Error)
 	}
 	rec := filepath.Join(t.TempDir(), "r.jsonl")
-	report := checkGateway(t, provider.URL, "report", rec)
-	resp, _ = rawRequest(t, "POST", report+"/v1/responses", `{"model":"gpt-4o","input":"x","stream":true}`, chatHeaders)
+	report := gatewaytest.CheckGateway(t, provider.URL, "report", rec)
+	resp, _ = gatewaytest.RawRequest(t, "POST", report+"/v1/responses", `{"model":"gpt-4o","input":"x","stream":true}`, gatewaytest.ChatHeaders)
 	// Relayed as sent; closed without its last event, it ends with the
 	// gateway's error event (upstreams.Relay).
-	cut, sent := strings.CutPrefix(string(lastBody), providerStream(true))
+	cut, sent := strings.CutPrefix(string(gatewaytest.LastBody), providerStream(true))
 	if resp.StatusCode != 200 || !sent || !strings.HasPrefix(cut, "event: error\ndata: {") || !strings.Contains(cut, `"code":"upstream_stream_cut"`) {
-		t.Fatalf("stream not relayed as sent, then cut: %d\n%q\nwant %q then the error event", resp.StatusCode, lastBody, providerStream(true))
+		t.Fatalf("stream not relayed as sent, then cut: %d\n%q\nwant %q then the error event", resp.StatusCode, gatewaytest.LastBody, providerStream(true))
 	}
-	findings := fmt.Sprint(readRecords(t, rec, 1)[0]["findings"])
+	findings := fmt.Sprint(gatewaytest.ReadRecords(t, rec, 1)[0]["findings"])
 	for _, want := range []string{"content_index: is required", "sequence_number 4 does not follow 4", "upstream stream ended early"} {
 		if !strings.Contains(findings, want) {
 			t.Errorf("findings lack %q: %s", want, findings)
@@ -198,9 +199,9 @@ func TestResponsesCheckedWhenAProviderServesThem(t *testing.T) {
 	// count of the request's (within the tolerance), has no finding.
 	good := responsesProvider(t, &reply, false)
 	rec = filepath.Join(t.TempDir(), "r.jsonl")
-	report = checkGateway(t, good.URL, "report", rec)
-	rawRequest(t, "POST", report+"/v1/responses", `{"model":"gpt-4o","input":"`+strings.Repeat("word ", 290)+`","stream":true}`, chatHeaders)
-	if f := readRecords(t, rec, 1)[0]["findings"]; f != nil {
+	report = gatewaytest.CheckGateway(t, good.URL, "report", rec)
+	gatewaytest.RawRequest(t, "POST", report+"/v1/responses", `{"model":"gpt-4o","input":"`+strings.Repeat("word ", 290)+`","stream":true}`, gatewaytest.ChatHeaders)
+	if f := gatewaytest.ReadRecords(t, rec, 1)[0]["findings"]; f != nil {
 		t.Fatalf("a conforming stream has findings: %v", f)
 	}
 }
@@ -211,13 +212,13 @@ func TestResponsesChargeTheirUsage(t *testing.T) {
 	reply := providerResponse
 	provider := responsesProvider(t, &reply, false)
 	const streamKey = "sk-stream-key-000000005"
-	base := startGateway(t, provider.URL, "key "+streamKey+" {\n tpm 6000\n }\n key sk-json-key-0000000006 {\n tpm 6000\n }")
+	base := gatewaytest.StartGateway(t, provider.URL, "key "+streamKey+" {\n tpm 6000\n }\n key sk-json-key-0000000006 {\n tpm 6000\n }")
 	for _, c := range []struct{ key, extra string }{{"sk-json-key-0000000006", ""}, {streamKey, `,"stream":true`}} {
 		h := map[string]string{"Authorization": "Bearer " + c.key, "Content-Type": "application/json"}
-		if resp, _ := rawRequest(t, "POST", base+"/v1/responses", `{"model":"gpt-4o","input":"hi"`+c.extra+`}`, h); resp.StatusCode != 200 {
-			t.Fatalf("%s: %d %s", c.key, resp.StatusCode, lastBody)
+		if resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/responses", `{"model":"gpt-4o","input":"hi"`+c.extra+`}`, h); resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", c.key, resp.StatusCode, gatewaytest.LastBody)
 		}
-		resp, _ := rawRequest(t, "POST", base+"/v1/responses", `{"model":"gpt-4o","input":"x","max_output_tokens":16}`, h)
+		resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/responses", `{"model":"gpt-4o","input":"x","max_output_tokens":16}`, h)
 		left, err := strconv.Atoi(resp.Header.Get("X-Ratelimit-Remaining-Tokens"))
 		// 6000 less the 1000 used and the probe's estimate (under 40),
 		// plus what refilled meanwhile (100 a second).

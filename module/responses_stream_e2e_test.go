@@ -14,6 +14,7 @@ import (
 
 	"github.com/openai/openai-go/v3/responses"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/nodesdk"
 )
 
@@ -69,10 +70,10 @@ type chatScript struct {
 	ended        atomic.Int32
 }
 
-func scriptedChat(t *testing.T, s *chatScript) *fakeProvider {
-	var p *fakeProvider
-	p = newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
-		if _, body := p.last(t); s.ignoreStream || !bytes.Contains(body, []byte(`"stream":true`)) {
+func scriptedChat(t *testing.T, s *chatScript) *gatewaytest.FakeProvider {
+	var p *gatewaytest.FakeProvider
+	p = gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+		if _, body := p.Last(t); s.ignoreStream || !bytes.Contains(body, []byte(`"stream":true`)) {
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, s.whole)
 			return
@@ -92,7 +93,7 @@ func scriptedChat(t *testing.T, s *chatScript) *fakeProvider {
 			rc.Flush()
 		}
 		if s.cut {
-			resetConnection(t, rc)
+			gatewaytest.ResetConnection(t, rc)
 			return
 		}
 		io.WriteString(w, "data: [DONE]\n\n")
@@ -130,7 +131,7 @@ func TestResponsesStreamAsTheChatStreams(t *testing.T) {
 	if got, want := eventTypes(events[len(first):]), "response.output_text.delta(lo there) response.output_text.done response.content_part.done response.output_item.done response.completed"; got != want {
 		t.Fatalf("after the provider's second chunk: %s, want %s", got, want)
 	}
-	_, chat := provider.last(t)
+	_, chat := provider.Last(t)
 	if !bytes.Contains(chat, []byte(`"stream":true`)) || !bytes.Contains(chat, []byte(`"stream_options":{"include_usage":true}`)) {
 		t.Fatalf("the chat was not asked for as a stream with its usage: %s", chat)
 	}
@@ -217,7 +218,7 @@ func TestResponsesStreamCutByTheProvider(t *testing.T) {
 	if status, body := storedResponse(t, base, r.ID); status != http.StatusNotFound {
 		t.Fatalf("a cut response was kept: %d %s", status, body)
 	}
-	client := sdk(base)
+	client := gatewaytest.SDK(base)
 	sdkStream := client.Responses.NewStreaming(context.Background(), responses.ResponseNewParams{Model: "gpt-4o", Input: text("Say hello")})
 	for sdkStream.Next() {
 	}
@@ -232,15 +233,15 @@ func TestResponsesStreamCutByTheProvider(t *testing.T) {
 // upstream that does not stream) is sent as the event sequence all the
 // same, and kept.
 func TestResponsesStreamOfAChatThatFailsOrDoesNotStream(t *testing.T) {
-	refusing := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	refusing := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
 		io.WriteString(w, `{"error":{"message":"max_completion_tokens is too large.","type":"invalid_request_error","param":"max_completion_tokens","code":null}}`)
 	})
 	base := responsesOverProvider(t, refusing.URL)
-	resp, env := rawRequest(t, http.MethodPost, base+"/v1/responses", `{"model":"gpt-4o","input":"x","max_output_tokens":100000,"stream":true}`, chatHeaders)
+	resp, env := gatewaytest.RawRequest(t, http.MethodPost, base+"/v1/responses", `{"model":"gpt-4o","input":"x","max_output_tokens":100000,"stream":true}`, gatewaytest.ChatHeaders)
 	if resp.StatusCode != http.StatusBadRequest || env.Error.Param == nil || *env.Error.Param != "max_output_tokens" {
-		t.Fatalf("%d %s", resp.StatusCode, lastBody)
+		t.Fatalf("%d %s", resp.StatusCode, gatewaytest.LastBody)
 	}
 
 	provider := scriptedChat(t, &chatScript{ignoreStream: true, whole: textCompletion})
@@ -270,7 +271,7 @@ func TestNodeSDKRaisesACutResponsesStream(t *testing.T) {
 		t.Run("openai-node-"+sdk.Version, func(t *testing.T) {
 			script := &chatScript{chunks: textChunks[:2], cut: true, whole: textCompletion}
 			base := responsesOverProvider(t, scriptedChat(t, script).URL)
-			out := runNodeScript(t, sdk, "node_responses_cut.mjs", base, clientKey)
+			out := gatewaytest.RunNodeScript(t, sdk, "node_responses_cut.mjs", base, gatewaytest.ClientKey)
 			type raised struct{ Name, Code, Message string }
 			var got struct {
 				Seen             []string

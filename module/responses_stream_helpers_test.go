@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/schemas"
 )
@@ -31,7 +32,7 @@ func responsesOverProvider(t *testing.T, providerURL string) string {
 		}
 		route chat.completions.create to provider
 		route responses.* to local
-	}`, clientKey, providerURL, upstreamKey, t.TempDir()))
+	}`, gatewaytest.ClientKey, providerURL, gatewaytest.UpstreamKey, t.TempDir()))
 }
 
 // streamEvent is one event of a Responses stream.
@@ -56,7 +57,7 @@ type responseStream struct {
 func openResponseStream(t *testing.T, base, body string) *responseStream {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, base+"/v1/responses", strings.NewReader(body))
-	for k, v := range chatHeaders {
+	for k, v := range gatewaytest.ChatHeaders {
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -135,8 +136,8 @@ func eventTypes(events []streamEvent) string {
 // storedResponse is GET /v1/responses/{id}, its status and body.
 func storedResponse(t *testing.T, base, id string) (int, []byte) {
 	t.Helper()
-	resp, _ := rawRequest(t, http.MethodGet, base+"/v1/responses/"+id, "", chatHeaders)
-	return resp.StatusCode, lastBody
+	resp, _ := gatewaytest.RawRequest(t, http.MethodGet, base+"/v1/responses/"+id, "", gatewaytest.ChatHeaders)
+	return resp.StatusCode, gatewaytest.LastBody
 }
 
 // sameResponse: two responses are the same but for their ids and times.
@@ -168,10 +169,10 @@ func sameResponse(t *testing.T, a, b []byte) {
 // stored.
 func nonStreamed(t *testing.T, base, body string) []byte {
 	t.Helper()
-	resp, _ := rawRequest(t, http.MethodPost, base+"/v1/responses", body, chatHeaders)
+	resp, _ := gatewaytest.RawRequest(t, http.MethodPost, base+"/v1/responses", body, gatewaytest.ChatHeaders)
 	var r struct{ ID string }
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(lastBody, &r) != nil {
-		t.Fatalf("%d %s", resp.StatusCode, lastBody)
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(gatewaytest.LastBody, &r) != nil {
+		t.Fatalf("%d %s", resp.StatusCode, gatewaytest.LastBody)
 	}
 	status, stored := storedResponse(t, base, r.ID)
 	if status != http.StatusOK {

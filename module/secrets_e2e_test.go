@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -23,9 +24,9 @@ func TestSecretsStayOutOfDebugLogs(t *testing.T) {
 	const providerKey = "sk-provider-key-from-env-9876"
 	t.Setenv("MG_TEST_CLIENT_KEY", envKey)
 	t.Setenv("MG_TEST_PROVIDER_KEY", providerKey)
-	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	provider := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, toolCallCompletion)
+		io.WriteString(w, gatewaytest.ToolCallCompletion)
 	})
 	logPath := filepath.Join(t.TempDir(), "caddy.log")
 	port := testgateway.FreePort(t)
@@ -55,13 +56,13 @@ http://127.0.0.1:%d {
 `, logPath, port, literalKey, provider.URL))
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	for _, key := range []string{literalKey, envKey} {
-		resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", chatJSON,
+		resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", gatewaytest.ChatJSON,
 			map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json"})
 		if resp.StatusCode != 200 {
-			t.Fatalf("chat with %s: %d %s", key[:12], resp.StatusCode, lastBody)
+			t.Fatalf("chat with %s: %d %s", key[:12], resp.StatusCode, gatewaytest.LastBody)
 		}
 	}
-	if req, _ := provider.last(t); req.Header.Get("Authorization") != "Bearer "+providerKey {
+	if req, _ := provider.Last(t); req.Header.Get("Authorization") != "Bearer "+providerKey {
 		t.Fatalf("the provider got %q", req.Header.Get("Authorization"))
 	}
 	logged, err := os.ReadFile(logPath)
@@ -83,7 +84,7 @@ http://127.0.0.1:%d {
 // cookies neither the client nor the record, and the other headers as
 // they were.
 func TestRecordsRedactSecrets(t *testing.T) {
-	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	provider := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Add("Set-Cookie", "session=upstream-secret-1")
 		w.Header().Add("Set-Cookie", "other=upstream-secret-2")
@@ -91,16 +92,16 @@ func TestRecordsRedactSecrets(t *testing.T) {
 		io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"gpt-4o","choices":[]}`)
 	})
 	path := filepath.Join(t.TempDir(), "r.jsonl")
-	base := checkGateway(t, provider.URL, "off", path)
-	resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", chatJSON, map[string]string{
-		"Authorization": "Bearer " + clientKey, "Content-Type": "application/json",
+	base := gatewaytest.CheckGateway(t, provider.URL, "off", path)
+	resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", gatewaytest.ChatJSON, map[string]string{
+		"Authorization": "Bearer " + gatewaytest.ClientKey, "Content-Type": "application/json",
 		"X-Api-Key": "client-secret-1", "Cookie": "c=client-secret-2", "Proxy-Authorization": "Basic client-secret-3",
 		"X-Client-Note": "kept",
 	})
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
-	rec := readRecords(t, path, 1)[0]
+	rec := gatewaytest.ReadRecords(t, path, 1)[0]
 	header := func(part, name string) string {
 		values, _ := rec[part].(map[string]any)["header"].(map[string]any)[name].([]any)
 		var out []string
@@ -125,7 +126,7 @@ func TestRecordsRedactSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, secret := range []string{clientKey, "client-secret", "upstream-secret"} {
+	for _, secret := range []string{gatewaytest.ClientKey, "client-secret", "upstream-secret"} {
 		if bytes.Contains(data, []byte(secret)) {
 			t.Errorf("record holds %q: %s", secret, data)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/modelgate/modelgate/bench"
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -64,7 +65,7 @@ func benchmarkServeBodies(b *testing.B, site, upstreamURL string, stream bool, n
 	b.ReportAllocs()
 	cut := 0
 	for b.Loop() {
-		resp, reply := post(b, base, key, string(next()))
+		resp, reply := gatewaytest.Post(b, base, key, string(next()))
 		if resp == nil || resp.StatusCode != http.StatusOK {
 			b.Fatalf("reply %v: %s", resp, reply)
 		}

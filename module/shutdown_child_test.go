@@ -6,30 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
-
-// stopsOnSIGTERM sends SIGTERM, which the child takes as `caddy run`
-// does (TestMain), and fails unless the process exits; it returns how
-// long that took. The bound is for a process that never exits, not a
-// measure of speed.
-func (c *childGateway) stopsOnSIGTERM(t *testing.T) time.Duration {
-	t.Helper()
-	start := time.Now()
-	c.cmd.Process.Signal(syscall.SIGTERM)
-	exited := make(chan error, 1)
-	go func() { exited <- c.wait() }()
-	select {
-	case <-exited:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the gateway did not stop on SIGTERM")
-	}
-	return time.Since(start)
-}
 
 // TestSIGTERMDuringARunawayRequest sends SIGTERM to a gateway process
 // while a request is in flight. A request that never ends (a provider
@@ -58,10 +40,10 @@ func TestSIGTERMDuringARunawayRequest(t *testing.T) {
 		}))
 		defer provider.Close()
 		extra := fmt.Sprintf("upstream p openai {\n\t\t\tbase_url %s/v1\n\t\t}\n\t\troute chat.completions.create to p", provider.URL)
-		child := startChildGlobal(t, "grace_period 2s", "data_dir "+t.TempDir(), extra, testgateway.FreePort(t))
-		go send(child.base, `{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"go on for ever"}]}`)
+		child := gatewaytest.StartChildGlobal(t, "grace_period 2s", "data_dir "+t.TempDir(), extra, testgateway.FreePort(t))
+		go send(child.Base, `{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"go on for ever"}]}`)
 		<-arrived
-		took := child.stopsOnSIGTERM(t)
+		took := child.StopsOnSIGTERM(t)
 		t.Logf("exited %v after SIGTERM with an endless request in flight", took.Round(time.Millisecond))
 		if took < 2*time.Second {
 			t.Fatalf("exited after %v, within its grace period: the request was not waited for", took)
@@ -73,17 +55,17 @@ func TestSIGTERMDuringARunawayRequest(t *testing.T) {
 			arrived <- struct{}{}
 			time.Sleep(2 * time.Second)
 			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, completionOfSize(1000))
+			io.WriteString(w, gatewaytest.CompletionOfSize(1000))
 		}))
 		defer provider.Close()
 		extra := fmt.Sprintf("upstream p openai {\n\t\t\tbase_url %s/v1\n\t\t}\n\t\troute chat.completions.create to p", provider.URL)
-		child := startChildWith(t, "data_dir "+t.TempDir(), extra, testgateway.FreePort(t))
+		child := gatewaytest.StartChildWith(t, "data_dir "+t.TempDir(), extra, testgateway.FreePort(t))
 		answered := make(chan int, 1)
 		go func() {
-			answered <- send(child.base, `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"take your time"}]}`)
+			answered <- send(child.Base, `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"take your time"}]}`)
 		}()
 		<-arrived
-		took := child.stopsOnSIGTERM(t)
+		took := child.StopsOnSIGTERM(t)
 		status := <-answered
 		t.Logf("exited %v after SIGTERM; the request in flight got %d", took.Round(time.Millisecond), status)
 		if status != 200 {
@@ -96,7 +78,7 @@ func TestSIGTERMDuringARunawayRequest(t *testing.T) {
 // connection failed; the reply is read to its end.
 func send(base, body string) int {
 	req, _ := http.NewRequest("POST", base+"/v1/chat/completions", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+clientKey)
+	req.Header.Set("Authorization", "Bearer "+gatewaytest.ClientKey)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -29,7 +30,7 @@ func TestVectorStoreAttachWithinStorageQuota(t *testing.T) {
 			storage_quota %d
 		}
 	}`, quotaKeys, t.TempDir(), quota))
-	a, other := sdk(base, option.WithAPIKey(quotaKeyA)), sdk(base, option.WithAPIKey(quotaKeyC))
+	a, other := gatewaytest.SDK(base, option.WithAPIKey(quotaKeyA)), gatewaytest.SDK(base, option.WithAPIKey(quotaKeyC))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	text := strings.Repeat("quota words ", 50) // 600 bytes

@@ -11,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/internal/testpg"
 )
@@ -25,7 +26,7 @@ func createAtOnce(t *testing.T, client openai.Client, fileID string, n int, para
 	for i := range errs {
 		wg.Go(func() {
 			<-start
-			_, errs[i] = newBatch(client, fileID)
+			_, errs[i] = gatewaytest.NewBatch(client, fileID)
 		})
 	}
 	close(start)
@@ -66,13 +67,13 @@ func TestSimultaneousBatchCreatesKeepTheQueueLimits(t *testing.T) {
 		route chat.completions.create to p
 		route files.* batches.* to local
 	}`, quotaKeys, where, provider.URL))
-			a, b := sdk(base, option.WithAPIKey(quotaKeyA)), sdk(base, option.WithAPIKey(quotaKeyB))
+			a, b := gatewaytest.SDK(base, option.WithAPIKey(quotaKeyA)), gatewaytest.SDK(base, option.WithAPIKey(quotaKeyB))
 			// One line each: the third batch fills max_queued_batches.
-			if n := createAtOnce(t, a, uploadBatchFile(t, a, heldLines(1)), 10, ""); n != 3 {
+			if n := createAtOnce(t, a, gatewaytest.UploadBatchFile(t, a, heldLines(1)), 10, ""); n != 3 {
 				t.Fatalf("%d of 10 simultaneous creates taken; max_queued_batches is 3", n)
 			}
 			// Three lines each: the second batch fills max_queued_lines.
-			if n := createAtOnce(t, b, uploadBatchFile(t, b, heldLines(3)), 10, "input_file_id"); n != 2 {
+			if n := createAtOnce(t, b, gatewaytest.UploadBatchFile(t, b, heldLines(3)), 10, "input_file_id"); n != 2 {
 				t.Fatalf("%d of 10 simultaneous creates of 3 lines taken; max_queued_lines is 6", n)
 			}
 			page, err := a.Batches.List(context.Background(), openai.BatchListParams{})
@@ -89,10 +90,10 @@ func TestSimultaneousBatchCreatesKeepTheQueueLimits(t *testing.T) {
 // that ran, and the owner's files stay within the quota.
 func TestBatchFailsAtTheStorageQuota(t *testing.T) {
 	const lines, room = 40, 4000 // about 7 results of some 550 bytes
-	provider := sizedProvider(t, 400)
+	provider := gatewaytest.SizedProvider(t, 400)
 	var in strings.Builder
 	for i := range lines {
-		in.WriteString(chatBatchLine(fmt.Sprintf("q-%02d", i), "question"))
+		in.WriteString(gatewaytest.ChatBatchLine(fmt.Sprintf("q-%02d", i), "question"))
 	}
 	quota := in.Len() + room
 	base := testgateway.Start(t, fmt.Sprintf(`
@@ -107,12 +108,12 @@ func TestBatchFailsAtTheStorageQuota(t *testing.T) {
 		route chat.completions.create to p
 		route files.* batches.* to local
 	}`, quotaKeys, t.TempDir(), quota, provider.URL))
-	client := sdk(base, option.WithAPIKey(quotaKeyA))
-	created, err := newBatch(client, uploadBatchFile(t, client, in.String()))
+	client := gatewaytest.SDK(base, option.WithAPIKey(quotaKeyA))
+	created, err := gatewaytest.NewBatch(client, gatewaytest.UploadBatchFile(t, client, in.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := pollBatch(t, client, created.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
+	b := gatewaytest.PollBatch(t, client, created.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
 	if b.Status != openai.BatchStatusFailed || len(b.Errors.Data) != 1 || b.Errors.Data[0].Code != "insufficient_quota" ||
 		!strings.Contains(b.Errors.Data[0].Message, "storage quota") {
 		t.Fatalf("batch %s, errors %+v; want failed, insufficient_quota", b.Status, b.Errors)

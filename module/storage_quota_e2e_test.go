@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -48,7 +49,7 @@ func mustRefuseQuota(t *testing.T, what string, err error, param string) {
 	if err == nil {
 		t.Fatalf("%s: accepted, want 429 insufficient_quota", what)
 	}
-	e := asAPIError(t, err)
+	e := gatewaytest.AsAPIError(t, err)
 	if e.StatusCode != http.StatusTooManyRequests || e.Type != "insufficient_quota" || e.Code != "insufficient_quota" || e.Param != param || e.Message == "" {
 		t.Fatalf("%s: %d type %q code %q param %q %q; want 429 insufficient_quota, param %q", what, e.StatusCode, e.Type, e.Code, e.Param, e.Message, param)
 	}
@@ -70,7 +71,7 @@ func TestStorageQuotaPerOwner(t *testing.T) {
 		}
 		route files.* to local
 	}`, quotaKeys, t.TempDir()))
-	a, b, c := sdk(base, option.WithAPIKey(quotaKeyA)), sdk(base, option.WithAPIKey(quotaKeyB)), sdk(base, option.WithAPIKey(quotaKeyC))
+	a, b, c := gatewaytest.SDK(base, option.WithAPIKey(quotaKeyA)), gatewaytest.SDK(base, option.WithAPIKey(quotaKeyB)), gatewaytest.SDK(base, option.WithAPIKey(quotaKeyC))
 	first, err := uploadBytes(a, 600)
 	if err != nil {
 		t.Fatal(err)
@@ -111,24 +112,18 @@ func heldProvider(t *testing.T) *httptest.Server {
 			}
 		}
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, completionOfSize(400))
+		io.WriteString(w, gatewaytest.CompletionOfSize(400))
 	}))
 	t.Cleanup(provider.Close)
 	t.Cleanup(func() { close(release) }) // before the provider closes, and the gateway stops
 	return provider
 }
 
-// newBatch creates a chat completions batch on the input file.
-func newBatch(client openai.Client, fileID string) (*openai.Batch, error) {
-	return client.Batches.New(context.Background(), openai.BatchNewParams{InputFileID: fileID,
-		Endpoint: openai.BatchNewParamsEndpointV1ChatCompletions, CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
-}
-
 // heldLines is a batch input of n requests the held provider holds.
 func heldLines(n int) string {
 	var s strings.Builder
 	for i := range n {
-		s.WriteString(chatBatchLine(fmt.Sprintf("held-%d", i), "HOLD"))
+		s.WriteString(gatewaytest.ChatBatchLine(fmt.Sprintf("held-%d", i), "HOLD"))
 	}
 	return s.String()
 }
@@ -152,22 +147,22 @@ func TestBatchQueueLimitsPerKey(t *testing.T) {
 		route chat.completions.create to p
 		route files.* batches.* to local
 	}`, quotaKeys, t.TempDir(), provider.URL))
-	a, b := sdk(base, option.WithAPIKey(quotaKeyA)), sdk(base, option.WithAPIKey(quotaKeyB))
-	three, two, one := uploadBatchFile(t, a, heldLines(3)), uploadBatchFile(t, a, heldLines(2)), uploadBatchFile(t, a, heldLines(1))
-	if _, err := newBatch(a, three); err != nil {
+	a, b := gatewaytest.SDK(base, option.WithAPIKey(quotaKeyA)), gatewaytest.SDK(base, option.WithAPIKey(quotaKeyB))
+	three, two, one := gatewaytest.UploadBatchFile(t, a, heldLines(3)), gatewaytest.UploadBatchFile(t, a, heldLines(2)), gatewaytest.UploadBatchFile(t, a, heldLines(1))
+	if _, err := gatewaytest.NewBatch(a, three); err != nil {
 		t.Fatal(err)
 	}
-	_, err := newBatch(a, three)
+	_, err := gatewaytest.NewBatch(a, three)
 	mustRefuseQuota(t, "6 queued lines", err, "input_file_id")
-	if _, err := newBatch(a, two); err != nil {
+	if _, err := gatewaytest.NewBatch(a, two); err != nil {
 		t.Fatalf("5 queued lines: %v", err)
 	}
-	_, err = newBatch(a, one)
+	_, err = gatewaytest.NewBatch(a, one)
 	mustRefuseQuota(t, "a third queued batch", err, "")
-	if !strings.Contains(asAPIError(t, err).Message, "max_queued_batches") {
+	if !strings.Contains(gatewaytest.AsAPIError(t, err).Message, "max_queued_batches") {
 		t.Fatalf("the refusal does not name the limit: %v", err)
 	}
-	if _, err := newBatch(b, one); err != nil {
+	if _, err := gatewaytest.NewBatch(b, one); err != nil {
 		t.Fatalf("the other key's first batch: %v", err)
 	}
 }

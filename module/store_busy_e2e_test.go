@@ -9,6 +9,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -19,8 +20,8 @@ import (
 // provider made; once the writer is done the same writes pass.
 func TestBusyStoreIs503(t *testing.T) {
 	dir := t.TempDir()
-	p := &objectsProvider{objects: map[string]map[string]any{}}
-	provider := newFakeProvider(t, p.ServeHTTP)
+	p := &gatewaytest.ObjectsProvider{Objects: map[string]map[string]any{}}
+	provider := gatewaytest.NewFakeProvider(t, p.ServeHTTP)
 	base := testgateway.Start(t, fmt.Sprintf(`
 	modelgate {
 		key %s
@@ -32,12 +33,12 @@ func TestBusyStoreIs503(t *testing.T) {
 			base_url %s/v1
 		}
 		route responses.* to provider
-	}`, clientKey, dir, provider.URL))
+	}`, gatewaytest.ClientKey, dir, provider.URL))
 	writes := map[string]string{"/v1/conversations": `{"metadata":{"k":"v"}}`, "/v1/responses": `{"model":"gpt-4o","input":"x"}`}
 	expect := func(when string, status int, code string) {
 		t.Helper()
 		for path, body := range writes {
-			resp, env := rawRequest(t, "POST", base+path, body, chatHeaders)
+			resp, env := gatewaytest.RawRequest(t, "POST", base+path, body, gatewaytest.ChatHeaders)
 			got := ""
 			if env.Error.Code != nil {
 				got = *env.Error.Code

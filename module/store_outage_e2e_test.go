@@ -10,6 +10,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/internal/testpg"
 )
@@ -34,7 +35,7 @@ func probe(t *testing.T, base, path string) (int, map[string]any) {
 // store_unavailable with Retry-After, and chat, which needs no store.
 func checkStoreDown(t *testing.T, base string) {
 	t.Helper()
-	client, ctx := sdk(base), context.Background()
+	client, ctx := gatewaytest.SDK(base), context.Background()
 	if code, body := probe(t, base, "/livez"); code != http.StatusOK {
 		t.Fatalf("liveness with the store down: %d %v", code, body)
 	}
@@ -44,7 +45,7 @@ func checkStoreDown(t *testing.T, base string) {
 	}
 	var raw *http.Response
 	_, err := client.Files.List(ctx, openai.FileListParams{}, option.WithResponseInto(&raw))
-	apiErr := asAPIError(t, err)
+	apiErr := gatewaytest.AsAPIError(t, err)
 	if apiErr.StatusCode != http.StatusServiceUnavailable || apiErr.Code != "store_unavailable" || raw.Header.Get("Retry-After") == "" {
 		t.Fatalf("files.list with the store down: %v (Retry-After %q)", err, raw.Header.Get("Retry-After"))
 	}
@@ -76,18 +77,18 @@ func TestStartWithTheStoreDown(t *testing.T) {
 	}
 	srv := testpg.NewServer(t)
 	srv.Down()
-	gw := startChild(t, "postgres "+srv.DSN, testgateway.FreePort(t))
-	checkStoreDown(t, gw.base)
+	gw := gatewaytest.StartChild(t, "postgres "+srv.DSN, testgateway.FreePort(t))
+	checkStoreDown(t, gw.Base)
 	srv.Up()
-	waitReady(t, gw.base)
-	client := sdk(gw.base)
+	waitReady(t, gw.Base)
+	client := gatewaytest.SDK(gw.Base)
 	const n = 50
-	b, _ := runningBatch(t, client, n)
-	done := pollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
+	b, _ := gatewaytest.RunningBatch(t, client, n)
+	done := gatewaytest.PollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
 	if done.Status != openai.BatchStatusCompleted {
 		t.Fatalf("a batch once the store is up: %s", done.RawJSON())
 	}
-	checkExactlyOnce(t, client, done, n)
+	gatewaytest.CheckExactlyOnce(t, client, done, n)
 }
 
 // TestStoreOutage stops the PostgreSQL server of a gateway (a server of
@@ -103,23 +104,23 @@ func TestStoreOutage(t *testing.T) {
 		t.Skip("runs a PostgreSQL server of its own")
 	}
 	srv := testpg.NewServer(t)
-	gw := startChild(t, "postgres "+srv.DSN+"\n\t\t\tbatch_lease 5m", testgateway.FreePort(t))
-	client := sdk(gw.base)
-	if code, body := probe(t, gw.base, "/readyz"); code != http.StatusOK || body["status"] != "ready" {
+	gw := gatewaytest.StartChild(t, "postgres "+srv.DSN+"\n\t\t\tbatch_lease 5m", testgateway.FreePort(t))
+	client := gatewaytest.SDK(gw.Base)
+	if code, body := probe(t, gw.Base, "/readyz"); code != http.StatusOK || body["status"] != "ready" {
 		t.Fatalf("readiness with the store up: %d %v", code, body)
 	}
 	const n = 3000
-	b, _ := runningBatch(t, client, n)
+	b, _ := gatewaytest.RunningBatch(t, client, n)
 
 	srv.Down()
 	outage := time.Now()
-	checkStoreDown(t, gw.base)
+	checkStoreDown(t, gw.Base)
 	time.Sleep(3*time.Second - time.Since(outage))
 	srv.Up()
-	waitReady(t, gw.base)
-	done := pollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
+	waitReady(t, gw.Base)
+	done := gatewaytest.PollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
 	if done.Status != openai.BatchStatusCompleted || done.RequestCounts.Completed != n {
 		t.Fatalf("after the outage: %s", done.RawJSON())
 	}
-	checkExactlyOnce(t, client, done, n)
+	gatewaytest.CheckExactlyOnce(t, client, done, n)
 }

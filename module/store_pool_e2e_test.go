@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/openai/openai-go/v3"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/internal/testpg"
 )
@@ -37,7 +38,7 @@ func dripUpload(base string, halfway chan<- struct{}, rest <-chan struct{}) (int
 		pw.Close()
 	}()
 	req, _ := http.NewRequest("POST", base+"/v1/files", pr)
-	req.Header.Set("Authorization", "Bearer "+clientKey)
+	req.Header.Set("Authorization", "Bearer "+gatewaytest.ClientKey)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -52,7 +53,7 @@ func dripUpload(base string, halfway chan<- struct{}, rest <-chan struct{}) (int
 // Retry-After; a failed exchange is status 0.
 func listFiles(base string) (int, string, string) {
 	req, _ := http.NewRequest("GET", base+"/v1/files", nil)
-	req.Header.Set("Authorization", "Bearer "+clientKey)
+	req.Header.Set("Authorization", "Bearer "+gatewaytest.ClientKey)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, err.Error(), ""
@@ -72,7 +73,7 @@ func listFiles(base string) (int, string, string) {
 // once its client sends the rest.
 func TestSlowUploadsDoNotStallTheStore(t *testing.T) {
 	const uploads = 4
-	child := startChild(t, "postgres "+testpg.DSN(t)+"&pool_max_conns=2", testgateway.FreePort(t))
+	child := gatewaytest.StartChild(t, "postgres "+testpg.DSN(t)+"&pool_max_conns=2", testgateway.FreePort(t))
 	rest := make(chan struct{})
 	type reply struct {
 		code int
@@ -82,7 +83,7 @@ func TestSlowUploadsDoNotStallTheStore(t *testing.T) {
 	for range uploads {
 		halfway := make(chan struct{})
 		go func() {
-			code, body, err := dripUpload(child.base, halfway, rest)
+			code, body, err := dripUpload(child.Base, halfway, rest)
 			if err != nil {
 				body = err.Error()
 			}
@@ -90,10 +91,10 @@ func TestSlowUploadsDoNotStallTheStore(t *testing.T) {
 		}()
 		<-halfway
 	}
-	if code, errCode, _ := listFiles(child.base); code != http.StatusOK {
+	if code, errCode, _ := listFiles(child.Base); code != http.StatusOK {
 		t.Fatalf("files.list during %d slow uploads on a pool of 2: %d %s", uploads, code, errCode)
 	}
-	client := sdk(child.base)
+	client := gatewaytest.SDK(child.Base)
 	if _, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: "gpt-4o-mini",
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hello")}}); err != nil {
 		t.Fatalf("chat during the slow uploads: %v", err)
@@ -116,7 +117,7 @@ func TestSlowUploadsDoNotStallTheStore(t *testing.T) {
 // is gone both are served.
 func TestStoreBusyAnswers503(t *testing.T) {
 	dsn := testpg.DSN(t)
-	child := startChild(t, "postgres "+dsn+"&pool_max_conns=1\npool_wait 300ms", testgateway.FreePort(t))
+	child := gatewaytest.StartChild(t, "postgres "+dsn+"&pool_max_conns=1\npool_wait 300ms", testgateway.FreePort(t))
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
@@ -131,9 +132,9 @@ func TestStoreBusyAnswers503(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer watch.Close(ctx)
-	tx, stuck := lockWithAStuckList(t, conn, watch, child.base)
+	tx, stuck := lockWithAStuckList(t, conn, watch, child.Base)
 	defer tx.Rollback(ctx)
-	code, errCode, retryAfter := listFiles(child.base)
+	code, errCode, retryAfter := listFiles(child.Base)
 	if code != http.StatusServiceUnavailable || errCode != "store_busy" || retryAfter != "1" {
 		t.Fatalf("a store request with the pool's only connection in use: %d %q, Retry-After %q; want 503 store_busy, 1", code, errCode, retryAfter)
 	}
@@ -143,7 +144,7 @@ func TestStoreBusyAnswers503(t *testing.T) {
 	if code := <-stuck; code != http.StatusOK {
 		t.Fatalf("the request that waited on the lock: %d", code)
 	}
-	if code, errCode, _ := listFiles(child.base); code != http.StatusOK {
+	if code, errCode, _ := listFiles(child.Base); code != http.StatusOK {
 		t.Fatalf("a store request with the connection free again: %d %s", code, errCode)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -73,10 +74,10 @@ func TestTracingCarriesGenAIAttributes(t *testing.T) {
 			api_key sk-provider
 		}
 		route chat.completions.create to p
-	}`, clientKey, provider.URL))
+	}`, gatewaytest.ClientKey, provider.URL))
 	send := func() {
 		req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hello"}],"max_completion_tokens":4}`))
-		req.Header.Set("Authorization", "Bearer "+clientKey)
+		req.Header.Set("Authorization", "Bearer "+gatewaytest.ClientKey)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

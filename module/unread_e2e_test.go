@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -28,7 +29,7 @@ import (
 // a second request follows on it. Over h2c a 413 for a body never sent
 // leaves the connection serving the next request.
 func TestUnreadBodyRefusalsAnswerAtOnce(t *testing.T) {
-	base := testgateway.Start(t, fmt.Sprintf("\tmodelgate {\n\t\tkey %s\n\t\troute * to reference\n\t\tmax_body_size 1MiB\n\t}", clientKey))
+	base := testgateway.Start(t, fmt.Sprintf("\tmodelgate {\n\t\tkey %s\n\t\troute * to reference\n\t\tmax_body_size 1MiB\n\t}", gatewaytest.ClientKey))
 	host := strings.TrimPrefix(base, "http://")
 	chat := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`
 	dial := func() (net.Conn, *bufio.Reader) {
@@ -42,13 +43,13 @@ func TestUnreadBodyRefusalsAnswerAtOnce(t *testing.T) {
 	send := func(c net.Conn, key string, length int, extra string) {
 		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n", host, key, length, extra)
 	}
-	read := func(r *bufio.Reader) (*http.Response, envelope) {
+	read := func(r *bufio.Reader) (*http.Response, gatewaytest.Envelope) {
 		resp, err := http.ReadResponse(r, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var env envelope
+		var env gatewaytest.Envelope
 		if resp.StatusCode >= 400 {
 			if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
 				t.Fatalf("%d: no envelope: %v", resp.StatusCode, err)
@@ -64,7 +65,7 @@ func TestUnreadBodyRefusalsAnswerAtOnce(t *testing.T) {
 		length, status   int
 	}{
 		{"a wrong key, the body never sent", "sk-wrong", "", 1 << 20, http.StatusUnauthorized},
-		{"past max_body_size, waiting for 100 Continue", clientKey, "Expect: 100-continue\r\n", 2 << 20, http.StatusRequestEntityTooLarge},
+		{"past max_body_size, waiting for 100 Continue", gatewaytest.ClientKey, "Expect: 100-continue\r\n", 2 << 20, http.StatusRequestEntityTooLarge},
 	} {
 		conn, r := dial()
 		send(conn, c.key, c.length, c.extra)
@@ -80,7 +81,7 @@ func TestUnreadBodyRefusalsAnswerAtOnce(t *testing.T) {
 	large := bytes.Repeat([]byte("a"), 16<<20)
 	for i := range 5 {
 		req, _ := http.NewRequest("POST", base+"/v1/chat/completions", bytes.NewReader(large))
-		for k, v := range chatHeaders {
+		for k, v := range gatewaytest.ChatHeaders {
 			req.Header.Set(k, v)
 		}
 		resp, err := http.DefaultClient.Do(req)
@@ -95,7 +96,7 @@ func TestUnreadBodyRefusalsAnswerAtOnce(t *testing.T) {
 
 	conn, r := dial()
 	for i := range 2 {
-		send(conn, clientKey, len(chat), "")
+		send(conn, gatewaytest.ClientKey, len(chat), "")
 		io.WriteString(conn, chat)
 		if resp, _ := read(r); resp.StatusCode != 200 || resp.Close {
 			t.Fatalf("request %d on one connection: %d, Connection %q", i, resp.StatusCode, resp.Header.Get("Connection"))
@@ -110,7 +111,7 @@ func TestUnreadBodyRefusalsAnswerAtOnce(t *testing.T) {
 	t.Cleanup(func() { hold.Close() })
 	req, _ := http.NewRequest("POST", base+"/v1/chat/completions", unsent)
 	req.ContentLength = 2 << 20
-	for k, v := range chatHeaders {
+	for k, v := range gatewaytest.ChatHeaders {
 		req.Header.Set(k, v)
 	}
 	resp, err := client.Do(req)
@@ -121,7 +122,7 @@ func TestUnreadBodyRefusalsAnswerAtOnce(t *testing.T) {
 	var reused bool
 	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused }}
 	req, _ = http.NewRequestWithContext(httptrace.WithClientTrace(t.Context(), trace), "POST", base+"/v1/chat/completions", strings.NewReader(chat))
-	for k, v := range chatHeaders {
+	for k, v := range gatewaytest.ChatHeaders {
 		req.Header.Set(k, v)
 	}
 	resp, err = client.Do(req)

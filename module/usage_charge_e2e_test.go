@@ -4,16 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -37,25 +35,25 @@ func TestFinishedBatchPolledIsChargedOnce(t *testing.T) {
 			data_dir %s
 		}
 		dashboard /dashboard
-	}`, clientKey, t.TempDir()))
-	client := sdk(base)
+	}`, gatewaytest.ClientKey, t.TempDir()))
+	client := gatewaytest.SDK(base)
 	ctx := context.Background()
-	before := gatewayMetrics(t, base, "caddy_modelgate_tokens_total")
+	before := gatewaytest.GatewayMetrics(t, base, "caddy_modelgate_tokens_total")
 
 	b, err := client.Batches.New(ctx, openai.BatchNewParams{
-		InputFileID:      uploadBatchFile(t, client, batchInput(100, "reference")),
+		InputFileID:      gatewaytest.UploadBatchFile(t, client, gatewaytest.BatchInput(100, "reference")),
 		Endpoint:         openai.BatchNewParamsEndpointV1ChatCompletions,
 		CompletionWindow: openai.BatchNewParamsCompletionWindow24h,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := pollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
+	done := gatewaytest.PollBatch(t, client, b.ID, openai.BatchStatusCompleted, openai.BatchStatusFailed)
 	if done.Status != openai.BatchStatusCompleted || done.RequestCounts.Completed != 100 {
 		t.Fatalf("batch %s", done.RawJSON())
 	}
 	var prompt, completion int64
-	for id, line := range resultLines(t, client, done.OutputFileID) {
+	for id, line := range gatewaytest.ResultLines(t, client, done.OutputFileID) {
 		var body struct {
 			Usage struct {
 				PromptTokens     int64 `json:"prompt_tokens"`
@@ -75,7 +73,7 @@ func TestFinishedBatchPolledIsChargedOnce(t *testing.T) {
 	if p, c := dashboardTokens(t, base, "poller"); p != prompt || c != completion {
 		t.Errorf("dashboard after the batch: %d prompt, %d completion tokens; the lines used %d, %d", p, c, prompt, completion)
 	}
-	afterBatch := gatewayMetrics(t, base, "caddy_modelgate_tokens_total")
+	afterBatch := gatewaytest.GatewayMetrics(t, base, "caddy_modelgate_tokens_total")
 	chat := `caddy_modelgate_tokens_total{direction="%s",operation="chat.completions.create",upstream="reference"}`
 	if got := afterBatch[fmt.Sprintf(chat, "prompt")] - before[fmt.Sprintf(chat, "prompt")]; got != float64(prompt) {
 		t.Errorf("prompt tokens metric grew by %v over the batch; its lines used %d", got, prompt)
@@ -94,7 +92,7 @@ func TestFinishedBatchPolledIsChargedOnce(t *testing.T) {
 	if p, c := dashboardTokens(t, base, "poller"); p != prompt || c != completion {
 		t.Errorf("dashboard after 33 polls: %d prompt, %d completion tokens; the lines used %d, %d", p, c, prompt, completion)
 	}
-	for name, v := range gatewayMetrics(t, base, "caddy_modelgate_tokens_total") {
+	for name, v := range gatewaytest.GatewayMetrics(t, base, "caddy_modelgate_tokens_total") {
 		if strings.Contains(name, `operation="batches.`) {
 			t.Errorf("polling a batch counted tokens: %s %v", name, v)
 		} else if v != afterBatch[name] {
@@ -112,43 +110,11 @@ func TestFinishedBatchPolledIsChargedOnce(t *testing.T) {
 	}
 }
 
-// gatewayMetrics are the series of the named metrics on Caddy's /metrics,
-// by name and labels.
-func gatewayMetrics(t *testing.T, base string, names ...string) map[string]float64 {
-	t.Helper()
-	out := map[string]float64{}
-	for _, line := range strings.Split(string(getPage(t, base+"/metrics")), "\n") {
-		series, value, ok := strings.Cut(line, " ")
-		name, _, _ := strings.Cut(series, "{")
-		if !ok || !slices.Contains(names, name) {
-			continue
-		}
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			t.Fatalf("metric %q", line)
-		}
-		out[series] = v
-	}
-	return out
-}
-
-// getPage is the body of a GET of url.
-func getPage(t *testing.T, url string) []byte {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	page, _ := io.ReadAll(resp.Body)
-	return page
-}
-
 // dashboardTokens are the prompt and completion tokens the dashboard shows
 // for a key.
 func dashboardTokens(t *testing.T, base, key string) (prompt, completion int64) {
 	t.Helper()
-	row := regexp.MustCompile(`<tr data-key="` + regexp.QuoteMeta(key) + `">.*?<td class="n">(\d+)</td><td class="n">(\d+)</td>`).FindSubmatch(getPage(t, base+"/dashboard"))
+	row := regexp.MustCompile(`<tr data-key="` + regexp.QuoteMeta(key) + `">.*?<td class="n">(\d+)</td><td class="n">(\d+)</td>`).FindSubmatch(gatewaytest.GetPage(t, base+"/dashboard"))
 	if row == nil {
 		return 0, 0
 	}

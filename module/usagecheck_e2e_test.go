@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -22,7 +23,7 @@ import (
 // holds has none.
 func TestUsageFindings(t *testing.T) {
 	var reply string
-	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	provider := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(reply, "data: ") {
 			w.Header().Set("Content-Type", "text/event-stream")
 		} else {
@@ -39,38 +40,38 @@ func TestUsageFindings(t *testing.T) {
 		upstream counted {
 			base_url %s/v1
 		}
-	}`, clientKey, rec, provider.URL))
+	}`, gatewaytest.ClientKey, rec, provider.URL))
 	usage := func(u string) string {
-		return strings.Replace(toolCallCompletion, `{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21}`, u, 1)
+		return strings.Replace(gatewaytest.ToolCallCompletion, `{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21}`, u, 1)
 	}
 	usageChunk := `data: {"id":"chatcmpl-9","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21}}` + "\n\n"
-	withUsageChunk := strings.Replace(streamEvents, "data: [DONE]", usageChunk+"data: [DONE]", 1)
+	withUsageChunk := strings.Replace(gatewaytest.StreamEvents, "data: [DONE]", usageChunk+"data: [DONE]", 1)
 	const streamed = `{"model":"gpt-4o","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"x"}]}`
 	cases := []struct {
 		name, reply, request, check, finding string
 	}{
-		{"holds", toolCallCompletion, chatJSON, "", ""},
+		{"holds", gatewaytest.ToolCallCompletion, gatewaytest.ChatJSON, "", ""},
 		{"stream holds", withUsageChunk, streamed, "", ""},
-		{"stream without its usage chunk", streamEvents, streamed, "stream_usage", "usage: the stream ended without its usage"},
-		{"no usage", strings.Replace(toolCallCompletion, ",\n"+`"usage":{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21}`, "", 1), chatJSON, "missing", "usage: the reply reports no usage"},
-		{"cached above the prompt", usage(`{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21,"prompt_tokens_details":{"cached_tokens":20}}`), chatJSON,
+		{"stream without its usage chunk", gatewaytest.StreamEvents, streamed, "stream_usage", "usage: the stream ended without its usage"},
+		{"no usage", strings.Replace(gatewaytest.ToolCallCompletion, ",\n"+`"usage":{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21}`, "", 1), gatewaytest.ChatJSON, "missing", "usage: the reply reports no usage"},
+		{"cached above the prompt", usage(`{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21,"prompt_tokens_details":{"cached_tokens":20}}`), gatewaytest.ChatJSON,
 			"cached", "usage.prompt_tokens_details.cached_tokens: 20 exceeds prompt_tokens (9)"},
-		{"reasoning above the completion", usage(`{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21,"completion_tokens_details":{"reasoning_tokens":13}}`), chatJSON,
+		{"reasoning above the completion", usage(`{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21,"completion_tokens_details":{"reasoning_tokens":13}}`), gatewaytest.ChatJSON,
 			"reasoning", "usage.completion_tokens_details.reasoning_tokens: 13 exceeds completion_tokens (12)"},
-		{"total not the sum", usage(`{"prompt_tokens":9,"completion_tokens":12,"total_tokens":30}`), chatJSON,
+		{"total not the sum", usage(`{"prompt_tokens":9,"completion_tokens":12,"total_tokens":30}`), gatewaytest.ChatJSON,
 			"total", "usage.total_tokens: 30 is not prompt_tokens + completion_tokens (9 + 12)"},
-		{"prompt far from the gateway's count", usage(`{"prompt_tokens":500,"completion_tokens":12,"total_tokens":512}`), chatJSON,
+		{"prompt far from the gateway's count", usage(`{"prompt_tokens":500,"completion_tokens":12,"total_tokens":512}`), gatewaytest.ChatJSON,
 			"prompt_count", "usage.prompt_tokens: 500 departs from the gateway's count of the request (8) by more than 25% + 16"},
 	}
 	for i, c := range cases {
 		before := usageFindingCounts(t, base)
 		reply = c.reply
-		resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", c.request, chatHeaders)
-		if resp.StatusCode != 200 || string(lastBody) != c.reply {
-			t.Fatalf("%s: %d, relayed %s", c.name, resp.StatusCode, lastBody)
+		resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", c.request, gatewaytest.ChatHeaders)
+		if resp.StatusCode != 200 || string(gatewaytest.LastBody) != c.reply {
+			t.Fatalf("%s: %d, relayed %s", c.name, resp.StatusCode, gatewaytest.LastBody)
 		}
 		var findings []string
-		recorded, _ := readRecords(t, rec, i+1)[i]["findings"].([]any)
+		recorded, _ := gatewaytest.ReadRecords(t, rec, i+1)[i]["findings"].([]any)
 		for _, f := range recorded {
 			findings = append(findings, f.(string))
 		}
@@ -98,7 +99,7 @@ func TestUsageFindings(t *testing.T) {
 func usageFindingCounts(t *testing.T, base string) map[string]float64 {
 	t.Helper()
 	out := map[string]float64{}
-	for series, n := range gatewayMetrics(t, base, "caddy_modelgate_usage_findings_total") {
+	for series, n := range gatewaytest.GatewayMetrics(t, base, "caddy_modelgate_usage_findings_total") {
 		var check string
 		if _, err := fmt.Sscanf(series, `caddy_modelgate_usage_findings_total{check=%q,operation="chat.completions.create",upstream="counted"}`, &check); err == nil {
 			out[check] = n

@@ -12,6 +12,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -38,20 +39,6 @@ func crashCorpus(n int) (docs [][]byte, codes []string) {
 	return docs, codes
 }
 
-// listStoreFiles returns the status of every file of a store (at most 100).
-func listStoreFiles(t *testing.T, client openai.Client, storeID string) map[string]openai.VectorStoreFile {
-	t.Helper()
-	page, err := client.VectorStores.Files.List(context.Background(), storeID, openai.VectorStoreFileListParams{Limit: openai.Int(100)})
-	if err != nil || page.HasMore {
-		t.Fatalf("listing vector store files: %v (has_more %v)", err, page != nil && page.HasMore)
-	}
-	out := map[string]openai.VectorStoreFile{}
-	for _, f := range page.Data {
-		out[f.ID] = f
-	}
-	return out
-}
-
 // TestVectorStoreIngestionSurvivesAKilledGateway attaches 40 files (and
 // one that cannot be read) to a vector store with embeddings, kills the
 // gateway with SIGKILL while some files are completed and others are
@@ -64,14 +51,14 @@ func TestVectorStoreIngestionSurvivesAKilledGateway(t *testing.T) {
 	if testing.Short() {
 		t.Skip("ingests 40 files twice over")
 	}
-	fake := &fakeEmbeddings{mode: "ok", arrived: make(chan struct{}, 1), hangAfter: 10}
+	fake := &gatewaytest.FakeEmbeddings{Mode: "ok", Arrived: make(chan struct{}, 1), HangAfter: 10}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	dataDir, port := t.TempDir(), testgateway.FreePort(t)
 	store := "data_dir " + dataDir + "\n\t\t\tembedding_model fake-embed"
 	extra := fmt.Sprintf("upstream emb openai {\n\t\t\tbase_url %s/v1\n\t\t}\n\t\troute embeddings.create to emb", srv.URL)
-	child := startChildWith(t, store, extra, port)
-	client := sdk(child.base)
+	child := gatewaytest.StartChildWith(t, store, extra, port)
+	client := gatewaytest.SDK(child.Base)
 	ctx := context.Background()
 
 	const n = 40
@@ -79,11 +66,11 @@ func TestVectorStoreIngestionSurvivesAKilledGateway(t *testing.T) {
 	var ids []string
 	codeOf := map[string]string{}
 	for i, d := range docs {
-		id := upload(t, client, fmt.Sprintf("doc%02d.txt", i), d)
+		id := gatewaytest.Upload(t, client, fmt.Sprintf("doc%02d.txt", i), d)
 		ids, codeOf[id] = append(ids, id), codes[i]
 	}
 	// Between the good files, one that cannot be indexed.
-	bad := upload(t, client, "broken.pdf", []byte("%PDF-1.4 this is not a PDF"))
+	bad := gatewaytest.Upload(t, client, "broken.pdf", []byte("%PDF-1.4 this is not a PDF"))
 	ids = append(ids[:n/2], append([]string{bad}, ids[n/2:]...)...)
 	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{Name: openai.String("crash"), FileIDs: ids,
 		ChunkingStrategy: openai.FileChunkingStrategyParamUnion{OfStatic: &openai.StaticFileChunkingStrategyObjectParam{
@@ -96,7 +83,7 @@ func TestVectorStoreIngestionSurvivesAKilledGateway(t *testing.T) {
 	var atKill map[string]openai.VectorStoreFile
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		atKill = listStoreFiles(t, client, vs.ID)
+		atKill = gatewaytest.ListStoreFiles(t, client, vs.ID)
 		done, pending := 0, 0
 		for _, f := range atKill {
 			switch f.Status {
@@ -115,14 +102,14 @@ func TestVectorStoreIngestionSurvivesAKilledGateway(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	child.cmd.Process.Signal(syscall.SIGKILL)
-	child.wait()
+	child.Cmd.Process.Signal(syscall.SIGKILL)
+	child.Wait()
 
-	fake.mu.Lock()
-	fake.hangAfter = 0
-	fake.mu.Unlock()
-	restarted := startChildWith(t, store, extra, port)
-	client = sdk(restarted.base)
+	fake.Mu.Lock()
+	fake.HangAfter = 0
+	fake.Mu.Unlock()
+	restarted := gatewaytest.StartChildWith(t, store, extra, port)
+	client = gatewaytest.SDK(restarted.Base)
 	var after *openai.VectorStore
 	for deadline := time.Now().Add(3 * time.Minute); ; {
 		if after, err = client.VectorStores.Get(ctx, vs.ID); err != nil {
@@ -139,7 +126,7 @@ func TestVectorStoreIngestionSurvivesAKilledGateway(t *testing.T) {
 	if c := after.FileCounts; c.Completed != n || c.Failed != 1 || c.Cancelled != 0 || c.Total != n+1 {
 		t.Fatalf("file_counts after the restart: %+v", c)
 	}
-	final := listStoreFiles(t, client, vs.ID)
+	final := gatewaytest.ListStoreFiles(t, client, vs.ID)
 	if len(final) != n+1 {
 		t.Fatalf("%d files listed, want %d", len(final), n+1)
 	}
@@ -163,7 +150,7 @@ func TestVectorStoreIngestionSurvivesAKilledGateway(t *testing.T) {
 			continue
 		}
 		interrupted++
-		res := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query(codeOf[id]), MaxNumResults: openai.Int(50)})
+		res := gatewaytest.Search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query(codeOf[id]), MaxNumResults: openai.Int(50)})
 		holding := 0
 		for _, r := range res {
 			for _, c := range r.Content {

@@ -1,20 +1,17 @@
 package modelgate_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testdocs"
 	"github.com/modelgate/modelgate/schemas"
 )
@@ -49,76 +46,9 @@ func testCorpus() []corpusFile {
 	}
 }
 
-func upload(t *testing.T, client openai.Client, name string, data []byte) string {
-	t.Helper()
-	f, err := client.Files.New(context.Background(), openai.FileNewParams{File: openai.File(bytes.NewReader(data), name, "application/octet-stream"), Purpose: openai.FilePurposeAssistants})
-	if err != nil {
-		t.Fatalf("uploading %s: %v", name, err)
-	}
-	return f.ID
-}
-
-func attributeParams(attrs map[string]any) map[string]openai.VectorStoreFileNewParamsAttributeUnion {
-	out := map[string]openai.VectorStoreFileNewParamsAttributeUnion{}
-	for k, v := range attrs {
-		switch v := v.(type) {
-		case string:
-			out[k] = openai.VectorStoreFileNewParamsAttributeUnion{OfString: openai.String(v)}
-		case float64:
-			out[k] = openai.VectorStoreFileNewParamsAttributeUnion{OfFloat: openai.Float(v)}
-		case bool:
-			out[k] = openai.VectorStoreFileNewParamsAttributeUnion{OfBool: openai.Bool(v)}
-		}
-	}
-	return out
-}
-
-// attachAndPoll attaches a file and polls it out of in_progress with the
-// SDK's own helper.
-func attachAndPoll(t *testing.T, client openai.Client, storeID, fileID string, attrs map[string]any) *openai.VectorStoreFile {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	f, err := client.VectorStores.Files.NewAndPoll(ctx, storeID, openai.VectorStoreFileNewParams{FileID: fileID, Attributes: attributeParams(attrs)}, 20)
-	if err != nil {
-		t.Fatalf("attaching %s: %v", fileID, err)
-	}
-	return f
-}
-
-func search(t *testing.T, client openai.Client, storeID string, p openai.VectorStoreSearchParams) []openai.VectorStoreSearchResponse {
-	t.Helper()
-	page, err := client.VectorStores.Search(context.Background(), storeID, p)
-	if err != nil {
-		t.Fatalf("search: %v", err)
-	}
-	return page.Data
-}
-
-func query(q string) openai.VectorStoreSearchParamsQueryUnion {
-	return openai.VectorStoreSearchParamsQueryUnion{OfString: openai.String(q)}
-}
-
-// rawSearch posts a search body with the given beta header name and
-// returns the response body.
-func rawSearch(t *testing.T, base, key, storeID, betaHeader, body string) (int, []byte) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, base+"/v1/vector_stores/"+storeID+"/search", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(betaHeader, "assistants=v2")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
-}
-
 func TestVectorStoresEndToEnd(t *testing.T) {
-	base := startLocal(t, t.TempDir())
-	client := sdk(base)
+	base := gatewaytest.StartLocal(t, t.TempDir())
+	client := gatewaytest.SDK(base)
 	ctx := context.Background()
 	corpus := testCorpus()
 
@@ -135,10 +65,10 @@ func TestVectorStoresEndToEnd(t *testing.T) {
 	byID := map[string]corpusFile{}
 	var order []string
 	for _, cf := range corpus {
-		id := upload(t, client, cf.name, cf.data)
+		id := gatewaytest.Upload(t, client, cf.name, cf.data)
 		ids[cf.name], byID[id] = id, cf
 		order = append(order, id)
-		f := attachAndPoll(t, client, vs.ID, id, cf.attrs)
+		f := gatewaytest.AttachAndPoll(t, client, vs.ID, id, cf.attrs)
 		if f.Status != "completed" || f.UsageBytes == 0 || f.VectorStoreID != vs.ID || f.Attributes["kind"].OfString != cf.attrs["kind"] {
 			t.Fatalf("%s: attached %+v (last_error %+v)", cf.name, f, f.LastError)
 		}
@@ -151,7 +81,7 @@ func TestVectorStoresEndToEnd(t *testing.T) {
 
 	// The file holding a query's terms ranks first, whatever its format.
 	for _, cf := range corpus {
-		res := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("where is the " + cf.term + "?")})
+		res := gatewaytest.Search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("where is the " + cf.term + "?")})
 		if len(res) == 0 || res[0].FileID != ids[cf.name] || res[0].Filename != cf.name {
 			t.Fatalf("query %q: first result %+v, want %s", cf.term, res, cf.name)
 		}
@@ -165,30 +95,30 @@ func TestVectorStoresEndToEnd(t *testing.T) {
 		}
 	}
 	// Script text is not indexed.
-	for _, r := range search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("zebra")}) {
+	for _, r := range gatewaytest.Search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("zebra")}) {
 		if r.FileID == ids["page.html"] {
 			t.Fatal("the HTML file's script text was indexed")
 		}
 	}
 	// Multi-query: both planted files come back.
-	multi := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: openai.VectorStoreSearchParamsQueryUnion{OfStringArray: []string{"marzipan", "obsidian"}}})
+	multi := gatewaytest.Search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: openai.VectorStoreSearchParamsQueryUnion{OfStringArray: []string{"marzipan", "obsidian"}}})
 	if len(multi) < 2 || !slices.Contains([]string{multi[0].FileID, multi[1].FileID}, ids["memo.docx"]) || !slices.Contains([]string{multi[0].FileID, multi[1].FileID}, ids["report.pdf"]) {
 		t.Fatalf("multi-query results %+v", multi)
 	}
 
 	// max_num_results bounds the results.
-	common := openai.VectorStoreSearchParams{Query: query("modelgate"), MaxNumResults: openai.Int(3)}
-	if res := search(t, client, vs.ID, common); len(res) != 3 {
+	common := openai.VectorStoreSearchParams{Query: gatewaytest.Query("modelgate"), MaxNumResults: openai.Int(3)}
+	if res := gatewaytest.Search(t, client, vs.ID, common); len(res) != 3 {
 		t.Fatalf("max_num_results 3 gave %d results", len(res))
 	}
-	all := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("modelgate"), MaxNumResults: openai.Int(50)})
+	all := gatewaytest.Search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("modelgate"), MaxNumResults: openai.Int(50)})
 	if len(all) != len(corpus) {
 		t.Fatalf("the common term found %d files, want %d", len(all), len(corpus))
 	}
 
 	// Both response shapes validate, each chosen by the beta header name.
 	for header, want := range map[string]string{"OpenAI-Beta": "openai", "Vendor-Beta": "spec"} {
-		status, body := rawSearch(t, base, clientKey, vs.ID, header, `{"query":"What is the ZEBRA migration?","rewrite_query":true}`)
+		status, body := gatewaytest.RawSearch(t, base, gatewaytest.ClientKey, vs.ID, header, `{"query":"What is the ZEBRA migration?","rewrite_query":true}`)
 		dialect, findings := schemas.ValidateResponse("vector_stores.search", body)
 		if status != 200 || dialect != want || len(findings) > 0 {
 			t.Fatalf("%s: status %d dialect %q findings %v\n%s", header, status, dialect, findings, body)
@@ -207,27 +137,27 @@ func TestVectorStoresEndToEnd(t *testing.T) {
 	}
 
 	// Another owner sees none of it.
-	other := sdk(base, option.WithAPIKey(otherKey))
-	if _, err := other.VectorStores.Get(ctx, vs.ID); asAPIError(t, err).StatusCode != 404 {
+	other := gatewaytest.SDK(base, option.WithAPIKey(gatewaytest.OtherKey))
+	if _, err := other.VectorStores.Get(ctx, vs.ID); gatewaytest.AsAPIError(t, err).StatusCode != 404 {
 		t.Fatalf("another owner retrieved the store: %v", err)
 	}
-	if _, err := other.VectorStores.Search(ctx, vs.ID, openai.VectorStoreSearchParams{Query: query("zebra")}); asAPIError(t, err).StatusCode != 404 {
+	if _, err := other.VectorStores.Search(ctx, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("zebra")}); gatewaytest.AsAPIError(t, err).StatusCode != 404 {
 		t.Fatalf("another owner searched the store: %v", err)
 	}
-	if _, err := other.VectorStores.Files.List(ctx, vs.ID, openai.VectorStoreFileListParams{}); asAPIError(t, err).StatusCode != 404 {
+	if _, err := other.VectorStores.Files.List(ctx, vs.ID, openai.VectorStoreFileListParams{}); gatewaytest.AsAPIError(t, err).StatusCode != 404 {
 		t.Fatalf("another owner listed the store's files: %v", err)
 	}
-	if _, err := other.VectorStores.Files.Get(ctx, vs.ID, ids["zebra.txt"]); asAPIError(t, err).StatusCode != 404 {
+	if _, err := other.VectorStores.Files.Get(ctx, vs.ID, ids["zebra.txt"]); gatewaytest.AsAPIError(t, err).StatusCode != 404 {
 		t.Fatalf("another owner retrieved a store file: %v", err)
 	}
-	if _, err := other.VectorStores.Delete(ctx, vs.ID); asAPIError(t, err).StatusCode != 404 {
+	if _, err := other.VectorStores.Delete(ctx, vs.ID); gatewaytest.AsAPIError(t, err).StatusCode != 404 {
 		t.Fatalf("another owner deleted the store: %v", err)
 	}
 	otherStore, err := other.VectorStores.New(ctx, openai.VectorStoreNewParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.VectorStores.Files.New(ctx, otherStore.ID, openai.VectorStoreFileNewParams{FileID: ids["zebra.txt"]}); asAPIError(t, err).StatusCode != 404 {
+	if _, err := other.VectorStores.Files.New(ctx, otherStore.ID, openai.VectorStoreFileNewParams{FileID: ids["zebra.txt"]}); gatewaytest.AsAPIError(t, err).StatusCode != 404 {
 		t.Fatalf("another owner attached a file not theirs: %v", err)
 	}
 	if list, err := other.VectorStores.List(ctx, openai.VectorStoreListParams{}); err != nil || len(list.Data) != 1 || list.Data[0].ID != otherStore.ID {
@@ -235,8 +165,8 @@ func TestVectorStoresEndToEnd(t *testing.T) {
 	}
 
 	// An unsupported file fails with last_error.
-	png := upload(t, client, "image.png", []byte("\x89PNG\r\n\x1a\n0000"))
-	failed := attachAndPoll(t, client, vs.ID, png, nil)
+	png := gatewaytest.Upload(t, client, "image.png", []byte("\x89PNG\r\n\x1a\n0000"))
+	failed := gatewaytest.AttachAndPoll(t, client, vs.ID, png, nil)
 	if failed.Status != "failed" || failed.LastError.Code != "unsupported_file" || failed.LastError.Message == "" {
 		t.Fatalf("unsupported file: %+v", failed)
 	}
@@ -249,7 +179,7 @@ func TestVectorStoresEndToEnd(t *testing.T) {
 	if err != nil || !deleted.Deleted || deleted.Object != "vector_store.file.deleted" {
 		t.Fatalf("detach: %v %+v", err, deleted)
 	}
-	if res := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("zebra")}); len(res) != 0 {
+	if res := gatewaytest.Search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("zebra")}); len(res) != 0 {
 		t.Fatalf("a detached file is still found: %+v", res)
 	}
 	if _, err := client.Files.Get(ctx, ids["zebra.txt"]); err != nil {
@@ -259,10 +189,10 @@ func TestVectorStoresEndToEnd(t *testing.T) {
 	if _, err := client.Files.Delete(ctx, ids["memo.docx"]); err != nil {
 		t.Fatal(err)
 	}
-	if res := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("marzipan")}); len(res) != 0 {
+	if res := gatewaytest.Search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("marzipan")}); len(res) != 0 {
 		t.Fatalf("a deleted file is still found: %+v", res)
 	}
-	if _, err := client.VectorStores.Files.Get(ctx, vs.ID, ids["memo.docx"]); asAPIError(t, err).StatusCode != 404 {
+	if _, err := client.VectorStores.Files.Get(ctx, vs.ID, ids["memo.docx"]); gatewaytest.AsAPIError(t, err).StatusCode != 404 {
 		t.Fatalf("a deleted file is still attached: %v", err)
 	}
 	got, err = client.VectorStores.Get(ctx, vs.ID)
@@ -278,7 +208,7 @@ func TestVectorStoresEndToEnd(t *testing.T) {
 	if del, err := client.VectorStores.Delete(ctx, vs.ID); err != nil || !del.Deleted {
 		t.Fatalf("delete: %v %+v", err, del)
 	}
-	if _, err := client.VectorStores.Get(ctx, vs.ID); asAPIError(t, err).StatusCode != 404 {
+	if _, err := client.VectorStores.Get(ctx, vs.ID); gatewaytest.AsAPIError(t, err).StatusCode != 404 {
 		t.Fatalf("deleted store still there: %v", err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 )
 
 // Vector store search filters as openai-go builds them, and the check of
@@ -76,7 +78,7 @@ func checkFilters(t *testing.T, client openai.Client, storeID string, byID map[s
 			func(_ string, f corpusFile) bool { return kind(f) == "web" || (kind(f) == "data" && year(f) < 2025) }},
 	}
 	for _, c := range cases {
-		res := search(t, client, storeID, openai.VectorStoreSearchParams{Query: query("modelgate"), MaxNumResults: openai.Int(50), Filters: c.filter})
+		res := gatewaytest.Search(t, client, storeID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("modelgate"), MaxNumResults: openai.Int(50), Filters: c.filter})
 		var got, want []string
 		for _, r := range res {
 			got = append(got, byID[r.FileID].name)

@@ -7,123 +7,37 @@ package modelgate_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/openai/openai-go/v3"
 
-	"github.com/modelgate/modelgate/internal/fakeembed"
-	"github.com/modelgate/modelgate/internal/testgateway"
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 )
 
-// fakeEmbeddings is an OpenAI-compatible /v1/embeddings server speaking
-// fakeembed's model; it can be told to misbehave.
-type fakeEmbeddings struct {
-	mu      sync.Mutex
-	mode    string // ok, error, malformed, hang
-	inputs  [][]string
-	arrived chan struct{}
-	// released, when set, is told when a hanging request ends because the
-	// gateway gave it up.
-	released chan struct{}
-	// hangAfter, when set, makes every request after that many hang.
-	hangAfter int
-}
-
-func (f *fakeEmbeddings) setMode(m string) {
-	f.mu.Lock()
-	f.mode = m
-	f.mu.Unlock()
-}
-
-func (f *fakeEmbeddings) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Model string   `json:"model"`
-		Input []string `json:"input"`
-	}
-	if r.URL.Path != "/v1/embeddings" || json.NewDecoder(r.Body).Decode(&req) != nil || req.Model != "fake-embed" {
-		http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
-		return
-	}
-	f.mu.Lock()
-	mode := f.mode
-	f.inputs = append(f.inputs, req.Input)
-	if f.hangAfter > 0 && len(f.inputs) > f.hangAfter {
-		mode = "hang"
-	}
-	f.mu.Unlock()
-	select {
-	case f.arrived <- struct{}{}:
-	default:
-	}
-	w.Header().Set("Content-Type", "application/json")
-	switch mode {
-	case "error":
-		w.WriteHeader(http.StatusInternalServerError)
-		io.WriteString(w, `{"error":{"message":"boom","type":"server_error"}}`)
-		return
-	case "malformed":
-		io.WriteString(w, `{"data": [{"index": 0, "embedding": "not a vector"`)
-		return
-	case "hang":
-		<-r.Context().Done()
-		if f.released != nil {
-			f.released <- struct{}{}
-		}
-		return
-	}
-	json.NewEncoder(w).Encode(fakeembed.Response(req.Model, req.Input))
-}
-
-// startWithEmbeddings starts a gateway whose local upstream keeps its
-// data as storage says (data_dir DIR, or postgres "DSN") and embeds with
-// fake-embed through the embeddings server at embeddingsURL; its
-// dashboard is at /dashboard.
-func startWithEmbeddings(t *testing.T, storage, embeddingsURL string) string {
-	return testgateway.Start(t, fmt.Sprintf(`
-	modelgate {
-		key %s {
-			owner alice
-		}
-		upstream emb openai {
-			base_url %s/v1
-		}
-		upstream local local {
-			%s
-			embedding_model fake-embed
-		}
-		route embeddings.create to emb
-		dashboard /dashboard
-	}`, clientKey, embeddingsURL, storage))
-}
-
 func TestVectorStoreHybridSearchWithEmbeddings(t *testing.T) {
-	fake := &fakeEmbeddings{mode: "ok", arrived: make(chan struct{}, 1)}
+	fake := &gatewaytest.FakeEmbeddings{Mode: "ok", Arrived: make(chan struct{}, 1)}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
-	client := sdk(startWithEmbeddings(t, "data_dir "+t.TempDir(), srv.URL))
+	client := gatewaytest.SDK(gatewaytest.StartWithEmbeddings(t, "data_dir "+t.TempDir(), srv.URL))
 	storeID := checkHybridSearch(t, client, fake)
 
 	// A failing or garbled embeddings route fails the file with server_error.
 	for _, mode := range []string{"error", "malformed"} {
-		fake.setMode(mode)
-		id := upload(t, client, mode+".txt", []byte("Some text to embed for "+mode+"."))
-		f := attachAndPoll(t, client, storeID, id, nil)
+		fake.SetMode(mode)
+		id := gatewaytest.Upload(t, client, mode+".txt", []byte("Some text to embed for "+mode+"."))
+		f := gatewaytest.AttachAndPoll(t, client, storeID, id, nil)
 		if f.Status != "failed" || f.LastError.Code != "server_error" {
 			t.Fatalf("embeddings %s: %+v", mode, f)
 		}
 	}
 	// A search that cannot embed its query is a 502, not a BM25 answer in disguise.
-	if _, err := client.VectorStores.Search(context.Background(), storeID, openai.VectorStoreSearchParams{Query: query("cat")}); asAPIError(t, err).StatusCode != 502 {
+	if _, err := client.VectorStores.Search(context.Background(), storeID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("cat")}); gatewaytest.AsAPIError(t, err).StatusCode != 502 {
 		t.Fatalf("search with a failing embeddings route: %v", err)
 	}
 }
@@ -134,50 +48,50 @@ func TestVectorStoreHybridSearchWithEmbeddings(t *testing.T) {
 // run on a context of its own would hang on it), and the next search is
 // served.
 func TestSearchEndsWithItsRequest(t *testing.T) {
-	fake := &fakeEmbeddings{mode: "ok", arrived: make(chan struct{}, 1), released: make(chan struct{}, 1)}
+	fake := &gatewaytest.FakeEmbeddings{Mode: "ok", Arrived: make(chan struct{}, 1), Released: make(chan struct{}, 1)}
 	srv := httptest.NewServer(fake)
 	defer func() {
 		srv.CloseClientConnections() // a hanging request ends even when the test fails
 		srv.Close()
 	}()
-	client := sdk(startWithEmbeddings(t, "data_dir "+t.TempDir(), srv.URL))
+	client := gatewaytest.SDK(gatewaytest.StartWithEmbeddings(t, "data_dir "+t.TempDir(), srv.URL))
 	ctx := context.Background()
 	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := upload(t, client, "cats.txt", []byte("The cat sleeps on the warm windowsill all afternoon."))
-	if f := attachAndPoll(t, client, vs.ID, id, nil); f.Status != "completed" {
+	id := gatewaytest.Upload(t, client, "cats.txt", []byte("The cat sleeps on the warm windowsill all afternoon."))
+	if f := gatewaytest.AttachAndPoll(t, client, vs.ID, id, nil); f.Status != "completed" {
 		t.Fatalf("ingestion: %+v", f)
 	}
-	fake.setMode("hang")
+	fake.SetMode("hang")
 	select {
-	case <-fake.arrived: // the ingestion's
+	case <-fake.Arrived: // the ingestion's
 	default:
 	}
 	searchCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		_, err := client.VectorStores.Search(searchCtx, vs.ID, openai.VectorStoreSearchParams{Query: query("feline")})
+		_, err := client.VectorStores.Search(searchCtx, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("feline")})
 		done <- err
 	}()
 	// The bounds are for a search that never ends, not a measure of speed.
 	select {
-	case <-fake.arrived:
+	case <-fake.Arrived:
 	case <-time.After(time.Minute):
 		t.Fatal("the search never asked for its query's embeddings")
 	}
 	cancel()
 	select {
-	case <-fake.released:
+	case <-fake.Released:
 	case <-time.After(time.Minute):
 		t.Fatal("the gateway still waits on the query's embeddings after its client went away")
 	}
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the client's search ended with %v", err)
 	}
-	fake.setMode("ok")
-	if res := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("feline")}); len(res) != 1 || res[0].FileID != id {
+	fake.SetMode("ok")
+	if res := gatewaytest.Search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("feline")}); len(res) != 1 || res[0].FileID != id {
 		t.Fatalf("the next search: %+v", res)
 	}
 }
@@ -187,7 +101,7 @@ func TestSearchEndsWithItsRequest(t *testing.T) {
 // checks that hybrid search finds the cat by a synonym (the embeddings
 // alone), fuses agreeing rankings to a score of 1 and honours
 // score_threshold. It returns the store's ID.
-func checkHybridSearch(t *testing.T, client openai.Client, fake *fakeEmbeddings) string {
+func checkHybridSearch(t *testing.T, client openai.Client, fake *gatewaytest.FakeEmbeddings) string {
 	t.Helper()
 	ctx := context.Background()
 	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{Name: openai.String("hybrid")})
@@ -199,38 +113,38 @@ func checkHybridSearch(t *testing.T, client openai.Client, fake *fakeEmbeddings)
 	for i := 0; i < 3000; i++ {
 		fmt.Fprintf(&long, "Line %d about the car and its tires before winter. ", i)
 	}
-	cats := upload(t, client, "cats.txt", []byte("The cat sleeps on the warm windowsill all afternoon."))
-	cars := upload(t, client, "cars.txt", []byte(long.String()))
+	cats := gatewaytest.Upload(t, client, "cats.txt", []byte("The cat sleeps on the warm windowsill all afternoon."))
+	cars := gatewaytest.Upload(t, client, "cars.txt", []byte(long.String()))
 	for _, id := range []string{cats, cars} {
-		if f := attachAndPoll(t, client, vs.ID, id, nil); f.Status != "completed" {
+		if f := gatewaytest.AttachAndPoll(t, client, vs.ID, id, nil); f.Status != "completed" {
 			t.Fatalf("attach %s: %+v", id, f)
 		}
 	}
-	fake.mu.Lock()
+	fake.Mu.Lock()
 	batched := false
-	for _, in := range fake.inputs {
+	for _, in := range fake.Inputs {
 		batched = batched || len(in) > 1
 		if len(in) > 64 {
 			t.Errorf("an embeddings request carried %d inputs", len(in))
 		}
 	}
-	fake.mu.Unlock()
+	fake.Mu.Unlock()
 	if !batched {
 		t.Fatal("no embeddings request carried several chunks")
 	}
 
 	// "feline" is in no file: only the embeddings can find the cat.
-	res := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("feline")})
+	res := gatewaytest.Search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("feline")})
 	if len(res) == 0 || res[0].FileID != cats || res[0].Score <= 0 {
 		t.Fatalf("hybrid search for a synonym: %+v", res)
 	}
 	// Both rankings agree on the cat: fused, it scores the best possible.
-	res = search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("cat windowsill")})
+	res = gatewaytest.Search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("cat windowsill")})
 	if len(res) == 0 || res[0].FileID != cats || res[0].Score != 1 {
 		t.Fatalf("hybrid search: %+v", res)
 	}
 	// score_threshold keeps only what scores at least that much.
-	res = search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("cat windowsill"), MaxNumResults: openai.Int(50),
+	res = gatewaytest.Search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("cat windowsill"), MaxNumResults: openai.Int(50),
 		RankingOptions: openai.VectorStoreSearchParamsRankingOptions{ScoreThreshold: openai.Float(0.99)}})
 	if len(res) == 0 {
 		t.Fatal("nothing scored at least 0.99")
@@ -244,18 +158,18 @@ func checkHybridSearch(t *testing.T, client openai.Client, fake *fakeEmbeddings)
 }
 
 func TestVectorStoreSearchWithoutEmbeddingsIsTextOnly(t *testing.T) {
-	base := startLocal(t, t.TempDir())
-	client := sdk(base)
+	base := gatewaytest.StartLocal(t, t.TempDir())
+	client := gatewaytest.SDK(base)
 	vs, err := client.VectorStores.New(context.Background(), openai.VectorStoreNewParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := upload(t, client, "cats.txt", []byte("The cat sleeps on the warm windowsill all afternoon."))
-	attachAndPoll(t, client, vs.ID, id, nil)
-	if res := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("feline")}); len(res) != 0 {
+	id := gatewaytest.Upload(t, client, "cats.txt", []byte("The cat sleeps on the warm windowsill all afternoon."))
+	gatewaytest.AttachAndPoll(t, client, vs.ID, id, nil)
+	if res := gatewaytest.Search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("feline")}); len(res) != 0 {
 		t.Fatalf("BM25 alone found a word the file lacks: %+v", res)
 	}
-	if res := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("cats")}); len(res) != 1 {
+	if res := gatewaytest.Search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("cats")}); len(res) != 1 {
 		t.Fatalf("stemmed query: %+v", res)
 	}
 }
@@ -265,22 +179,22 @@ func TestVectorStoreSearchWithoutEmbeddingsIsTextOnly(t *testing.T) {
 // finishes the job.
 func TestVectorStoreIngestionResumesAfterRestart(t *testing.T) {
 	dir := t.TempDir()
-	fake := &fakeEmbeddings{mode: "hang", arrived: make(chan struct{}, 1)}
+	fake := &gatewaytest.FakeEmbeddings{Mode: "hang", Arrived: make(chan struct{}, 1)}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
-	base := startWithEmbeddings(t, "data_dir "+dir, srv.URL)
-	client := sdk(base)
+	base := gatewaytest.StartWithEmbeddings(t, "data_dir "+dir, srv.URL)
+	client := gatewaytest.SDK(base)
 	ctx := context.Background()
 	vs, err := client.VectorStores.New(ctx, openai.VectorStoreNewParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := upload(t, client, "cats.txt", []byte("The cat sleeps on the warm windowsill all afternoon."))
+	id := gatewaytest.Upload(t, client, "cats.txt", []byte("The cat sleeps on the warm windowsill all afternoon."))
 	if _, err := client.VectorStores.Files.New(ctx, vs.ID, openai.VectorStoreFileNewParams{FileID: id}); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-fake.arrived: // ingestion is waiting on the embeddings
+	case <-fake.Arrived: // ingestion is waiting on the embeddings
 	case <-time.After(time.Minute):
 		t.Fatal("ingestion never asked for embeddings")
 	}
@@ -291,16 +205,16 @@ func TestVectorStoreIngestionResumesAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	fake.setMode("ok")
-	base = startWithEmbeddings(t, "data_dir "+dir, srv.URL)
-	client = sdk(base)
+	fake.SetMode("ok")
+	base = gatewaytest.StartWithEmbeddings(t, "data_dir "+dir, srv.URL)
+	client = gatewaytest.SDK(base)
 	pollCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	f, err := client.VectorStores.Files.PollStatus(pollCtx, vs.ID, id, 20)
 	if err != nil || f.Status != "completed" {
 		t.Fatalf("after the restart: %v %+v", err, f)
 	}
-	if res := search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: query("feline")}); len(res) != 1 || res[0].FileID != id {
+	if res := gatewaytest.Search(t, client, vs.ID, openai.VectorStoreSearchParams{Query: gatewaytest.Query("feline")}); len(res) != 1 || res[0].FileID != id {
 		t.Fatalf("search after the restart: %+v", res)
 	}
 }

@@ -1,15 +1,15 @@
 //go:build race
 
-package modelgate_test
+package gatewaytest
 
-// raceExtraRSS is what the race detector's shadow memory adds to a
+// RaceExtraRSS is what the race detector's shadow memory adds to a
 // gateway process's peak under the hostile attacks: the largest of them
 // (60 MiB of JSON numbers, decoded before it is refused) peaked at 751 to
 // 1,122 MiB in runs of one build under -race, against a live set far
 // smaller without it; four Responses of 199,000 items at once peaked at
 // +542 MiB over the idle gateway under -race, +192 to +221 MiB without.
-const raceExtraRSS = 512 << 20
+const RaceExtraRSS = 512 << 20
 
-// raceSlowdown is how much slower the race detector makes the gateway:
+// RaceSlowdown is how much slower the race detector makes the gateway:
 // attacks whose bounds it would break skip under it.
-const raceSlowdown = 5
+const RaceSlowdown = 5
