@@ -1,4 +1,4 @@
-package modelgate_test
+package vectorstores
 
 // Vector store search with an embeddings provider: hybrid ranking, a
 // provider that fails or hangs, a search given up by its client,
