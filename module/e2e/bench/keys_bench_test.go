@@ -1,4 +1,4 @@
-package modelgate_test
+package bench
 
 import (
 	"net/http/httptest"
