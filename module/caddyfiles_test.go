@@ -1,7 +1,6 @@
 package modelgate_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/internal/testpg"
 )
@@ -40,7 +40,7 @@ func TestExampleCaddyfiles(t *testing.T) {
 	}
 	dir := t.TempDir()
 	keys := filepath.Join(dir, "keys.json")
-	os.WriteFile(keys, []byte(`{"keys":[{"sha256":"`+sha256Hex("sk-team")+`","name":"team"}]}`), 0o600)
+	os.WriteFile(keys, []byte(`{"keys":[{"sha256":"`+gatewaytest.Sha256Hex("sk-team")+`","name":"team"}]}`), 0o600)
 	t.Setenv("MODELGATE_DATA_DIR", filepath.Join(dir, "data"))
 	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "xdg")) // the built-in store's default folder
 	t.Setenv("MODELGATE_KEYS_FILE", keys)
@@ -79,7 +79,7 @@ func TestExampleCaddyfiles(t *testing.T) {
 			for _, port := range ports {
 				for _, host := range hosts {
 					base := fmt.Sprintf("http://%s:%d", host, port)
-					if status, body := getExample(t, base+"/v1/files", "", ""); status != http.StatusUnauthorized || !isEnvelope(body) {
+					if status, body := getExample(t, base+"/v1/files", "", ""); status != http.StatusUnauthorized || !gatewaytest.IsEnvelope(body) {
 						t.Errorf("GET %s/v1/files without a key: %d %s, want 401 in the envelope", base, status, body)
 					}
 					if status, body := getExample(t, base+"/v1/files", "", key); status != http.StatusOK || !strings.Contains(body, `"object":"list"`) {
@@ -99,7 +99,7 @@ func TestExampleCaddyfiles(t *testing.T) {
 					if status == http.StatusOK && strings.TrimSpace(body) == "" {
 						t.Errorf("GET %s with Host %s (key %t): an empty 200", probe.path, probe.host, probe.key != "")
 					}
-					if status >= 400 && !isEnvelope(body) {
+					if status >= 400 && !gatewaytest.IsEnvelope(body) {
 						t.Errorf("GET %s with Host %s: %d %q, not the error envelope", probe.path, probe.host, status, body)
 					}
 				}
@@ -154,15 +154,4 @@ func getExample(t *testing.T, url, host, key string) (int, string) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body)
-}
-
-// isEnvelope reports whether body is {"error":{"message":...,"type":...}}.
-func isEnvelope(body string) bool {
-	var e struct {
-		Error *struct {
-			Message string `json:"message"`
-			Type    string `json:"type"`
-		} `json:"error"`
-	}
-	return json.Unmarshal([]byte(body), &e) == nil && e.Error != nil && e.Error.Message != "" && e.Error.Type != ""
 }

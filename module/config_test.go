@@ -9,6 +9,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
@@ -42,13 +43,13 @@ func TestProvisionRefusesBrokenConfigs(t *testing.T) {
 }
 
 func TestKeysFileWithDigests(t *testing.T) {
-	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	provider := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(toolCallCompletion))
+		w.Write([]byte(gatewaytest.ToolCallCompletion))
 	})
 	file := filepath.Join(t.TempDir(), "keys.json")
 	// sha256("sk-from-keys-file")
-	os.WriteFile(file, []byte(`{"keys":[{"sha256":"`+sha256Hex("sk-from-keys-file")+`","name":"filed","owner":"team-b"}]}`), 0o600)
+	os.WriteFile(file, []byte(`{"keys":[{"sha256":"`+gatewaytest.Sha256Hex("sk-from-keys-file")+`","name":"filed","owner":"team-b"}]}`), 0o600)
 	base := testgateway.Start(t, `
 	modelgate {
 		keys_file `+file+`
@@ -57,7 +58,7 @@ func TestKeysFileWithDigests(t *testing.T) {
 		}
 		route * to p
 	}`)
-	resp, _ := rawRequest(t, "POST", base+"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"x"}]}`,
+	resp, _ := gatewaytest.RawRequest(t, "POST", base+"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"x"}]}`,
 		map[string]string{"Authorization": "Bearer sk-from-keys-file", "Content-Type": "application/json"})
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d with a key from the keys file", resp.StatusCode)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	modelgate "github.com/modelgate/modelgate/module"
 )
@@ -51,7 +52,7 @@ func TestDecodeBudgetOption(t *testing.T) {
 	var gate chan struct{}
 	arrived := make(chan struct{}, 4)
 	ended := make(chan struct{}) // the test ended: no chat is held any more
-	provider := newFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
+	provider := gatewaytest.NewFakeProvider(t, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		g := gate
 		mu.Unlock()
@@ -63,18 +64,18 @@ func TestDecodeBudgetOption(t *testing.T) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, toolCallCompletion)
+		io.WriteString(w, gatewaytest.ToolCallCompletion)
 	})
 	t.Cleanup(func() { close(ended) }) // before the provider closes
 	port := testgateway.FreePort(t)
 	config := func(budget string) string {
-		return fmt.Sprintf("%shttp://127.0.0.1:%d {\n%s\n}\n", testgateway.GlobalOptions, port, providerSite(provider.URL, "decode_budget "+budget))
+		return fmt.Sprintf("%shttp://127.0.0.1:%d {\n%s\n}\n", testgateway.GlobalOptions, port, gatewaytest.ProviderSite(provider.URL, "decode_budget "+budget))
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d/v1/chat/completions", port)
 	body := weighingMiB()
 	send := func(answers chan<- int) {
 		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+clientKey)
+		req.Header.Set("Authorization", "Bearer "+gatewaytest.ClientKey)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Connection", "close") // no connection outlives a reload
 		resp, err := http.DefaultClient.Do(req)

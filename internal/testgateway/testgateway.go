@@ -104,7 +104,7 @@ const QuickstartDevKey = "sk-modelgate-dev"
 // URL (http://localhost:PORT).
 func Quickstart(t testing.TB, extra string) string {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join(moduleRoot(t), "caddyfiles", "quickstart.Caddyfile"))
+	src, err := os.ReadFile(filepath.Join(ModuleRoot(t), "caddyfiles", "quickstart.Caddyfile"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +143,8 @@ func HasIPv6Loopback() bool {
 	return true
 }
 
-// moduleRoot is the folder of go.mod, found upwards from the test's own.
-func moduleRoot(t testing.TB) string {
+// ModuleRoot is the folder of go.mod, found upwards from the test's own.
+func ModuleRoot(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {

@@ -5,10 +5,10 @@
 # `openai-v6`; the AI SDK's current major as `ai` with `@ai-sdk/openai`, the
 # previous one as `ai-v6` with `@ai-sdk/openai-v3`, and `zod`; on linux-x64
 # a Node 22 for the current majors, which need it), for the end-to-end
-# tests that drive modelgate with each (module/node_sdk_e2e_test.go,
-# module/ai_sdk_e2e_test.go), and the OpenAI Agents SDK pinned in
+# tests that drive modelgate with each (module/e2e/sdks/node_sdk_e2e_test.go,
+# module/e2e/sdks/ai_sdk_e2e_test.go), and the OpenAI Agents SDK pinned in
 # internal/nodesdk/agents into the folder's agents/
-# (module/agents_sdk_e2e_test.go).
+# (module/e2e/sdks/agents_sdk_e2e_test.go).
 #
 #   eval "$(bash scripts/services/node-sdk.sh)"     # install; exports the dir
 #   bash scripts/services/node-sdk.sh stop          # nothing runs: a no-op

@@ -1,0 +1,65 @@
+package observability
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/modelgate/modelgate/internal/gatewaytest"
+	"github.com/modelgate/modelgate/internal/testgateway"
+)
+
+// TestMetricsAfterTraffic scrapes Caddy's metrics endpoint after requests
+// that succeed, fall back and fail, and finds the gateway's counters.
+func TestMetricsAfterTraffic(t *testing.T) {
+	primary := gatewaytest.NewCounting(t, gatewaytest.FailWith(500, nil, gatewaytest.ErrorEnvelope))
+	backup := gatewaytest.NewCounting(t, gatewaytest.CompletionFrom("backup"))
+	base := testgateway.Start(t, fmt.Sprintf(`
+	metrics /metrics
+	modelgate {
+		key %s
+		upstream metered_primary {
+			base_url %s/v1
+		}
+		upstream metered_backup {
+			base_url %s/v1
+		}
+		route chat.completions.create to metered_primary fallback metered_backup {
+			retries 1
+			max_retry_wait 1s
+		}
+	}`, gatewaytest.ClientKey, primary.URL, backup.URL))
+	client := gatewaytest.SDK(base)
+	if _, err := client.Chat.Completions.New(context.Background(), gatewaytest.WeatherParams()); err != nil {
+		t.Fatal(err)
+	}
+	resp, _ := gatewaytest.RawRequest(t, "GET", base+"/v1/files", "", map[string]string{"Authorization": "Bearer nope-nope-nope"})
+	if resp.StatusCode != 401 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`caddy_modelgate_requests_total{code="200",operation="chat.completions.create",origin="live",upstream="metered_backup"} 1`,
+		`caddy_modelgate_upstream_retries_total{operation="chat.completions.create",upstream="metered_primary"} 1`,
+		`caddy_modelgate_upstream_fallbacks_total{operation="chat.completions.create",upstream="metered_backup"} 1`,
+		`caddy_modelgate_tokens_total{direction="completion",operation="chat.completions.create",upstream="metered_backup"} 12`,
+		`caddy_modelgate_tokens_total{direction="prompt",operation="chat.completions.create",upstream="metered_backup"} 9`,
+		`caddy_modelgate_time_to_first_byte_seconds_count{operation="chat.completions.create",upstream="metered_backup"} 1`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("metrics:\n%s", gatewaytest.GrepLines(string(body), "caddy_modelgate"))
+	}
+}
