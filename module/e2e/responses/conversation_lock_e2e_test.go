@@ -1,4 +1,4 @@
-package modelgate_test
+package responses
 
 import (
 	"database/sql"
@@ -13,6 +13,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/upstreams/local/store"
 )
@@ -36,14 +37,14 @@ func TestConversationLockedIs409(t *testing.T) {
 		upstream local local {
 			data_dir %s
 		}
-	}`, clientKey, dir))
+	}`, gatewaytest.ClientKey, dir))
 	post := func(path, body string) (*http.Response, map[string]any) {
 		req, err := http.NewRequest("POST", base+path, strings.NewReader(body))
 		if err != nil {
 			t.Error(err)
 			return nil, nil
 		}
-		for k, v := range chatHeaders {
+		for k, v := range gatewaytest.ChatHeaders {
 			req.Header.Set(k, v)
 		}
 		resp, err := http.DefaultClient.Do(req)
@@ -106,7 +107,7 @@ func TestConversationLockedIs409(t *testing.T) {
 		t.Fatalf("the append once the lease is given back: %v", body)
 	}
 	req, _ := http.NewRequest("GET", base+"/v1/conversations/"+id+"/items", nil)
-	for k, v := range chatHeaders {
+	for k, v := range gatewaytest.ChatHeaders {
 		req.Header.Set(k, v)
 	}
 	listed, err := http.DefaultClient.Do(req)
