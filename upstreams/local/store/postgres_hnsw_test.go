@@ -14,12 +14,7 @@ import (
 // (the index's scans counted by the server go up), finding at least 95%
 // of the exact 10 nearest chunks, each with its exact score, best first.
 func TestPostgresHNSW(t *testing.T) {
-	s := openTestPostgres(t, testpg.VectorDSN(t))
-	if s.vectorsOff != "" {
-		t.Fatalf("vector stores are off: %s", s.vectorsOff)
-	}
-	defer func(n int) { hnswMinChunks = n }(hnswMinChunks)
-	hnswMinChunks = 1_000
+	s := openHNSWTest(t, 1_000)
 	ctx := t.Context()
 	const dims = 48
 	r := rand.New(rand.NewPCG(1, 1))
@@ -90,6 +85,21 @@ func TestPostgresHNSW(t *testing.T) {
 	}
 }
 
+// openHNSWTest opens a store on a schema of its own with vector stores
+// on, searched through the HNSW index from minChunks chunks until the
+// test ends.
+func openHNSWTest(t *testing.T, minChunks int) *Postgres {
+	t.Helper()
+	s := openTestPostgres(t, testpg.VectorDSN(t))
+	if s.vectorsOff != "" {
+		t.Fatalf("vector stores are off: %s", s.vectorsOff)
+	}
+	was := hnswMinChunks
+	t.Cleanup(func() { hnswMinChunks = was })
+	hnswMinChunks = minChunks
+	return s
+}
+
 // randomUnit is a random unit vector of d dimensions.
 func randomUnit(r *rand.Rand, d int) []float32 {
 	v := make([]float32, d)
@@ -105,12 +115,7 @@ func randomUnit(r *rand.Rand, d int) []float32 {
 // version moves) and counted again when a file's completion or removal
 // moves it, either way across hnswMinChunks.
 func TestPostgresHNSWSizeCountedOncePerVersion(t *testing.T) {
-	s := openTestPostgres(t, testpg.VectorDSN(t))
-	if s.vectorsOff != "" {
-		t.Fatalf("vector stores are off: %s", s.vectorsOff)
-	}
-	defer func(n int) { hnswMinChunks = n }(hnswMinChunks)
-	hnswMinChunks = 30
+	s := openHNSWTest(t, 30)
 	ctx := t.Context()
 	const dims = 8
 	r := rand.New(rand.NewPCG(2, 2))
