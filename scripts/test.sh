@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole test suite over every package, with the services the tests
-# need (PostgreSQL, PostgreSQL with pgvector on PGlite, Redis) started on loopback for the run and stopped
+# need (PostgreSQL with pgvector built into it, Redis) started on loopback for the run and stopped
 # after it, the pinned openai-node SDKs installed (scripts/services/node-sdk.sh), Debian's chromium for the
 # tests that drive a browser (scripts/services/chromium.sh) and Debian's wrk for the load harness's test
 # (scripts/services/wrk.sh). Extra arguments go
@@ -8,9 +8,9 @@
 # (`./module/...`) are tested instead of all of them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-trap 'bash scripts/services/redis.sh stop; bash scripts/services/pglite.sh stop; bash scripts/services/postgres.sh stop' EXIT
+trap 'bash scripts/services/redis.sh stop; bash scripts/services/postgres.sh stop' EXIT
 eval "$(bash scripts/services/postgres.sh)"
-eval "$(bash scripts/services/pglite.sh)"
+eval "$(bash scripts/services/pgvector.sh)"
 eval "$(bash scripts/services/redis.sh)"
 eval "$(bash scripts/services/node-sdk.sh)"
 eval "$(bash scripts/services/chromium.sh)"

@@ -1,18 +1,14 @@
 // Package testpg hands tests a schema of their own on the PostgreSQL
-// server scripts/services/postgres.sh started, or on the PostgreSQL with
-// pgvector scripts/services/pglite.sh started (scripts/test.sh runs both).
+// server scripts/services/postgres.sh started, with pgvector as
+// scripts/services/pgvector.sh creates it there (scripts/test.sh runs both).
 package testpg
 
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -32,45 +28,15 @@ func DSN(t testing.TB) string {
 }
 
 // VectorDSN is DSN on the PostgreSQL with pgvector in
-// MODELGATE_TEST_PGVECTOR_DSN (scripts/services/pglite.sh starts one):
-// the vector extension is created in the public schema, which the search
-// path of the new schema ends with.
-//
-// PGlite serves every connection from one backend, so a search_path is
-// not a connection's own (a closing connection resets it): there, the
-// test gets the public schema, emptied, and holds a lock on it across
-// processes until it ends.
+// MODELGATE_TEST_PGVECTOR_DSN (scripts/services/pgvector.sh): the vector
+// extension is in the public schema, which the search path of the new
+// schema ends with (DSN's leaves it out, so stores there find vector
+// stores off).
 func VectorDSN(t testing.TB) string {
 	t.Helper()
-	base := testservice.Env(t, "MODELGATE_TEST_PGVECTOR_DSN", "PostgreSQL with pgvector", "scripts/services/pglite.sh")
-	if !isPGlite(t, base) {
-		exec(t, base, `CREATE EXTENSION IF NOT EXISTS vector SCHEMA public`)
-		return withSearchPath(t, base, newSchema(t, base)+",public")
-	}
-	sum := sha256.Sum256([]byte(base))
-	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "modelgate-pglite-"+hex.EncodeToString(sum[:8])+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatalf("opening the PGlite lock: %v", err)
-	}
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatalf("locking PGlite: %v", err)
-	}
-	t.Cleanup(func() { lock.Close() }) // closing unlocks
-	exec(t, base, `DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public; CREATE EXTENSION vector SCHEMA public`)
-	return base
-}
-
-// isPGlite reports whether the server is PGlite.
-func isPGlite(t testing.TB, dsn string) bool {
-	t.Helper()
-	ctx := context.Background()
-	conn := connect(t, dsn)
-	defer conn.Close(ctx)
-	var version string
-	if err := conn.QueryRow(ctx, `SELECT version()`).Scan(&version); err != nil {
-		t.Fatalf("reading the server version: %v", err)
-	}
-	return strings.Contains(version, "PGlite")
+	base := testservice.Env(t, "MODELGATE_TEST_PGVECTOR_DSN", "PostgreSQL with pgvector", "scripts/services/pgvector.sh")
+	exec(t, base, `CREATE EXTENSION IF NOT EXISTS vector SCHEMA public`)
+	return withSearchPath(t, base, newSchema(t, base)+",public")
 }
 
 // newSchema creates a schema of a random name, dropped when the test ends.

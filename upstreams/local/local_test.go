@@ -109,9 +109,10 @@ func TestLocalStartsWithoutAnUnreachablePostgres(t *testing.T) {
 	}
 }
 
-// TestPostgresWithoutPgvectorAnswers501: on a server without the vector
-// extension (Debian's PostgreSQL has no pgvector), the vector store
-// operations answer 501 with the reason, which names it.
+// TestPostgresWithoutPgvectorAnswers501: where the store cannot use the
+// vector extension (a server without pgvector, or with it outside the
+// search_path as on the test server), the vector store operations answer
+// 501 with the reason, which names it.
 func TestPostgresWithoutPgvectorAnswers501(t *testing.T) {
 	l := &Local{Postgres: testpg.DSN(t)}
 	if err := provisionLocal(t, l); err != nil {

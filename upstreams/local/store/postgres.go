@@ -44,6 +44,8 @@ type Postgres struct {
 
 	// hnsw holds the dimensions (int) whose HNSW index is known to exist.
 	hnsw sync.Map
+	// hnswSizes are the vector stores' sizes as hnswFits counted them.
+	hnswSizes hnswSizes
 	// bound is the largest message the server may send a connection.
 	bound *messageBound
 }

@@ -14,12 +14,7 @@ import (
 // (the index's scans counted by the server go up), finding at least 95%
 // of the exact 10 nearest chunks, each with its exact score, best first.
 func TestPostgresHNSW(t *testing.T) {
-	s := openTestPostgres(t, testpg.VectorDSN(t))
-	if s.vectorsOff != "" {
-		t.Fatalf("vector stores are off: %s", s.vectorsOff)
-	}
-	defer func(n int) { hnswMinChunks = n }(hnswMinChunks)
-	hnswMinChunks = 1_000
+	s := openHNSWTest(t, 1_000)
 	ctx := t.Context()
 	const dims = 48
 	r := rand.New(rand.NewPCG(1, 1))
@@ -90,6 +85,21 @@ func TestPostgresHNSW(t *testing.T) {
 	}
 }
 
+// openHNSWTest opens a store on a schema of its own with vector stores
+// on, searched through the HNSW index from minChunks chunks until the
+// test ends.
+func openHNSWTest(t *testing.T, minChunks int) *Postgres {
+	t.Helper()
+	s := openTestPostgres(t, testpg.VectorDSN(t))
+	if s.vectorsOff != "" {
+		t.Fatalf("vector stores are off: %s", s.vectorsOff)
+	}
+	was := hnswMinChunks
+	t.Cleanup(func() { hnswMinChunks = was })
+	hnswMinChunks = minChunks
+	return s
+}
+
 // randomUnit is a random unit vector of d dimensions.
 func randomUnit(r *rand.Rand, d int) []float32 {
 	v := make([]float32, d)
@@ -97,4 +107,59 @@ func randomUnit(r *rand.Rand, d int) []float32 {
 		v[k] = float32(r.NormFloat64())
 	}
 	return Normalize(v)
+}
+
+// TestPostgresHNSWSizeCountedOncePerVersion: whether a vector store is
+// large enough for the HNSW index is counted once per chunks version
+// (chunks slipped in behind the store's back change nothing until the
+// version moves) and counted again when a file's completion or removal
+// moves it, either way across hnswMinChunks.
+func TestPostgresHNSWSizeCountedOncePerVersion(t *testing.T) {
+	s := openHNSWTest(t, 30)
+	ctx := t.Context()
+	const dims = 8
+	r := rand.New(rand.NewPCG(2, 2))
+	owner := NewID("owner-")
+	id := newVectorStore(t, s, owner)
+	file := func(n int) *VectorStoreFile {
+		texts, vecs := make([]string, n), make([][]float32, n)
+		for i := range texts {
+			texts[i], vecs[i] = "chunk", randomUnit(r, dims)
+		}
+		return indexFile(t, s, owner, id, texts, vecs)
+	}
+	fits := func() bool {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		ok, err := s.hnswFits(ctx, tx, id, dims)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	small := file(20)
+	if fits() {
+		t.Fatal("20 chunks fit the HNSW index of 30 or more")
+	}
+	// 20 chunks more, with the version left as it was.
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO vector_store_chunks(vector_store_id, file_id, idx, text, embedding)
+		SELECT vector_store_id, file_id, idx + 100, text, embedding FROM vector_store_chunks WHERE vector_store_id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	if fits() {
+		t.Fatal("the chunks were counted again at the same chunks version")
+	}
+	file(1)
+	if !fits() {
+		t.Fatal("41 chunks at a new version do not fit the HNSW index of 30 or more")
+	}
+	if err := s.DeleteVectorStoreFile(ctx, owner, id, small.FileID); err != nil {
+		t.Fatal(err)
+	}
+	if fits() {
+		t.Fatal("1 chunk left fits the HNSW index of 30 or more")
+	}
 }

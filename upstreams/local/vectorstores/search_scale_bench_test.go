@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/modelgate/modelgate/internal/testpg"
 	"github.com/modelgate/modelgate/upstreams"
 	"github.com/modelgate/modelgate/upstreams/local/store"
 	"github.com/modelgate/modelgate/upstreams/reference"
@@ -25,7 +26,7 @@ type scaleStore interface {
 
 // scaleEngines are the stores the scale benchmark runs on: SQLite, and
 // PostgreSQL with pgvector when MODELGATE_TEST_PGVECTOR_DSN names one
-// (scripts/services/pglite.sh).
+// (scripts/services/pgvector.sh), each row in a schema of its own.
 func scaleEngines(b *testing.B) map[string]func(b *testing.B) scaleStore {
 	engines := map[string]func(b *testing.B) scaleStore{"sqlite": func(b *testing.B) scaleStore {
 		s, err := store.OpenSQLite(b.TempDir())
@@ -35,9 +36,9 @@ func scaleEngines(b *testing.B) map[string]func(b *testing.B) scaleStore {
 		b.Cleanup(func() { s.Close() })
 		return s
 	}}
-	if dsn := os.Getenv("MODELGATE_TEST_PGVECTOR_DSN"); dsn != "" {
+	if os.Getenv("MODELGATE_TEST_PGVECTOR_DSN") != "" {
 		engines["postgres"] = func(b *testing.B) scaleStore {
-			s, err := store.OpenPostgres(context.Background(), dsn, store.PoolOptions{})
+			s, err := store.OpenPostgres(context.Background(), testpg.VectorDSN(b), store.PoolOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -62,7 +63,7 @@ func scaleEngines(b *testing.B) map[string]func(b *testing.B) scaleStore {
 // ranking against the exact one over 20 queries (at 1M: 30 searches and
 // 3 queries). Run once per row:
 //
-//	eval "$(bash scripts/services/pglite.sh)"   # for the PostgreSQL rows
+//	eval "$(bash scripts/services/postgres.sh)"; eval "$(bash scripts/services/pgvector.sh)"   # for the PostgreSQL rows
 //	MODELGATE_SEARCH_1M=1 go test -run '^$' -bench SearchScale -benchtime 1x -timeout 3h ./upstreams/local/vectorstores/
 func BenchmarkSearchScale(b *testing.B) {
 	sizes := []int{10_000, 100_000}
