@@ -9,6 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trap 'bash scripts/services/redis.sh stop; bash scripts/services/postgres.sh stop' EXIT
+# Before any server starts: the packages pgvector's build needs may upgrade the server's.
+bash scripts/services/pgvector.sh install
 eval "$(bash scripts/services/postgres.sh)"
 eval "$(bash scripts/services/pgvector.sh)"
 eval "$(bash scripts/services/redis.sh)"

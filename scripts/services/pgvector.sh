@@ -2,8 +2,16 @@
 # pgvector (the vector extension) on the PostgreSQL server that
 # scripts/services/postgres.sh started, for the vector store tests.
 #
+#   bash scripts/services/pgvector.sh install        # before any server starts
 #   eval "$(bash scripts/services/postgres.sh)"
 #   eval "$(bash scripts/services/pgvector.sh)"     # exports the DSN
+#
+# `install` builds and installs the extension for the newest PostgreSQL
+# installed, with no server running: the packages the build needs may
+# upgrade the server's own package, and a server already running on the
+# old binaries then fails to load its libraries. Without a PostgreSQL
+# installed it does nothing (postgres.sh installs one, and this script's
+# second call builds against it).
 #
 # When the server has no vector extension, it is built from the pinned
 # pgvector source (fetched as a Go module, the one download path the tests
@@ -28,11 +36,10 @@ fail() {
 	exit 1
 }
 
-dsn=${MODELGATE_TEST_POSTGRES_DSN:-}
-[ -n "$dsn" ] || fail "no MODELGATE_TEST_POSTGRES_DSN: start the server first (eval \"\$(bash scripts/services/postgres.sh)\")"
-
-# query prints one value the server answers.
-query() { psql "$dsn" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
+# installed reports whether PostgreSQL $1 has the vector extension.
+installed() {
+	[ -f "$("/usr/lib/postgresql/$1/bin/pg_config" --sharedir)/extension/vector.control" ]
+}
 
 # install builds pgvector $version against the server's major version
 # and installs it into that server's folders.
@@ -65,6 +72,23 @@ install() {
 	log "pgvector $version installed into $("$bin/pg_config" --sharedir)/extension"
 }
 
+if [ "${1:-}" = install ]; then
+	bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+	if [ -z "$bin" ] || [ ! -x "$bin/postgres" ]; then
+		log "no PostgreSQL installed yet: the extension is built once postgres.sh has installed it"
+		exit 0
+	fi
+	major=$(basename "$(dirname "$bin")")
+	installed "$major" || install "$major"
+	exit 0
+fi
+
+dsn=${MODELGATE_TEST_POSTGRES_DSN:-}
+[ -n "$dsn" ] || fail "no MODELGATE_TEST_POSTGRES_DSN: start the server first (eval \"\$(bash scripts/services/postgres.sh)\")"
+
+# query prints one value the server answers.
+query() { psql "$dsn" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
+
 major=$(query "SELECT current_setting('server_version_num')::int / 10000") ||
 	fail "the server at MODELGATE_TEST_POSTGRES_DSN does not answer"
 if [ "$(query "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'")" = 0 ]; then
@@ -72,9 +96,9 @@ if [ "$(query "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector
 	# The headers' package may have upgraded the server's own to a newer
 	# minor version: a running server then fails to load its libraries
 	# (plpgsql.so) until it restarts on the new binaries.
-	installed=$("/usr/lib/postgresql/$major/bin/postgres" --version | awk '{print $3}')
-	if [ "$(query "SELECT split_part(current_setting('server_version'), ' ', 1)")" != "$installed" ]; then
-		log "the server was upgraded to $installed with its headers: restarting it"
+	binaries=$("/usr/lib/postgresql/$major/bin/postgres" --version | awk '{print $3}')
+	if [ "$(query "SELECT split_part(current_setting('server_version'), ' ', 1)")" != "$binaries" ]; then
+		log "the server was upgraded to $binaries with its headers: restarting it"
 		bash "$(dirname "$0")/postgres.sh" down
 		bash "$(dirname "$0")/postgres.sh" up
 	fi
