@@ -243,7 +243,7 @@ func TestTinyLoad(t *testing.T) {
 	defer srv.Close()
 	l := Load{Workers: 2, Throughput: 200 * time.Millisecond, Rate: 50, Latency: 200 * time.Millisecond,
 		Streams: 2, StreamFor: 200 * time.Millisecond, ManyStreams: 20, ManyStreamsFor: 200 * time.Millisecond, Key: "k"}
-	r, err := runRound(context.Background(), &Target{Name: Direct, URL: srv.URL}, l)
+	r, err := runRound(context.Background(), &Target{Name: Direct, URL: srv.URL}, l, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,8 +36,9 @@ type Load struct {
 	Key string
 	// Wrk is the path of wrk, which then drives the max-rate phase
 	// instead of vegeta; "" for vegeta. wrkScript is its script (Run
-	// writes it).
-	Wrk, wrkScript string
+	// writes it); wrkSameBodyScript, when set, sends one body in every
+	// request, for one more max-rate phase (see SameBody).
+	Wrk, wrkScript, wrkSameBodyScript string
 }
 
 // Requests is what one non-streaming phase saw.

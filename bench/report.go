@@ -20,7 +20,10 @@ const (
 
 // Round is what one target saw in one round of the interleaved run.
 type Round struct {
-	Max    Requests
+	Max Requests
+	// Same is the max-rate phase with one body in every request (zero
+	// unless the run asks for it).
+	Same   Requests
 	Fixed  Requests
 	Stream Streams
 	// Many is the streaming load (many concurrent streams).
@@ -60,7 +63,9 @@ type Row struct {
 	// held back beyond the upstream's pacing.
 	Held, Chunks int
 	// Many is the streaming load's part of the row.
-	Many    ManyRow
+	Many ManyRow
+	// Same is the max-rate phase with one body in every request.
+	Same    SameRow
 	PeakRSS int64
 	// RSSVsFloor is PeakRSS over the floor's.
 	RSSVsFloor float64
@@ -92,6 +97,7 @@ func Summarise(results []Result, spacing time.Duration) []Row {
 	rows := make([]Row, len(results))
 	for i := range results {
 		rows[i] = summariseOne(&results[i], byName[Floor], spacing)
+		rows[i].Same = summariseSame(&results[i], byName[Floor])
 	}
 	if d := find(rows, Direct); d != nil {
 		for i := range rows {
@@ -268,6 +274,7 @@ func PrintTable(w io.Writer, rows []Row) error {
 				ratio(r.Many.CPUVsFloor), us(r.Many.ChunkP50), us(r.Many.ChunkP99), r.Many.Held, r.Many.Chunks, r.Many.Failed)
 		}
 	}
+	printSameBody(tw, rows)
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing the table: %w", err)
 	}
@@ -323,7 +330,7 @@ func Verdicts(rows []Row, name string) []string {
 		}
 		return "MISSED"
 	}
-	return []string{
+	v := []string{
 		fmt.Sprintf("throughput %.2fx caddy (target >= %.2fx): %s", r.VsFloor, MinThroughputRatio, mark(r.VsFloor >= MinThroughputRatio)),
 		fmt.Sprintf("CPU per request %.2fx caddy's (target <= %.2fx): %s", r.CPUVsFloor, MaxCPURatio, mark(r.CPUVsFloor <= MaxCPURatio)),
 		fmt.Sprintf("first chunk %s over caddy (target <= %s): %s", signedUS(r.FirstChunkOverFloor), us(MaxStreamOverFloor), mark(r.FirstChunkOverFloor <= MaxStreamOverFloor)),
@@ -331,6 +338,12 @@ func Verdicts(rows []Row, name string) []string {
 		fmt.Sprintf("chunks held back: %d of %d%s: %s", r.Held, r.Chunks, floorHeld(rows), mark(r.Held == 0)),
 		fmt.Sprintf("peak RSS %.2fx caddy's (target <= %.2fx): %s", r.RSSVsFloor, MaxRSSRatio, mark(r.RSSVsFloor <= MaxRSSRatio)),
 	}
+	if r.Same.RPS > 0 {
+		v = append(v,
+			fmt.Sprintf("one body in every request: throughput %.2fx caddy (target >= %.2fx): %s", r.Same.VsFloor, MinThroughputRatio, mark(r.Same.VsFloor >= MinThroughputRatio)),
+			fmt.Sprintf("one body in every request: CPU per request %.2fx caddy's (target <= %.2fx): %s", r.Same.CPUVsFloor, MaxCPURatio, mark(r.Same.CPUVsFloor <= MaxCPURatio)))
+	}
+	return v
 }
 
 // floorHeld is plain Caddy's count of chunks held back, for scale: on a

@@ -33,6 +33,10 @@ type Config struct {
 	// Profile: after the rounds, one more max-rate phase per Caddy-based
 	// gateway while its CPU is profiled; profiles are written to Dir.
 	Profile bool
+	// SameBody: each round drives each target at max rate a second time
+	// with one body in every request, as a plain wrk.body does (needs
+	// Load.Wrk); the table gets its own section.
+	SameBody bool
 	// Soak, when set, replaces the table: modelgate-full alone at max rate
 	// for Soak, memory sampled every SoakSample.
 	Soak, SoakWindow, SoakSample time.Duration
@@ -82,7 +86,15 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		return err
 	}
 	if cfg.Load.Wrk != "" {
-		if cfg.Load.wrkScript, err = writeWrkScript(cfg.Dir, cfg.Load.Key); err != nil {
+		if cfg.Load.wrkScript, err = writeWrkScript(cfg.Dir, cfg.Load.Key, false); err != nil {
+			return err
+		}
+	}
+	if cfg.SameBody {
+		if cfg.Load.Wrk == "" {
+			return fmt.Errorf("one body in every request (-same-body) needs wrk")
+		}
+		if cfg.Load.wrkSameBodyScript, err = writeWrkScript(cfg.Dir, cfg.Load.Key, true); err != nil {
 			return err
 		}
 	}
@@ -126,11 +138,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		for k := range targets {
 			i := (round + k) % len(targets)
 			fmt.Fprintf(out, "round %d/%d: %s\n", round+1, cfg.Rounds, targets[i].Name)
-			r, err := runRound(ctx, targets[i], cfg.Load)
+			r, err := runRound(ctx, targets[i], cfg.Load, round%2 == 1)
 			if err != nil {
 				return err
 			}
-			for _, e := range []string{r.Max.FirstError, r.Fixed.FirstError, r.Stream.FirstError, r.Many.FirstError} {
+			for _, e := range []string{r.Max.FirstError, r.Same.FirstError, r.Fixed.FirstError, r.Stream.FirstError, r.Many.FirstError} {
 				if e != "" {
 					fmt.Fprintf(out, "  %s: a request failed: %s\n", targets[i].Name, e)
 				}
@@ -176,12 +188,33 @@ func serveUpstream(shape StreamShape) (net.Listener, error) {
 }
 
 // runRound drives t through each phase, with the CPU time its process
-// spent in the max-rate and streaming phases.
-func runRound(ctx context.Context, t *Target, l Load) (Round, error) {
+// spent in the max-rate and streaming phases. With l's same-body script,
+// the max-rate phase runs twice, a new last turn in each request and one
+// body in every request, the latter first when sameFirst (alternated over
+// rounds, so neither always follows the other).
+func runRound(ctx context.Context, t *Target, l Load, sameFirst bool) (Round, error) {
 	var r Round
 	var err error
+	same := func() error {
+		if l.wrkSameBodyScript == "" {
+			return nil
+		}
+		var err error
+		r.Same, r.Same.CPU, err = withCPU(t, func() Requests { return wrkMaxRate(ctx, l.Wrk, l.wrkSameBodyScript, t.URL, l) })
+		return err
+	}
+	if sameFirst {
+		if err := same(); err != nil {
+			return r, err
+		}
+	}
 	if r.Max, r.Max.CPU, err = withCPU(t, func() Requests { return MaxRate(ctx, t.URL, l) }); err != nil {
 		return r, err
+	}
+	if !sameFirst {
+		if err := same(); err != nil {
+			return r, err
+		}
 	}
 	r.Fixed = FixedRate(ctx, t.URL, l)
 	if r.Stream, r.Stream.CPU, err = withCPU(t, func() Streams { return Stream(ctx, t.URL, l) }); err != nil {

@@ -12,30 +12,44 @@ import (
 	"time"
 )
 
-// wrkScript makes wrk send the harness's requests: the key, the content
-// type and ChatBodies' bodies (the earlier turns the same, the newest one
-// ending with a request number), and print what done() saw on one line.
-const wrkScript = `wrk.method = "POST"
+// wrkHead, then wrkNewTurn or wrkSameBody, then wrkDone make the script
+// wrk runs: the key and the content type on every request; ChatBodies'
+// bodies (the earlier turns the same, the newest one ending with a request
+// number) or one body for every request, as a plain wrk.body sends; and
+// what done() saw, printed on one line.
+const (
+	wrkHead = `wrk.method = "POST"
 wrk.headers["Authorization"] = "Bearer %s"
 wrk.headers["Content-Type"] = "application/json"
-local prefix, suffix = %q, %q
+`
+	wrkNewTurn = `local prefix, suffix = %q, %q
 local n = 0
 request = function()
 	n = n + 1
 	return wrk.format(nil, nil, nil, prefix .. n .. suffix)
 end
-done = function(summary, latency, requests)
+`
+	wrkSameBody = `wrk.body = %q
+`
+	wrkDone = `done = function(summary, latency, requests)
 	local e = summary.errors
-	io.write(string.format("harness: %%d %%d %%d %%d %%d %%d %%d\n", summary.requests, summary.duration,
+	io.write(string.format("harness: %d %d %d %d %d %d %d\n", summary.requests, summary.duration,
 		e.connect, e.read, e.write, e.status, e.timeout))
 end
 `
+)
 
-// writeWrkScript writes the script wrk runs into dir and returns its path.
-func writeWrkScript(dir, key string) (string, error) {
+// writeWrkScript writes the script wrk runs into dir and returns its path:
+// wrk.lua, a new last turn in each request, or with sameBody
+// wrk-same-body.lua, ChatBodies' first body in every request.
+func writeWrkScript(dir, key string, sameBody bool) (string, error) {
 	bodies := NewChatBodies(false)
-	script := filepath.Join(dir, "wrk.lua")
-	src := fmt.Sprintf(wrkScript, key, bodies.prefix, bodies.suffix)
+	name, bodyPart := "wrk.lua", fmt.Sprintf(wrkNewTurn, bodies.prefix, bodies.suffix)
+	if sameBody {
+		name, bodyPart = "wrk-same-body.lua", fmt.Sprintf(wrkSameBody, bodies.Next())
+	}
+	script := filepath.Join(dir, name)
+	src := fmt.Sprintf(wrkHead, key) + bodyPart + wrkDone
 	if err := os.WriteFile(script, []byte(src), 0o640); err != nil {
 		return "", fmt.Errorf("writing the wrk script: %w", err)
 	}

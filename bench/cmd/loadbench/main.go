@@ -3,6 +3,7 @@
 //
 //	go run ./bench/cmd/loadbench                 # the table
 //	go run ./bench/cmd/loadbench -profile -keep  # plus CPU/alloc profiles (max rate, many streams)
+//	go run ./bench/cmd/loadbench -same-body      # plus max rate with one body in every request
 //	go run ./bench/cmd/loadbench -soak 10m       # modelgate-full at max rate, memory over time
 //
 // Run it from the repository root (it builds ./module/cmd/caddy).
@@ -55,6 +56,7 @@ func main() {
 	flag.DurationVar(&cfg.Shape.Spacing, "spacing", 5*time.Millisecond, "time between streamed chunks")
 	flag.Var(&ps, "peer", "peer gateway as name='command', with {port}, {upstream} and {key} replaced (repeatable)")
 	flag.StringVar(&cfg.Baseline, "baseline", "", "another build of Caddy with modelgate, run with modelgate-full's configuration as baseline-full")
+	flag.BoolVar(&cfg.SameBody, "same-body", false, "each round, drive each target at max rate a second time with one body in every request, as a plain wrk.body does (needs wrk)")
 	flag.BoolVar(&cfg.Profile, "profile", false, "after the rounds, save CPU and allocation profiles of each Caddy-based gateway")
 	flag.DurationVar(&cfg.Soak, "soak", 0, "instead of the table, drive modelgate-full at max rate this long and report its memory")
 	flag.DurationVar(&cfg.SoakWindow, "soak-window", time.Minute, "soak: throughput and latency reported per window")

@@ -1,0 +1,78 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"time"
+)
+
+// SameRow is what a target did at max rate with one body in every
+// request, as a wrk run with a fixed wrk.body sends, beside the same
+// round's phase with a new last turn in each request.
+type SameRow struct {
+	// RPS is the median over rounds of the throughput; VsFloor the median
+	// of its ratio to the floor's with one body in the same round, VsNew
+	// to the target's own with a new last turn in the same round.
+	RPS, VsFloor, VsNew float64
+	// CPUPerReq, CPUVsFloor and CPUVsNew: the same for the process's CPU
+	// time per request (NaN without a process of its own).
+	CPUPerReq            time.Duration
+	CPUVsFloor, CPUVsNew float64
+	Failed               int
+}
+
+// summariseSame is r's SameRow against floor; zero when no round drove
+// one body.
+func summariseSame(r *Result, floor *Result) SameRow {
+	var row SameRow
+	var rps, vsFloor, vsNew, cpu, cpuVsFloor, cpuVsNew []float64
+	for i, round := range r.Rounds {
+		s := round.Same
+		if s.Elapsed <= 0 {
+			continue
+		}
+		var fs Requests
+		if floor != nil && i < len(floor.Rounds) {
+			fs = floor.Rounds[i].Same
+		}
+		rps = append(rps, s.RPS())
+		if fs.RPS() > 0 {
+			vsFloor = append(vsFloor, s.RPS()/fs.RPS())
+		}
+		if round.Max.RPS() > 0 {
+			vsNew = append(vsNew, s.RPS()/round.Max.RPS())
+		}
+		if c, ok := perUnit(s.CPU, s.OK); ok {
+			cpu = append(cpu, c)
+			if fc, ok := perUnit(fs.CPU, fs.OK); ok {
+				cpuVsFloor = append(cpuVsFloor, c/fc)
+			}
+			if nc, ok := perUnit(round.Max.CPU, round.Max.OK); ok {
+				cpuVsNew = append(cpuVsNew, c/nc)
+			}
+		}
+		row.Failed += s.Failed
+	}
+	if len(rps) == 0 {
+		return row
+	}
+	row.RPS, row.VsFloor, row.VsNew = median(rps), median(vsFloor), median(vsNew)
+	row.CPUPerReq, row.CPUVsFloor, row.CPUVsNew = durationOf(median(cpu)), median(cpuVsFloor), median(cpuVsNew)
+	return row
+}
+
+// printSameBody writes the table of the max-rate phase with one body in
+// every request, when the run measured it.
+func printSameBody(w io.Writer, rows []Row) {
+	if !slices.ContainsFunc(rows, func(r Row) bool { return r.Same.RPS > 0 }) {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "one body in every request\treq/s (max)\tx caddy\tx new turns\tCPU/req\tx caddy\tx new turns\tfailed\t")
+	for _, r := range rows {
+		s := r.Same
+		fmt.Fprintf(w, "%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.Name, s.RPS, ratio(s.VsFloor), ratio(s.VsNew),
+			cpuUS(s.CPUPerReq), ratio(s.CPUVsFloor), ratio(s.CPUVsNew), s.Failed)
+	}
+}
