@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"math"
@@ -100,7 +101,7 @@ func TestRoundDrivesBothBodies(t *testing.T) {
 				ones++
 				mu.Unlock()
 			}
-			r.Body = io.NopCloser(strings.NewReader(string(body)))
+			r.Body = io.NopCloser(bytes.NewReader(body))
 			upstream.ServeHTTP(w, r)
 		}))
 		r, err := runRound(context.Background(), &Target{Name: Direct, URL: srv.URL}, l, sameFirst)
