@@ -69,18 +69,32 @@ func MaxRate(ctx context.Context, baseURL string, l Load) Requests {
 	if l.Wrk != "" {
 		return wrkMaxRate(ctx, l.Wrk, l.wrkScript, baseURL, l)
 	}
-	a := vegeta.NewAttacker(vegeta.Workers(uint64(l.Workers)), vegeta.MaxWorkers(uint64(l.Workers)),
-		vegeta.Connections(l.Workers), vegeta.MaxBody(0), vegeta.Timeout(30*time.Second))
-	return attack(ctx, a, baseURL, l.Key, vegeta.Rate{}, l.Throughput)
+	return attack(ctx, baseURL, l.Key, l.Workers, vegeta.Rate{}, l.Throughput)
 }
 
-// FixedRate drives the target at l.Rate requests per second.
+// FixedRate drives the target at l.Rate requests per second; vegeta adds
+// a worker, and with it a connection, for each request still in flight
+// when the next is due.
 func FixedRate(ctx context.Context, baseURL string, l Load) Requests {
-	a := vegeta.NewAttacker(vegeta.MaxBody(0), vegeta.Timeout(30*time.Second))
-	return attack(ctx, a, baseURL, l.Key, vegeta.Rate{Freq: l.Rate, Per: time.Second}, l.Latency)
+	return attack(ctx, baseURL, l.Key, 0, vegeta.Rate{Freq: l.Rate, Per: time.Second}, l.Latency)
 }
 
-func attack(ctx context.Context, a *vegeta.Attacker, baseURL, key string, rate vegeta.Rate, d time.Duration) Requests {
+// attack drives baseURL with vegeta for d: with workers > 0, that many
+// workers on as many connections, else as many as rate needs. Every
+// connection it opened is closed when it ends, so that no phase leaves
+// connections open in a gateway (which keeps idle ones for minutes, each
+// costing it memory) through the next phase or the next target's turn.
+func attack(ctx context.Context, baseURL, key string, workers int, rate vegeta.Rate, d time.Duration) Requests {
+	transport := &http.Transport{MaxIdleConnsPerHost: vegeta.DefaultConnections}
+	// Closes the idle connections and, from then on, each that becomes
+	// idle: none of the attack's stays open.
+	defer transport.CloseIdleConnections()
+	opts := []func(*vegeta.Attacker){vegeta.Client(&http.Client{Transport: transport, Timeout: 30 * time.Second}), vegeta.MaxBody(0)}
+	if workers > 0 {
+		transport.MaxIdleConnsPerHost = workers
+		opts = append(opts, vegeta.Workers(uint64(workers)), vegeta.MaxWorkers(uint64(workers)))
+	}
+	a := vegeta.NewAttacker(opts...)
 	url, header, bodies := baseURL+"/v1/chat/completions", requestHeader(key), NewChatBodies(false)
 	targeter := func(t *vegeta.Target) error {
 		*t = vegeta.Target{Method: http.MethodPost, URL: url, Body: bodies.Next(), Header: header}
