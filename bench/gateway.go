@@ -249,6 +249,19 @@ func (t *Target) Stop() {
 // a target that is not a process of its own.
 func (t *Target) PeakRSS() (int64, error) { return t.procStatus("VmHWM:") }
 
+// ResetPeakRSS sets the process's peak resident set size (VmHWM) to its
+// current one, so that PeakRSS reads the peak from now on.
+func (t *Target) ResetPeakRSS() error {
+	if t.cmd == nil || t.cmd.Process == nil {
+		return nil
+	}
+	// "5" resets the peak (proc(5), /proc/pid/clear_refs).
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", t.cmd.Process.Pid), []byte("5"), 0); err != nil {
+		return fmt.Errorf("resetting the peak RSS of %s: %w", t.Name, err)
+	}
+	return nil
+}
+
 // RSS is the process's current resident set size in bytes (VmRSS).
 func (t *Target) RSS() (int64, error) { return t.procStatus("VmRSS:") }
 

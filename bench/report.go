@@ -28,13 +28,16 @@ type Round struct {
 	Stream Streams
 	// Many is the streaming load (many concurrent streams).
 	Many Streams
+	// PeakRSS is the process's peak resident set over the target's turn in
+	// this round (VmHWM, reset as the turn starts), 0 for a target that is
+	// not a process of its own.
+	PeakRSS int64
 }
 
-// Result is every round of one target and its peak memory.
+// Result is every round of one target.
 type Result struct {
-	Name    string
-	Rounds  []Round
-	PeakRSS int64
+	Name   string
+	Rounds []Round
 }
 
 // Row is one line of the table.
@@ -65,7 +68,8 @@ type Row struct {
 	// Many is the streaming load's part of the row.
 	Many ManyRow
 	// Same is the max-rate phase with one body in every request.
-	Same    SameRow
+	Same SameRow
+	// PeakRSS is the median over rounds of the turns' peak RSS.
 	PeakRSS int64
 	// RSSVsFloor is PeakRSS over the floor's.
 	RSSVsFloor float64
@@ -135,8 +139,8 @@ func find(rows []Row, name string) *Row {
 }
 
 func summariseOne(r *Result, floor *Result, spacing time.Duration) Row {
-	row := Row{Name: r.Name, PeakRSS: r.PeakRSS, RSSVsFloor: math.NaN()}
-	var rps, ratios, cpu, cpuRatios, evRate, evCPU, evRatios []float64
+	row := Row{Name: r.Name, RSSVsFloor: math.NaN()}
+	var rps, ratios, cpu, cpuRatios, evRate, evCPU, evRatios, rss []float64
 	var fixed, first, total, chunks, manyChunks []time.Duration
 	for i, round := range r.Rounds {
 		rps = append(rps, round.Max.RPS())
@@ -169,6 +173,12 @@ func summariseOne(r *Result, floor *Result, spacing time.Duration) Row {
 		total = append(total, round.Stream.Total...)
 		chunks = append(chunks, round.Stream.ChunkDelay...)
 		manyChunks = append(manyChunks, round.Many.ChunkDelay...)
+		if round.PeakRSS > 0 {
+			rss = append(rss, float64(round.PeakRSS))
+		}
+	}
+	if len(rss) > 0 {
+		row.PeakRSS = int64(median(rss))
 	}
 	row.RPS = median(rps)
 	row.VsFloor = median(ratios)

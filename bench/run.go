@@ -138,8 +138,16 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		for k := range targets {
 			i := (round + k) % len(targets)
 			fmt.Fprintf(out, "round %d/%d: %s\n", round+1, cfg.Rounds, targets[i].Name)
+			// The turn's own peak: not the warm-up's, nor a stall's in
+			// another round.
+			if err := targets[i].ResetPeakRSS(); err != nil {
+				return err
+			}
 			r, err := runRound(ctx, targets[i], cfg.Load, round%2 == 1)
 			if err != nil {
+				return err
+			}
+			if r.PeakRSS, err = targets[i].PeakRSS(); err != nil {
 				return err
 			}
 			for _, e := range []string{r.Max.FirstError, r.Same.FirstError, r.Fixed.FirstError, r.Stream.FirstError, r.Many.FirstError} {
@@ -152,13 +160,6 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 				return fmt.Errorf("run interrupted: %w", err)
 			}
 		}
-	}
-	for i, t := range targets {
-		rss, err := t.PeakRSS()
-		if err != nil {
-			return err
-		}
-		results[i].PeakRSS = rss
 	}
 	fmt.Fprintf(out, "\n%d rounds, interleaved; max rate with %d connections for %s, latencies at %d req/s for %s, %d concurrent streams of %d chunks %s apart for %s, then %d concurrent streams for %s\n\n",
 		cfg.Rounds, cfg.Load.Workers, cfg.Load.Throughput, cfg.Load.Rate, cfg.Load.Latency, cfg.Load.Streams, cfg.Shape.Chunks, cfg.Shape.Spacing, cfg.Load.StreamFor,
