@@ -38,11 +38,25 @@ func UploadBatchFile(t testing.TB, client openai.Client, content string) string 
 	return f.ID
 }
 
-// PollBatch retrieves the batch until it reaches one of the statuses.
+// pollsStill is how many polls in a row PollBatch makes of a batch that
+// does not move before it gives up (20 ms apart: two minutes at least).
+var pollsStill = 6000
+
+// PollBatch retrieves the batch until it reaches one of the statuses. It
+// waits for as long as the batch moves: it gives up once pollsStill polls
+// in a row found no status the batch had not had before and no more of
+// its requests done than before. A loaded machine (the race detector, CI
+// running every package at once) makes a batch slow, not still; the
+// polls are bounded by the moves a batch can make (its statuses and its
+// requests) times pollsStill.
 func PollBatch(t testing.TB, client openai.Client, id string, statuses ...openai.BatchStatus) *openai.Batch {
 	t.Helper()
-	for range 6000 {
-		b, err := client.Batches.Get(context.Background(), id)
+	seen := map[openai.BatchStatus]bool{}
+	most := int64(-1)
+	var b *openai.Batch
+	for still := 0; still < pollsStill; still++ {
+		var err error
+		b, err = client.Batches.Get(context.Background(), id)
 		if err != nil {
 			t.Fatalf("retrieve batch: %v", err)
 		}
@@ -51,9 +65,13 @@ func PollBatch(t testing.TB, client openai.Client, id string, statuses ...openai
 				return b
 			}
 		}
+		if done := b.RequestCounts.Completed + b.RequestCounts.Failed; !seen[b.Status] || done > most {
+			seen[b.Status], most, still = true, max(most, done), -1
+		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("batch %s never reached %v", id, statuses)
+	t.Fatalf("batch %s never reached %v: %d polls in a row found it %s with %d of %d requests completed and %d failed",
+		id, statuses, pollsStill, b.Status, b.RequestCounts.Completed, b.RequestCounts.Total, b.RequestCounts.Failed)
 	return nil
 }
 

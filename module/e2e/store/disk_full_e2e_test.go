@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -36,7 +35,7 @@ func mustInsufficientStorage(t *testing.T, what string, err error) {
 // after which writes work again.
 func TestFullDisk(t *testing.T) {
 	dir := testdisk.Mount(t, "24m")
-	logFile := filepath.Join(t.TempDir(), "gateway.log")
+	logFile := gatewaytest.LogFile(t, "gateway.log")
 	provider := gatewaytest.SizedProvider(t, 256<<10)
 	port := testgateway.FreePort(t)
 	testgateway.Load(t, fmt.Sprintf(`{

@@ -58,7 +58,9 @@ func (r *Runner) execute(ctx context.Context, b *store.Batch) error {
 // concurrency workers; their outcomes are stored in groups as they
 // arrive. A refused start or finish (the lease lost, the batch cancelled)
 // stops the pass at once: no request starts after the holder knows, and
-// the requests started but not sent have their attempts taken back.
+// the requests started but not sent have their attempts taken back, as
+// do those whose outcomes were not stored (a full disk): only a request
+// that never came back (a crash) keeps its attempt.
 func (r *Runner) executePass(ctx context.Context, b *store.Batch, op string, who upstreams.Principal, budget *outputBudget) (int, error) {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -108,6 +110,7 @@ func (r *Runner) executePass(ctx context.Context, b *store.Batch, op string, who
 	close(jobs)
 	workers.Wait()
 	out.close()
+	left.add(out.dropped...)
 	if len(left.lines) > 0 {
 		if err := r.store.AbandonBatchRequests(context.WithoutCancel(ctx), lease, left.lines); err != nil {
 			r.logger.Warn("taking back attempts at batch requests", zap.String("batch", b.ID), zap.Int("requests", len(left.lines)), zap.Error(err))

@@ -44,9 +44,12 @@ type groupWriter struct {
 	synced chan chan struct{}
 	done   chan struct{}
 	// fail is told of the first failure; later outcomes are dropped
-	// (their lines stay pending, their attempts counted).
-	fail   func(error)
-	failed bool
+	// (their lines stay pending). dropped holds the lines of the outcomes
+	// not stored, whose attempts the pass takes back: each was answered,
+	// and its store refused (a full disk) is no crash. Read once done.
+	fail    func(error)
+	failed  bool
+	dropped []int
 	// pending is the bytes of the outcomes put and not yet written.
 	mu      sync.Mutex
 	written *sync.Cond
@@ -192,6 +195,7 @@ func (w *groupWriter) loop(ctx, wctx context.Context) {
 // is its asker's too.
 func (w *groupWriter) write(ctx, wctx context.Context, group []store.BatchOutcome, start *startRequest) {
 	if w.failed {
+		w.drop(group)
 		group = nil
 	}
 	var lines []int
@@ -231,10 +235,18 @@ func (w *groupWriter) write(ctx, wctx context.Context, group []store.BatchOutcom
 		w.fail(err)
 	case err != nil && len(group) > 0:
 		w.failed = true
+		w.drop(group)
 		w.fail(err)
 	}
 	if start != nil {
 		start.reply <- startReply{started: started, err: err}
+	}
+}
+
+// drop notes the lines of outcomes that were not stored.
+func (w *groupWriter) drop(group []store.BatchOutcome) {
+	for _, o := range group {
+		w.dropped = append(w.dropped, o.Line)
 	}
 }
 

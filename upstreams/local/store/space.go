@@ -91,15 +91,15 @@ func (s *SQLite) RoomToWrite() bool { return s.RoomFor(0) }
 // RoomFor is RoomToWrite for a write of about n bytes: the disk keeps
 // as much again as the reserve free after it, so that one large write
 // (a batch's group of results) cannot take the room a failure must be
-// recorded in.
+// recorded in, and the log's commits not yet copied into the database
+// count as taken (see space_log.go).
 func (s *SQLite) RoomFor(n int64) bool {
 	s.space.mu.Lock()
 	defer s.space.mu.Unlock()
 	if !s.space.restore() {
 		return false
 	}
-	free, ok := freeBytes(s.space.dir)
-	return !ok || free >= s.space.size+n
+	return s.roomAfterLog(s.space.size + n)
 }
 
 // restore writes the reserve if it is not in place; the caller holds mu.
