@@ -20,7 +20,7 @@ type Sizer interface {
 // them (the reserve, space kept free for deletes, is not counted).
 func (s *SQLite) Size(ctx context.Context) (int64, error) {
 	var n int64
-	db := filepath.Join(filepath.Dir(s.blobs), "modelgate.db")
+	db := filepath.Join(filepath.Dir(s.blobs), sqliteFile)
 	for _, path := range []string{db, db + "-wal", db + "-shm"} {
 		fi, err := os.Stat(path)
 		if errors.Is(err, fs.ErrNotExist) {

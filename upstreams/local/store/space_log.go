@@ -29,7 +29,7 @@ func (s *SQLite) roomAfterLog(need int64) bool {
 		return true
 	}
 	var log int64
-	if fi, err := os.Stat(filepath.Join(s.space.dir, "modelgate.db-wal")); err == nil {
+	if fi, err := os.Stat(filepath.Join(s.space.dir, sqliteFile+"-wal")); err == nil {
 		log = fi.Size()
 	}
 	if free >= need+log {

@@ -15,6 +15,10 @@ import (
 	"modernc.org/sqlite" // pure-Go SQLite driver: no cgo, so xcaddy builds stay simple
 )
 
+// sqliteFile is the database's file in the data folder; SQLite keeps its
+// write-ahead log and shared memory beside it (-wal, -shm).
+const sqliteFile = "modelgate.db"
+
 // SQLite keeps metadata in one SQLite database (WAL) and file contents
 // as files in a folder beside it.
 type SQLite struct {
@@ -41,7 +45,7 @@ func OpenSQLiteWaiting(dir string, busy time.Duration) (*SQLite, error) {
 	}
 	// The path is escaped for the file: URI, where a '#' would start a
 	// fragment and a '?' the query, putting the database somewhere else.
-	path := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(filepath.Join(dir, "modelgate.db"))
+	path := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(filepath.Join(dir, sqliteFile))
 	dsn := "file:" + path +
 		"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(0)&_pragma=foreign_keys(1)&_txlock=immediate"
 	conn, err := sqlite.NewConnector(dsn)
