@@ -13,11 +13,13 @@ import (
 const DefaultIndexMemory = 1 << 30
 
 // Cache keeps each vector store's index (per embedding model) in memory,
-// with the index of its chunk texts for BM25 (textindex.go),
-// for a store that cannot rank vectors itself (SQLite), within a memory
-// budget: past it, the least recently searched indexes are dropped, and
-// a vector store whose index alone would not fit is searched by reading
-// its vectors from the store in pieces at each search.
+// with the index of its chunk texts for BM25 (textindex.go), within a
+// memory budget: past it, the least recently searched indexes are
+// dropped, and a vector store whose index alone would not fit is
+// searched by the database (pgvector's index, PostgreSQL's ts_rank_cd,
+// SQLite's FTS5) or by reading its vectors from the store in pieces at
+// each search. On PostgreSQL each instance keeps its own indexes, brought
+// up to date at a search that finds the store's chunks version changed.
 type Cache struct {
 	budget  int64
 	mu      sync.Mutex
@@ -166,7 +168,7 @@ func (vc *Cache) Warm(ctx context.Context, vs store.VectorStoreStore, storeID, m
 	if _, err := vc.textIndex(ctx, vs, storeID); err != nil {
 		return err
 	}
-	if _, ok := vs.(store.NearestChunker); ok || model == "" {
+	if model == "" {
 		return nil
 	}
 	_, err := vc.index(ctx, vs, storeID, model)
@@ -178,7 +180,7 @@ func (vc *Cache) Warm(ctx context.Context, vs store.VectorStoreStore, storeID, m
 // a restart reads one: while the budget lasts (the least recently read
 // are dropped past it).
 func (vc *Cache) WarmAll(ctx context.Context, vs store.VectorStoreStore) error {
-	if _, ok := vs.(store.NearestChunker); ok || vc.budget == 0 {
+	if vc.budget == 0 {
 		return nil
 	}
 	embedded, err := vs.EmbeddedVectorStores(ctx)
