@@ -166,9 +166,9 @@ func textList(ctx context.Context, vs store.VectorStoreStore, ix *textIndex, sto
 // kept in memory (exact, and fastest) while it fits the budget, else in
 // the database when the store can (pgvector), else from the vectors
 // read in pieces.
-func (v *Vectors) vectorLists(ctx context.Context, vs store.VectorStoreStore, storeID string, allowed map[string]*store.VectorStoreFile, ids []string, vecs [][]float32, limit int) ([]rankedList, error) {
+func (v *Vectors) vectorLists(ctx context.Context, vs store.VectorStoreStore, storeID string, version int64, allowed map[string]*store.VectorStoreFile, ids []string, vecs [][]float32, limit int) ([]rankedList, error) {
 	lists := make([]rankedList, len(vecs))
-	ix, err := v.Cache.index(ctx, vs, storeID, v.Model)
+	ix, err := v.Cache.indexAt(ctx, vs, storeID, v.Model, version)
 	if err != nil {
 		return nil, err
 	}
@@ -202,13 +202,18 @@ func (v *Vectors) Search(ctx context.Context, vs store.VectorStoreStore, who ups
 	if req.MaxNumResults != nil {
 		limit = *req.MaxNumResults
 	}
-	tix, err := v.Cache.textIndex(ctx, vs, storeID)
+	// One chunks version for the search: each index is brought to it.
+	version, err := v.Cache.version(ctx, vs, storeID)
+	if err != nil {
+		return nil, err
+	}
+	tix, err := v.Cache.textIndexAt(ctx, vs, storeID, version)
 	if err != nil {
 		return nil, err
 	}
 	var files []store.VectorStoreFile
 	if tix != nil {
-		files, err = tix.completedFiles(ctx, vs, who.Owner, storeID)
+		files, err = tix.completedFiles(ctx, vs, who.Owner, storeID, version)
 	} else {
 		files, err = vs.CompletedVectorStoreFiles(ctx, who.Owner, storeID)
 	}
@@ -253,7 +258,7 @@ func (v *Vectors) Search(ctx context.Context, vs store.VectorStoreStore, who ups
 		if err != nil {
 			return nil, err
 		}
-		vlists, err := v.vectorLists(ctx, vs, storeID, allowed, ids, vecs, candidates)
+		vlists, err := v.vectorLists(ctx, vs, storeID, version, allowed, ids, vecs, candidates)
 		if err != nil {
 			return nil, err
 		}

@@ -153,7 +153,11 @@ func benchmarkScale(b *testing.B, s scaleStore, n int) {
 	vector := func() time.Duration {
 		q := reference.Embed(query()[0], 256)
 		start := time.Now()
-		if _, err := hybrid.vectorLists(ctx, s, bc.storeID, allowed, nil, [][]float32{q}, minCandidates); err != nil {
+		version, err := hybrid.Cache.version(ctx, s, bc.storeID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := hybrid.vectorLists(ctx, s, bc.storeID, version, allowed, nil, [][]float32{q}, minCandidates); err != nil {
 			b.Fatal(err)
 		}
 		return time.Since(start)
@@ -201,7 +205,11 @@ func vectorRecall(b *testing.B, v *Vectors, s scaleStore, bc *bulkCorpus, query 
 	found, total := 0, 0
 	for range queries {
 		q := reference.Embed(query()[0], 256)
-		lists, err := v.vectorLists(ctx, s, bc.storeID, allowed, nil, [][]float32{q}, 10)
+		version, err := v.Cache.version(ctx, s, bc.storeID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lists, err := v.vectorLists(ctx, s, bc.storeID, version, allowed, nil, [][]float32{q}, 10)
 		if err != nil {
 			b.Fatal(err)
 		}
