@@ -35,7 +35,7 @@ func DSN(t testing.TB) string {
 func VectorDSN(t testing.TB) string {
 	t.Helper()
 	base := testservice.Env(t, "MODELGATE_TEST_PGVECTOR_DSN", "PostgreSQL with pgvector", "scripts/services/pgvector.sh")
-	exec(t, base, `CREATE EXTENSION IF NOT EXISTS vector SCHEMA public`)
+	Exec(t, base, `CREATE EXTENSION IF NOT EXISTS vector SCHEMA public`)
 	return withSearchPath(t, base, newSchema(t, base)+",public")
 }
 
@@ -47,8 +47,8 @@ func newSchema(t testing.TB, base string) string {
 		t.Fatal(err)
 	}
 	schema := "test_" + hex.EncodeToString(b)
-	exec(t, base, `CREATE SCHEMA `+schema)
-	t.Cleanup(func() { exec(t, base, `DROP SCHEMA `+schema+` CASCADE`) })
+	Exec(t, base, `CREATE SCHEMA `+schema)
+	t.Cleanup(func() { Exec(t, base, `DROP SCHEMA `+schema+` CASCADE`) })
 	return schema
 }
 
@@ -68,8 +68,8 @@ func withSearchPath(t testing.TB, dsn, path string) string {
 	return u.String()
 }
 
-// exec runs one statement on its own connection.
-func exec(t testing.TB, dsn, stmt string) {
+// Exec runs one statement on its own connection.
+func Exec(t testing.TB, dsn, stmt string) {
 	t.Helper()
 	ctx := context.Background()
 	conn := connect(t, dsn)

@@ -194,13 +194,15 @@ type Local struct {
 	DiskReserve int64 `json:"disk_reserve,omitempty"`
 
 	// SearchIndexMemory bounds the memory the vector stores' search
-	// indexes hold together (SQLite: each vector store's embeddings kept
-	// quantised, about 280 bytes a chunk at 256 dimensions); past it the
-	// least recently searched are dropped, and a vector store whose index
-	// alone would not fit is searched by reading its vectors from the
-	// store at each search. Negative: no index kept. Default: 1 GiB. The
-	// configs sharing a store share its indexes under the first one's
-	// bound.
+	// indexes hold together, per instance (each vector store's
+	// embeddings kept quantised, about 280 bytes a chunk at 256
+	// dimensions, and its chunk texts as an inverted index for BM25);
+	// past it the least recently searched are dropped, and a vector
+	// store whose index alone would not fit is ranked by the database
+	// (SQLite: its vectors read at each search and FTS5; PostgreSQL:
+	// pgvector and ts_rank_cd). Negative: no index kept. Default: 1 GiB.
+	// The configs sharing a store share its indexes under the first
+	// one's bound.
 	//
 	// Caddyfile: `search_index_memory <size>|off`
 	SearchIndexMemory int64 `json:"search_index_memory,omitempty"`

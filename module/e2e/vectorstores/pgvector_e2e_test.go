@@ -14,11 +14,27 @@ import (
 	"github.com/modelgate/modelgate/internal/testpg"
 )
 
+// pgSearches are the two ways a PostgreSQL store's vector stores are
+// searched: from the indexes each instance keeps in memory (the default),
+// and by the database itself (ts_rank_cd, pgvector), as a vector store
+// past search_index_memory is.
+var pgSearches = []struct{ name, config string }{
+	{"indexes in memory", ""},
+	{"ranked by the database", "search_index_memory off"},
+}
+
 // TestVectorStoresOnPostgres runs vector stores through a real Caddy on
 // the PostgreSQL store (pgvector and full-text search): files uploaded,
-// attached and ingested, then searched, with attribute filters.
+// attached and ingested, then searched, with attribute filters, from
+// the indexes in memory and by the database.
 func TestVectorStoresOnPostgres(t *testing.T) {
 	dsn := testpg.VectorDSN(t)
+	for _, search := range pgSearches {
+		t.Run(search.name, func(t *testing.T) { testVectorStoresOnPostgres(t, dsn, search.config) })
+	}
+}
+
+func testVectorStoresOnPostgres(t *testing.T, dsn, config string) {
 	base := testgateway.Start(t, fmt.Sprintf(`
 	modelgate {
 		key %s {
@@ -26,8 +42,9 @@ func TestVectorStoresOnPostgres(t *testing.T) {
 		}
 		upstream local local {
 			postgres "%s"
+			%s
 		}
-	}`, gatewaytest.ClientKey, dsn))
+	}`, gatewaytest.ClientKey, dsn, config))
 	client := gatewaytest.SDK(base)
 	ctx := context.Background()
 
@@ -73,11 +90,11 @@ func TestVectorStoresOnPostgres(t *testing.T) {
 	}
 }
 
-// TestVectorStoreHybridSearchOnPostgres: on PostgreSQL the vector side of
-// hybrid search ranks in the database (pgvector's cosine distance); it
-// passes the hybrid checks, and a query only the embeddings match
-// (ranker none: the vector scores themselves) scores as on SQLite, which
-// ranks in memory.
+// TestVectorStoreHybridSearchOnPostgres: on PostgreSQL hybrid search,
+// from the indexes in memory and with the vector side ranked in the
+// database (pgvector's cosine distance), passes the hybrid checks, and
+// a query only the embeddings match (ranker none: the vector scores
+// themselves) scores as on SQLite.
 func TestVectorStoreHybridSearchOnPostgres(t *testing.T) {
 	dsn := testpg.VectorDSN(t)
 	fake := &gatewaytest.FakeEmbeddings{Mode: "ok", Arrived: make(chan struct{}, 1)}
@@ -89,24 +106,29 @@ func TestVectorStoreHybridSearchOnPostgres(t *testing.T) {
 		return openai.VectorStoreSearchParams{Query: gatewaytest.Query(q), MaxNumResults: openai.Int(20),
 			RankingOptions: openai.VectorStoreSearchParamsRankingOptions{Ranker: "none"}}
 	}
-	var onPG [][]openai.VectorStoreSearchResponse
-	pg := gatewaytest.SDK(gatewaytest.StartWithEmbeddings(t, fmt.Sprintf(`postgres "%s"`, dsn), srv.URL))
-	pgStore := checkHybridSearch(t, pg, fake)
-	for _, q := range queries {
-		onPG = append(onPG, gatewaytest.Search(t, pg, pgStore, params(q)))
+	onPG := make([][][]openai.VectorStoreSearchResponse, len(pgSearches))
+	for si, search := range pgSearches {
+		pg := gatewaytest.SDK(gatewaytest.StartWithEmbeddings(t, fmt.Sprintf("postgres %q\n%s", dsn, search.config), srv.URL))
+		pgStore := checkHybridSearch(t, pg, fake)
+		for _, q := range queries {
+			onPG[si] = append(onPG[si], gatewaytest.Search(t, pg, pgStore, params(q)))
+		}
 	}
 	lite := gatewaytest.SDK(gatewaytest.StartWithEmbeddings(t, "data_dir "+t.TempDir(), srv.URL))
 	liteStore := checkHybridSearch(t, lite, fake)
 	for qi, q := range queries {
-		pgRes, liteRes := onPG[qi], gatewaytest.Search(t, lite, liteStore, params(q))
-		if len(pgRes) == 0 || len(pgRes) != len(liteRes) || pgRes[0].Filename != liteRes[0].Filename {
-			t.Fatalf("%q: %d results on PostgreSQL, %d on SQLite", q, len(pgRes), len(liteRes))
-		}
-		for i := range pgRes {
-			// Chunks of one file may score within rounding of each other,
-			// so ranks are compared by score, not by chunk.
-			if d := pgRes[i].Score - liteRes[i].Score; d > 1e-6 || d < -1e-6 {
-				t.Fatalf("%q, rank %d: %v on PostgreSQL, %v on SQLite", q, i, pgRes[i].Score, liteRes[i].Score)
+		liteRes := gatewaytest.Search(t, lite, liteStore, params(q))
+		for si, search := range pgSearches {
+			pgRes := onPG[si][qi]
+			if len(pgRes) == 0 || len(pgRes) != len(liteRes) || pgRes[0].Filename != liteRes[0].Filename {
+				t.Fatalf("%q, %s: %d results on PostgreSQL, %d on SQLite", q, search.name, len(pgRes), len(liteRes))
+			}
+			for i := range pgRes {
+				// Chunks of one file may score within rounding of each
+				// other, so ranks are compared by score, not by chunk.
+				if d := pgRes[i].Score - liteRes[i].Score; d > 1e-6 || d < -1e-6 {
+					t.Fatalf("%q, %s, rank %d: %v on PostgreSQL, %v on SQLite", q, search.name, i, pgRes[i].Score, liteRes[i].Score)
+				}
 			}
 		}
 	}

@@ -90,8 +90,22 @@ func (s *Postgres) ensureHNSW(ctx context.Context, dims int) error {
 	if _, done := s.hnsw.Load(dims); done {
 		return nil
 	}
-	if _, err := s.db.ExecContext(ctx, fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON vector_store_chunks
+	// Instances completing their first ingestion of a dimension at once
+	// take turns: two CREATE INDEX IF NOT EXISTS of one name racing each
+	// other fail one of them on the catalog's unique name.
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("creating the HNSW index of %d dimensions: %w", dims, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "modelgate "+hnswIndexName(dims)); err != nil {
+		return fmt.Errorf("creating the HNSW index of %d dimensions: %w", dims, err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON vector_store_chunks
 		USING hnsw ((CAST(embedding AS vector(%d))) vector_cosine_ops) WHERE vector_dims(embedding) = %[2]d`, hnswIndexName(dims), dims)); err != nil {
+		return fmt.Errorf("creating the HNSW index of %d dimensions: %w", dims, err)
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("creating the HNSW index of %d dimensions: %w", dims, err)
 	}
 	s.hnsw.Store(dims, true)

@@ -163,3 +163,47 @@ func TestPostgresHNSWSizeCountedOncePerVersion(t *testing.T) {
 		t.Fatal("1 chunk left fits the HNSW index of 30 or more")
 	}
 }
+
+// TestPostgresHNSWCreatedByInstancesAtOnce: instances completing their
+// first ingestion of a dimension at once (over 2,000 rows to index) all
+// succeed and one index is made (without taking turns, CREATE INDEX IF NOT EXISTS of one name
+// fails one of them on pg_class's unique name).
+func TestPostgresHNSWCreatedByInstancesAtOnce(t *testing.T) {
+	dsn := testpg.VectorDSN(t)
+	const dims = 24
+	// Rows to index, so that each build takes a while.
+	s := openTestPostgres(t, dsn)
+	r := rand.New(rand.NewPCG(3, 3))
+	owner := NewID("owner-")
+	id := newVectorStore(t, s, owner)
+	for range 10 {
+		texts, vecs := make([]string, 200), make([][]float32, 200)
+		for i := range texts {
+			texts[i], vecs[i] = "chunk", randomUnit(r, dims)
+		}
+		indexFile(t, s, owner, id, texts, vecs)
+	}
+	for round := range 3 {
+		instances := make([]*Postgres, 4)
+		for i := range instances {
+			instances[i] = openTestPostgres(t, dsn)
+		}
+		if _, err := instances[0].db.ExecContext(t.Context(), `DROP INDEX IF EXISTS `+hnswIndexName(dims)); err != nil {
+			t.Fatal(err)
+		}
+		errs := make(chan error, len(instances))
+		start := make(chan struct{})
+		for _, s := range instances {
+			go func() {
+				<-start
+				errs <- s.ensureHNSW(t.Context(), dims)
+			}()
+		}
+		close(start)
+		for range instances {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
+}

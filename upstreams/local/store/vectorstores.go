@@ -161,7 +161,7 @@ type VectorStoreStore interface {
 	// ChunkEmbeddings returns the store's chunks embedded with model whose
 	// IDs are above afterID, at most limit, in ID order, with their file
 	// IDs and vectors (texts are left empty): search's index reads a store
-	// in pieces this way when the store is no NearestChunker.
+	// in pieces this way.
 	ChunkEmbeddings(ctx context.Context, storeID, model string, afterID int64, limit int) ([]Chunk, error)
 	// EmbeddedVectorStores lists the vector stores (IDs) with completed
 	// files embedded, and each model they are embedded with: the indexes
@@ -179,8 +179,9 @@ type VectorStoreStore interface {
 }
 
 // NearestChunker is a store that ranks chunks by vector similarity
-// itself (PostgreSQL with pgvector), instead of search keeping the
-// store's embeddings in memory (SQLite).
+// itself (PostgreSQL with pgvector): search asks it for a vector store
+// whose index does not fit in memory, instead of reading the store's
+// vectors at each search (SQLite).
 type NearestChunker interface {
 	// NearestChunks ranks the chunks of the given files of a store
 	// embedded with model by cosine similarity to the unit vector q, as

@@ -13,11 +13,13 @@ import (
 const DefaultIndexMemory = 1 << 30
 
 // Cache keeps each vector store's index (per embedding model) in memory,
-// with the index of its chunk texts for BM25 (textindex.go),
-// for a store that cannot rank vectors itself (SQLite), within a memory
-// budget: past it, the least recently searched indexes are dropped, and
-// a vector store whose index alone would not fit is searched by reading
-// its vectors from the store in pieces at each search.
+// with the index of its chunk texts for BM25 (textindex.go), within a
+// memory budget: past it, the least recently searched indexes are
+// dropped, and a vector store whose index alone would not fit is
+// searched by the database (pgvector's index, PostgreSQL's ts_rank_cd,
+// SQLite's FTS5) or by reading its vectors from the store in pieces at
+// each search. On PostgreSQL each instance keeps its own indexes, brought
+// up to date at a search that finds the store's chunks version changed.
 type Cache struct {
 	budget  int64
 	mu      sync.Mutex
@@ -49,10 +51,29 @@ type cachedIndex interface {
 // (no embedding model is named "").
 const textKey = ""
 
+// version is the vector store's chunks version, read once for a search
+// and the indexes it uses; none (-1, not read) when the cache keeps no
+// index.
+func (vc *Cache) version(ctx context.Context, vs store.VectorStoreStore, storeID string) (int64, error) {
+	if vc == nil || vc.budget == 0 {
+		return -1, nil
+	}
+	return vs.ChunksVersion(ctx, storeID)
+}
+
 // index returns the vector store's index for model, brought up to date
 // with its chunks; nil when it does not fit the budget.
 func (vc *Cache) index(ctx context.Context, vs store.VectorStoreStore, storeID, model string) (*vectorIndex, error) {
-	return current(ctx, vc, vs, [2]string{storeID, model}, newVectorIndex, func(ix *vectorIndex, version int64) (bool, error) {
+	version, err := vc.version(ctx, vs, storeID)
+	if err != nil {
+		return nil, err
+	}
+	return vc.indexAt(ctx, vs, storeID, model, version)
+}
+
+// indexAt is index at the chunks version the caller read.
+func (vc *Cache) indexAt(ctx context.Context, vs store.VectorStoreStore, storeID, model string, version int64) (*vectorIndex, error) {
+	return current(vc, [2]string{storeID, model}, version, newVectorIndex, func(ix *vectorIndex) (bool, error) {
 		return ix.refresh(ctx, vs, storeID, model, version, vc.budget)
 	})
 }
@@ -61,30 +82,35 @@ func (vc *Cache) index(ctx context.Context, vs store.VectorStoreStore, storeID, 
 // with its chunks; nil when the store does not hand out its texts or
 // when the index does not fit the budget.
 func (vc *Cache) textIndex(ctx context.Context, vs store.VectorStoreStore, storeID string) (*textIndex, error) {
+	version, err := vc.version(ctx, vs, storeID)
+	if err != nil {
+		return nil, err
+	}
+	return vc.textIndexAt(ctx, vs, storeID, version)
+}
+
+// textIndexAt is textIndex at the chunks version the caller read.
+func (vc *Cache) textIndexAt(ctx context.Context, vs store.VectorStoreStore, storeID string, version int64) (*textIndex, error) {
 	ct, ok := vs.(store.ChunkTexter)
 	if !ok || vc == nil {
 		return nil, nil
 	}
-	return current(ctx, vc, vs, [2]string{storeID, textKey}, newTextIndex, func(ix *textIndex, version int64) (bool, error) {
+	return current(vc, [2]string{storeID, textKey}, version, newTextIndex, func(ix *textIndex) (bool, error) {
 		return ix.refresh(ctx, ct, storeID, version, vc.budget)
 	})
 }
 
 // current returns the index of key, brought up to date with the store's
-// chunks by refresh (made by fresh when missing, and once more when
-// refresh reports it must be built again); nil when it does not fit the
-// budget.
+// chunks at version by refresh (made by fresh when missing, and once
+// more when refresh reports it must be built again); nil when it does
+// not fit the budget.
 func current[T interface {
 	cachedIndex
 	comparable
-}](ctx context.Context, vc *Cache, vs store.VectorStoreStore, key [2]string, fresh func() T, refresh func(T, int64) (bool, error)) (T, error) {
+}](vc *Cache, key [2]string, version int64, fresh func() T, refresh func(T) (bool, error)) (T, error) {
 	var none T
 	if vc.budget == 0 {
 		return none, nil
-	}
-	version, err := vs.ChunksVersion(ctx, key[0])
-	if err != nil {
-		return none, err
 	}
 	vc.mu.Lock()
 	if v, ok := vc.tooBig[key]; ok && v == version {
@@ -102,7 +128,7 @@ func current[T interface {
 			vc.entries[key] = ix
 		}
 		vc.mu.Unlock()
-		ok, err := refresh(ix, version)
+		ok, err := refresh(ix)
 		if err != nil {
 			return none, err
 		}
@@ -163,13 +189,17 @@ func (vc *Cache) fit(key [2]string, ix cachedIndex, version int64) bool {
 // ingestion that completed calls it, so that searches find the chunks
 // read already.
 func (vc *Cache) Warm(ctx context.Context, vs store.VectorStoreStore, storeID, model string) error {
-	if _, err := vc.textIndex(ctx, vs, storeID); err != nil {
+	version, err := vc.version(ctx, vs, storeID)
+	if err != nil {
 		return err
 	}
-	if _, ok := vs.(store.NearestChunker); ok || model == "" {
+	if _, err := vc.textIndexAt(ctx, vs, storeID, version); err != nil {
+		return err
+	}
+	if model == "" {
 		return nil
 	}
-	_, err := vc.index(ctx, vs, storeID, model)
+	_, err = vc.indexAt(ctx, vs, storeID, model, version)
 	return err
 }
 
@@ -178,7 +208,7 @@ func (vc *Cache) Warm(ctx context.Context, vs store.VectorStoreStore, storeID, m
 // a restart reads one: while the budget lasts (the least recently read
 // are dropped past it).
 func (vc *Cache) WarmAll(ctx context.Context, vs store.VectorStoreStore) error {
-	if _, ok := vs.(store.NearestChunker); ok || vc.budget == 0 {
+	if vc.budget == 0 {
 		return nil
 	}
 	embedded, err := vs.EmbeddedVectorStores(ctx)

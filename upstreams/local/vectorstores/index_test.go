@@ -28,7 +28,7 @@ func openSQLite(t *testing.T) *store.SQLite {
 
 // putFile attaches a file of chunks with the given vectors (model ""
 // for text only) to a vector store and completes its ingestion.
-func putFile(tb testing.TB, s *store.SQLite, storeID, fileID, model string, vecs [][]float32) {
+func putFile(tb testing.TB, s store.VectorStoreStore, storeID, fileID, model string, vecs [][]float32) {
 	tb.Helper()
 	if err := addFile(s, storeID, fileID, model, vecs); err != nil {
 		tb.Fatal(err)
@@ -37,7 +37,7 @@ func putFile(tb testing.TB, s *store.SQLite, storeID, fileID, model string, vecs
 
 // addFile is putFile returning its error, for other goroutines than the
 // test's.
-func addFile(s *store.SQLite, storeID, fileID, model string, vecs [][]float32) error {
+func addFile(s store.VectorStoreStore, storeID, fileID, model string, vecs [][]float32) error {
 	ctx := context.Background()
 	f := &store.VectorStoreFile{VectorStoreID: storeID, FileID: fileID, Owner: "o", Status: store.FileInProgress, EmbeddingModel: model}
 	if _, err := s.AddVectorStoreFile(ctx, f); err != nil {
@@ -55,7 +55,7 @@ func addFile(s *store.SQLite, storeID, fileID, model string, vecs [][]float32) e
 
 // allVectors is every vector of the store embedded with model, exact:
 // store.VectorList over them is the ranking the index must reproduce.
-func allVectors(tb testing.TB, s *store.SQLite, storeID, model string) []store.Chunk {
+func allVectors(tb testing.TB, s store.VectorStoreStore, storeID, model string) []store.Chunk {
 	tb.Helper()
 	all, err := s.ChunkEmbeddings(context.Background(), storeID, model, 0, math.MaxInt32)
 	if err != nil {
@@ -95,7 +95,7 @@ func indexQueries(r *rand.Rand, vaults []string, own []float32, questions int) [
 
 // checkIndex compares the index's ranking with the exact one for every
 // query, limit and set of allowed files.
-func checkIndex(t *testing.T, vc *Cache, s *store.SQLite, storeID, model string, queries [][]float32, r *rand.Rand) {
+func checkIndex(t *testing.T, vc *Cache, s store.VectorStoreStore, storeID, model string, queries [][]float32, r *rand.Rand) {
 	t.Helper()
 	ctx := context.Background()
 	all := completedFiles(t, s, storeID)

@@ -162,28 +162,25 @@ func textList(ctx context.Context, vs store.VectorStoreStore, ix *textIndex, sto
 }
 
 // vectorLists ranks the chunks of the allowed files (whose IDs are ids)
-// by cosine similarity to each unit query vector: in the database when
-// the store can, else over the store's index kept in memory.
-func (v *Vectors) vectorLists(ctx context.Context, vs store.VectorStoreStore, storeID string, allowed map[string]*store.VectorStoreFile, ids []string, vecs [][]float32, limit int) ([]rankedList, error) {
+// by cosine similarity to each unit query vector: over the store's index
+// kept in memory (exact, and fastest) while it fits the budget, else in
+// the database when the store can (pgvector), else from the vectors
+// read in pieces.
+func (v *Vectors) vectorLists(ctx context.Context, vs store.VectorStoreStore, storeID string, version int64, allowed map[string]*store.VectorStoreFile, ids []string, vecs [][]float32, limit int) ([]rankedList, error) {
 	lists := make([]rankedList, len(vecs))
-	if n, ok := vs.(store.NearestChunker); ok {
-		for i, q := range vecs {
-			var err error
-			if lists[i], err = n.NearestChunks(ctx, storeID, v.Model, ids, q, limit); err != nil {
-				return nil, err
-			}
-		}
-		return lists, nil
-	}
-	ix, err := v.Cache.index(ctx, vs, storeID, v.Model)
+	ix, err := v.Cache.indexAt(ctx, vs, storeID, v.Model, version)
 	if err != nil {
 		return nil, err
 	}
+	n, nearest := vs.(store.NearestChunker)
 	for i, q := range vecs {
-		if ix == nil {
-			lists[i], err = streamNearest(ctx, vs, storeID, v.Model, allowed, q, limit)
-		} else {
+		switch {
+		case ix != nil:
 			lists[i], err = ix.nearest(ctx, vs, allowed, v.Model, q, limit)
+		case nearest:
+			lists[i], err = n.NearestChunks(ctx, storeID, v.Model, ids, q, limit)
+		default:
+			lists[i], err = streamNearest(ctx, vs, storeID, v.Model, allowed, q, limit)
 		}
 		if err != nil {
 			return nil, err
@@ -205,13 +202,18 @@ func (v *Vectors) Search(ctx context.Context, vs store.VectorStoreStore, who ups
 	if req.MaxNumResults != nil {
 		limit = *req.MaxNumResults
 	}
-	tix, err := v.Cache.textIndex(ctx, vs, storeID)
+	// One chunks version for the search: each index is brought to it.
+	version, err := v.Cache.version(ctx, vs, storeID)
+	if err != nil {
+		return nil, err
+	}
+	tix, err := v.Cache.textIndexAt(ctx, vs, storeID, version)
 	if err != nil {
 		return nil, err
 	}
 	var files []store.VectorStoreFile
 	if tix != nil {
-		files, err = tix.completedFiles(ctx, vs, who.Owner, storeID)
+		files, err = tix.completedFiles(ctx, vs, who.Owner, storeID, version)
 	} else {
 		files, err = vs.CompletedVectorStoreFiles(ctx, who.Owner, storeID)
 	}
@@ -256,7 +258,7 @@ func (v *Vectors) Search(ctx context.Context, vs store.VectorStoreStore, who ups
 		if err != nil {
 			return nil, err
 		}
-		vlists, err := v.vectorLists(ctx, vs, storeID, allowed, ids, vecs, candidates)
+		vlists, err := v.vectorLists(ctx, vs, storeID, version, allowed, ids, vecs, candidates)
 		if err != nil {
 			return nil, err
 		}

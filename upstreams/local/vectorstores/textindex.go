@@ -179,11 +179,7 @@ const deadLen = ^uint32(0)
 // version stays (a file completes or leaves the store only with a new
 // version): at a million chunks, listing 10,000 files costs a search
 // more than ranking them. The files are shared: read only.
-func (ix *textIndex) completedFiles(ctx context.Context, vs store.VectorStoreStore, owner, storeID string) ([]store.VectorStoreFile, error) {
-	version, err := vs.ChunksVersion(ctx, storeID)
-	if err != nil {
-		return nil, err
-	}
+func (ix *textIndex) completedFiles(ctx context.Context, vs store.VectorStoreStore, owner, storeID string, version int64) ([]store.VectorStoreFile, error) {
 	ix.filesMu.Lock()
 	defer ix.filesMu.Unlock()
 	if ix.completed != nil && ix.filesOwner == owner && ix.filesVersion == version {

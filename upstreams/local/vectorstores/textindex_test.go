@@ -15,7 +15,7 @@ import (
 )
 
 // newVectorStore creates an empty vector store of owner o.
-func newVectorStore(tb testing.TB, s *store.SQLite) string {
+func newVectorStore(tb testing.TB, s store.VectorStoreStore) string {
 	tb.Helper()
 	id := store.NewID("vs_")
 	if err := s.CreateVectorStore(context.Background(), &store.VectorStore{ID: id, Owner: "o", Metadata: json.RawMessage("{}")}, nil); err != nil {
@@ -26,7 +26,7 @@ func newVectorStore(tb testing.TB, s *store.SQLite) string {
 
 // putTexts attaches a file of chunks with the given texts (no
 // embeddings) to a vector store and completes its ingestion.
-func putTexts(tb testing.TB, s *store.SQLite, storeID, fileID string, texts []string) {
+func putTexts(tb testing.TB, s store.VectorStoreStore, storeID, fileID string, texts []string) {
 	tb.Helper()
 	ctx := context.Background()
 	f := &store.VectorStoreFile{VectorStoreID: storeID, FileID: fileID, Owner: "o", Status: store.FileInProgress}

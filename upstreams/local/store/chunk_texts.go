@@ -7,12 +7,16 @@ import (
 )
 
 // ChunkTexter is a store whose full-text ranking search may do in
-// memory instead (SQLite, whose FTS5 bm25() costs tens of microseconds
-// per matching chunk): it hands out its chunks' texts in pieces.
+// memory instead (SQLite's FTS5 bm25() and PostgreSQL's ts_rank_cd cost
+// tens of microseconds per matching chunk, with no top-k pruning): it
+// hands out its chunks' texts in pieces.
 type ChunkTexter interface {
 	// ChunkTexts returns the store's chunks (of files of any status)
 	// whose IDs are above afterID, at most limit, in ID order, with
-	// their file IDs and texts.
+	// their file IDs and texts. A store's chunks become visible in ID
+	// order: each file's are written while its store's row is locked
+	// (the chunks-version trigger), so no chunk below one read can
+	// appear later.
 	ChunkTexts(ctx context.Context, storeID string, afterID int64, limit int) ([]Chunk, error)
 	// VectorStoreFileIDs lists the IDs of the store's files, of any
 	// status: a file not among them has no chunks left.
@@ -22,10 +26,9 @@ type ChunkTexter interface {
 	TextVectorStores(ctx context.Context) ([]string, error)
 }
 
-func (s *SQLite) ChunkTexts(ctx context.Context, storeID string, afterID int64, limit int) ([]Chunk, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT c.id, c.file_id, t.text FROM vector_store_chunks c
-		JOIN vector_store_chunks_fts t ON t.rowid = c.id
-		WHERE c.vector_store_id = ? AND c.id > ? ORDER BY c.id LIMIT ?`, storeID, afterID, limit)
+func (r vsRecords) ChunkTexts(ctx context.Context, storeID string, afterID int64, limit int) ([]Chunk, error) {
+	rows, err := r.vdb.QueryContext(ctx, r.vdb.q(`SELECT c.id, c.file_id, `+r.dialect.textColumn+` FROM `+r.dialect.chunks+`
+		WHERE c.vector_store_id = ? AND c.id > ? ORDER BY c.id LIMIT ?`), storeID, afterID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("reading chunk texts: %w", err)
 	}
@@ -39,18 +42,18 @@ func (s *SQLite) ChunkTexts(ctx context.Context, storeID string, afterID int64, 
 	return out, nil
 }
 
-func (s *SQLite) VectorStoreFileIDs(ctx context.Context, storeID string) ([]string, error) {
-	return s.strings(ctx, "listing vector store files", `SELECT file_id FROM vector_store_files WHERE vector_store_id = ?`, storeID)
+func (r vsRecords) VectorStoreFileIDs(ctx context.Context, storeID string) ([]string, error) {
+	return r.strings(ctx, "listing vector store files", `SELECT file_id FROM vector_store_files WHERE vector_store_id = ?`, storeID)
 }
 
-func (s *SQLite) TextVectorStores(ctx context.Context) ([]string, error) {
-	return s.strings(ctx, "listing vector stores",
+func (r vsRecords) TextVectorStores(ctx context.Context) ([]string, error) {
+	return r.strings(ctx, "listing vector stores",
 		`SELECT DISTINCT vector_store_id FROM vector_store_files WHERE status = 'completed' ORDER BY vector_store_id`)
 }
 
 // strings reads a query's column of strings; what says what for errors.
-func (s *SQLite) strings(ctx context.Context, what, query string, args ...any) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, query, args...)
+func (r vsRecords) strings(ctx context.Context, what, query string, args ...any) ([]string, error) {
+	rows, err := r.vdb.QueryContext(ctx, r.vdb.q(query), args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -64,5 +67,8 @@ func (s *SQLite) strings(ctx context.Context, what, query string, args ...any) (
 	return out, nil
 }
 
-// Interface guard
-var _ ChunkTexter = (*SQLite)(nil)
+// Interface guards
+var (
+	_ ChunkTexter = (*SQLite)(nil)
+	_ ChunkTexter = (*Postgres)(nil)
+)
