@@ -56,10 +56,7 @@ func foldToken(dst []byte, text string, i int) ([]byte, int) {
 			if !asciiAlnum(c) {
 				break
 			}
-			if c >= 'A' && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			dst = append(dst, c)
+			dst = append(dst, asciiLower(c))
 			i++
 			continue
 		}
@@ -91,13 +88,17 @@ func asciiAlnum(c byte) bool {
 
 func lowerInto(dst []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
+		dst = append(dst, asciiLower(s[i]))
 	}
 	return dst
+}
+
+// asciiLower is c in lower case when it is an ASCII capital.
+func asciiLower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // ftsTerms are the terms FTS5 searches for the keywords, one each, and
