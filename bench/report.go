@@ -140,22 +140,12 @@ func find(rows []Row, name string) *Row {
 
 func summariseOne(r *Result, floor *Result, spacing time.Duration) Row {
 	row := Row{Name: r.Name, RSSVsFloor: math.NaN()}
-	var rps, ratios, cpu, cpuRatios, evRate, evCPU, evRatios, rss []float64
+	var evRate, evCPU, evRatios, rss []float64
 	var fixed, first, total, chunks, manyChunks []time.Duration
 	for i, round := range r.Rounds {
-		rps = append(rps, round.Max.RPS())
 		var fr *Round
 		if floor != nil && i < len(floor.Rounds) {
 			fr = &floor.Rounds[i]
-		}
-		if fr != nil && fr.Max.RPS() > 0 {
-			ratios = append(ratios, round.Max.RPS()/fr.Max.RPS())
-		}
-		if c, ok := perUnit(round.Max.CPU, round.Max.OK); ok {
-			cpu = append(cpu, c)
-			if fc, ok := perUnit(fr.maxCPU()); ok && fc > 0 {
-				cpuRatios = append(cpuRatios, c/fc)
-			}
 		}
 		if round.Many.Elapsed > 0 {
 			evRate = append(evRate, round.Many.EventsPerSecond())
@@ -180,9 +170,8 @@ func summariseOne(r *Result, floor *Result, spacing time.Duration) Row {
 	if len(rss) > 0 {
 		row.PeakRSS = int64(median(rss))
 	}
-	row.RPS = median(rps)
-	row.VsFloor = median(ratios)
-	row.CPUPerReq, row.CPUVsFloor = durationOf(median(cpu)), median(cpuRatios)
+	m := comparePhase(r, maxPhase, floor, maxPhase)
+	row.RPS, row.VsFloor, row.CPUPerReq, row.CPUVsFloor = m.rps, m.vsRef, m.cpu, m.cpuVsRef
 	row.P50, row.P99 = Quantile(fixed, 0.50), Quantile(fixed, 0.99)
 	row.FirstChunk = Quantile(first, 0.50)
 	row.Total = Quantile(total, 0.50)
@@ -207,12 +196,44 @@ func heldBack(chunks []time.Duration, spacing time.Duration) int {
 	return n
 }
 
-func (r *Round) maxCPU() (time.Duration, int) {
-	if r == nil {
-		return 0, 0
-	}
-	return r.Max.CPU, r.Max.OK
+// phaseMedians are a max-rate phase's medians over the rounds that ran it:
+// throughput and CPU per request, and each one's ratio to a reference
+// phase's in the same round.
+type phaseMedians struct {
+	rps, vsRef, cpuVsRef float64
+	cpu                  time.Duration
 }
+
+// comparePhase is phase's medians over r's rounds against refPhase of
+// ref's round of the same number (the floor's same phase, or another
+// phase of the target's own); ref nil for none.
+func comparePhase(r *Result, phase func(*Round) Requests, ref *Result, refPhase func(*Round) Requests) phaseMedians {
+	var rps, vsRef, cpu, cpuVsRef []float64
+	for i := range r.Rounds {
+		p := phase(&r.Rounds[i])
+		if p.Elapsed <= 0 {
+			continue
+		}
+		var rp Requests
+		if ref != nil && i < len(ref.Rounds) {
+			rp = refPhase(&ref.Rounds[i])
+		}
+		rps = append(rps, p.RPS())
+		if rp.RPS() > 0 {
+			vsRef = append(vsRef, p.RPS()/rp.RPS())
+		}
+		if c, ok := perUnit(p.CPU, p.OK); ok {
+			cpu = append(cpu, c)
+			if rc, ok := perUnit(rp.CPU, rp.OK); ok {
+				cpuVsRef = append(cpuVsRef, c/rc)
+			}
+		}
+	}
+	return phaseMedians{rps: median(rps), vsRef: median(vsRef), cpu: durationOf(median(cpu)), cpuVsRef: median(cpuVsRef)}
+}
+
+func maxPhase(r *Round) Requests  { return r.Max }
+func samePhase(r *Round) Requests { return r.Same }
 
 func (r *Round) manyCPU() (time.Duration, int) {
 	if r == nil {

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"time"
 )
@@ -26,39 +27,15 @@ type SameRow struct {
 // one body.
 func summariseSame(r *Result, floor *Result) SameRow {
 	var row SameRow
-	var rps, vsFloor, vsNew, cpu, cpuVsFloor, cpuVsNew []float64
-	for i, round := range r.Rounds {
-		s := round.Same
-		if s.Elapsed <= 0 {
-			continue
-		}
-		var fs Requests
-		if floor != nil && i < len(floor.Rounds) {
-			fs = floor.Rounds[i].Same
-		}
-		rps = append(rps, s.RPS())
-		if fs.RPS() > 0 {
-			vsFloor = append(vsFloor, s.RPS()/fs.RPS())
-		}
-		if round.Max.RPS() > 0 {
-			vsNew = append(vsNew, s.RPS()/round.Max.RPS())
-		}
-		if c, ok := perUnit(s.CPU, s.OK); ok {
-			cpu = append(cpu, c)
-			if fc, ok := perUnit(fs.CPU, fs.OK); ok {
-				cpuVsFloor = append(cpuVsFloor, c/fc)
-			}
-			if nc, ok := perUnit(round.Max.CPU, round.Max.OK); ok {
-				cpuVsNew = append(cpuVsNew, c/nc)
-			}
-		}
-		row.Failed += s.Failed
+	for _, round := range r.Rounds {
+		row.Failed += round.Same.Failed
 	}
-	if len(rps) == 0 {
+	vsFloor, vsNew := comparePhase(r, samePhase, floor, samePhase), comparePhase(r, samePhase, r, maxPhase)
+	if math.IsNaN(vsFloor.rps) {
 		return row
 	}
-	row.RPS, row.VsFloor, row.VsNew = median(rps), median(vsFloor), median(vsNew)
-	row.CPUPerReq, row.CPUVsFloor, row.CPUVsNew = durationOf(median(cpu)), median(cpuVsFloor), median(cpuVsNew)
+	row.RPS, row.VsFloor, row.VsNew = vsFloor.rps, vsFloor.vsRef, vsNew.vsRef
+	row.CPUPerReq, row.CPUVsFloor, row.CPUVsNew = vsFloor.cpu, vsFloor.cpuVsRef, vsNew.cpuVsRef
 	return row
 }
 
