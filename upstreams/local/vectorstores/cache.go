@@ -61,35 +61,18 @@ func (vc *Cache) version(ctx context.Context, vs store.VectorStoreStore, storeID
 	return vs.ChunksVersion(ctx, storeID)
 }
 
-// index returns the vector store's index for model, brought up to date
-// with its chunks; nil when it does not fit the budget.
-func (vc *Cache) index(ctx context.Context, vs store.VectorStoreStore, storeID, model string) (*vectorIndex, error) {
-	version, err := vc.version(ctx, vs, storeID)
-	if err != nil {
-		return nil, err
-	}
-	return vc.indexAt(ctx, vs, storeID, model, version)
-}
-
-// indexAt is index at the chunks version the caller read.
+// indexAt returns the vector store's index for model, brought up to date
+// with its chunks at version (read by the caller); nil when it does not
+// fit the budget.
 func (vc *Cache) indexAt(ctx context.Context, vs store.VectorStoreStore, storeID, model string, version int64) (*vectorIndex, error) {
 	return current(vc, [2]string{storeID, model}, version, newVectorIndex, func(ix *vectorIndex) (bool, error) {
 		return ix.refresh(ctx, vs, storeID, model, version, vc.budget)
 	})
 }
 
-// textIndex returns the vector store's text index, brought up to date
-// with its chunks; nil when the store does not hand out its texts or
-// when the index does not fit the budget.
-func (vc *Cache) textIndex(ctx context.Context, vs store.VectorStoreStore, storeID string) (*textIndex, error) {
-	version, err := vc.version(ctx, vs, storeID)
-	if err != nil {
-		return nil, err
-	}
-	return vc.textIndexAt(ctx, vs, storeID, version)
-}
-
-// textIndexAt is textIndex at the chunks version the caller read.
+// textIndexAt returns the vector store's text index, brought up to date
+// with its chunks at version (read by the caller); nil when the store
+// does not hand out its texts or when the index does not fit the budget.
 func (vc *Cache) textIndexAt(ctx context.Context, vs store.VectorStoreStore, storeID string, version int64) (*textIndex, error) {
 	ct, ok := vs.(store.ChunkTexter)
 	if !ok || vc == nil {
@@ -185,9 +168,9 @@ func (vc *Cache) fit(key [2]string, ix cachedIndex, version int64) bool {
 	return true
 }
 
-// Warm brings the vector store's index for model up to date, as an
-// ingestion that completed calls it, so that searches find the chunks
-// read already.
+// Warm brings the vector store's text index and its index for model
+// (none for model "") up to date, as an ingestion that completed calls
+// it, so that searches find the chunks read already.
 func (vc *Cache) Warm(ctx context.Context, vs store.VectorStoreStore, storeID, model string) error {
 	version, err := vc.version(ctx, vs, storeID)
 	if err != nil {
@@ -227,7 +210,7 @@ func (vc *Cache) WarmAll(ctx context.Context, vs store.VectorStoreStore) error {
 			return err
 		}
 		for _, id := range stores {
-			if _, err := vc.textIndex(ctx, vs, id); err != nil {
+			if err := vc.Warm(ctx, vs, id, ""); err != nil {
 				return err
 			}
 		}
