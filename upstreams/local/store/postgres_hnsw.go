@@ -90,26 +90,31 @@ func (s *Postgres) ensureHNSW(ctx context.Context, dims int) error {
 	if _, done := s.hnsw.Load(dims); done {
 		return nil
 	}
-	// Instances completing their first ingestion of a dimension at once
-	// take turns: two CREATE INDEX IF NOT EXISTS of one name racing each
-	// other fail one of them on the catalog's unique name.
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("creating the HNSW index of %d dimensions: %w", dims, err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "modelgate "+hnswIndexName(dims)); err != nil {
-		return fmt.Errorf("creating the HNSW index of %d dimensions: %w", dims, err)
-	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON vector_store_chunks
-		USING hnsw ((CAST(embedding AS vector(%d))) vector_cosine_ops) WHERE vector_dims(embedding) = %[2]d`, hnswIndexName(dims), dims)); err != nil {
-		return fmt.Errorf("creating the HNSW index of %d dimensions: %w", dims, err)
-	}
-	if err := tx.Commit(); err != nil {
+	if err := s.createHNSW(ctx, dims); err != nil {
 		return fmt.Errorf("creating the HNSW index of %d dimensions: %w", dims, err)
 	}
 	s.hnsw.Store(dims, true)
 	return nil
+}
+
+// createHNSW creates the HNSW index of a dimension unless it exists.
+// Instances completing their first ingestion of a dimension at once take
+// turns: two CREATE INDEX IF NOT EXISTS of one name racing each other
+// fail one of them on the catalog's unique name.
+func (s *Postgres) createHNSW(ctx context.Context, dims int) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "modelgate "+hnswIndexName(dims)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON vector_store_chunks
+		USING hnsw ((CAST(embedding AS vector(%d))) vector_cosine_ops) WHERE vector_dims(embedding) = %[2]d`, hnswIndexName(dims), dims)); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // hnswFits reports whether the vector store is searched through the HNSW
