@@ -73,8 +73,7 @@ install() {
 }
 
 if [ "${1:-}" = install ]; then
-	bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
-	if [ -z "$bin" ] || [ ! -x "$bin/postgres" ]; then
+	if ! bin=$(bash "$(dirname "$0")/postgres.sh" bin); then
 		log "no PostgreSQL installed yet: the extension is built once postgres.sh has installed it"
 		exit 0
 	fi

@@ -5,6 +5,7 @@
 #   bash scripts/services/postgres.sh stop              # stop it, remove its files
 #   bash scripts/services/postgres.sh down              # stop the server, keep its files
 #   bash scripts/services/postgres.sh up                # start it again on its port
+#   bash scripts/services/postgres.sh bin               # the newest server's bin folder
 #
 # Starting installs PostgreSQL from the Debian packages when it is missing
 # (as root), creates a cluster in a temporary folder owned by a non-root
@@ -112,8 +113,9 @@ start) start ;;
 stop) stop ;;
 down) down ;;
 up) up ;;
+bin) pg_bin ;;
 *)
-	log "usage: postgres.sh [start|stop|down|up]"
+	log "usage: postgres.sh [start|stop|down|up|bin]"
 	exit 2
 	;;
 esac

@@ -39,13 +39,13 @@ const hnswSizesKept = 4096
 
 func hnswIndexName(dims int) string { return fmt.Sprintf("vector_store_chunks_hnsw_%d", dims) }
 
-// hnswSize is a vector store's chunks as hnswFits counted them (no
-// further than hnswMinChunks) at a chunks version: its chunks change only
-// with it (a file's completion or removal), so the count holds until the
-// version moves.
+// hnswSize is whether a vector store had hnswMinChunks chunks when
+// hnswFits counted them (no further) at a chunks version: its chunks
+// change only with it (a file's completion or removal), so the answer
+// holds until the version moves.
 type hnswSize struct {
 	version int64
-	chunks  int
+	large   bool
 }
 
 // hnswSizes are the sizes of the vector stores searched, by ID, at most
@@ -56,11 +56,13 @@ type hnswSizes struct {
 	sizes map[string]hnswSize
 }
 
-func (h *hnswSizes) get(storeID string, version int64) (int, bool) {
+// large reports whether the store was large at version, if it was
+// counted at that version.
+func (h *hnswSizes) large(storeID string, version int64) (large, counted bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	size, ok := h.sizes[storeID]
-	return size.chunks, ok && size.version == version
+	return size.large, ok && size.version == version
 }
 
 func (h *hnswSizes) put(storeID string, size hnswSize) {
@@ -142,15 +144,15 @@ func (s *Postgres) hnswFits(ctx context.Context, tx *sql.Tx, storeID string, dim
 	case err != nil:
 		return false, fmt.Errorf("reading the chunks version: %w", err)
 	}
-	if n, ok := s.hnswSizes.get(storeID, version); ok {
-		return n >= hnswMinChunks, nil
+	if large, ok := s.hnswSizes.large(storeID, version); ok {
+		return large, nil
 	}
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM vector_store_chunks WHERE vector_store_id = $1 LIMIT $2) c`,
 		storeID, hnswMinChunks).Scan(&n); err != nil {
 		return false, fmt.Errorf("counting chunks: %w", err)
 	}
-	s.hnswSizes.put(storeID, hnswSize{version: version, chunks: n})
+	s.hnswSizes.put(storeID, hnswSize{version: version, large: n >= hnswMinChunks})
 	return n >= hnswMinChunks, nil
 }
 
