@@ -303,15 +303,18 @@ func (g *Gateway) unmarshalRecord(d *caddyfile.Dispenser) error {
 	}
 	err := eachOption(d, func(option, arg string) error {
 		switch option {
-		case "max_size", "max_body":
+		case "max_size", "max_body", "queue_bytes":
 			n, err := humanize.ParseBytes(arg)
 			if err != nil || n == 0 {
 				return d.Errf("bad %s %q: want a size such as 64KiB", option, arg)
 			}
-			if option == "max_size" {
+			switch option {
+			case "max_size":
 				rc.MaxSize = int64(n)
-			} else {
+			case "max_body":
 				rc.MaxBody = int(n)
+			default:
+				rc.QueueBytes = int64(n)
 			}
 		case "max_files", "queue":
 			n, err := strconv.Atoi(arg)

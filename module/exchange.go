@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"time"
+	"unsafe"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
@@ -82,8 +83,14 @@ type exchange struct {
 	body requestBody
 }
 
-// maxEventBytes bounds the stream events kept for a record.
+// maxEventBytes bounds the stream events kept for a record: their data
+// and eventOverhead bytes for each.
 const maxEventBytes = maxCapture
+
+// eventOverhead is what a recorded event holds beside its data: its end
+// in eventEnds (8 bytes) and its string in the record (16), so that a
+// stream of empty events is bounded too.
+const eventOverhead = 24
 
 // firstEventsRoom is the room the first recorded event makes for the
 // stream's events (and for their ends, at 128 bytes an event): a stream
@@ -234,7 +241,7 @@ func (e *exchange) onEvent(ev sse.Event) {
 	}
 	hidden := e.dropUsageChunk && usageOnly
 	if e.recording && !hidden {
-		if len(e.eventData)+len(ev.Data) <= maxEventBytes {
+		if len(e.eventData)+len(ev.Data)+(len(e.eventEnds)+1)*eventOverhead <= maxEventBytes {
 			if e.eventEnds == nil {
 				e.eventData = make([]byte, 0, max(firstEventsRoom, len(ev.Data)))
 				e.eventEnds = make([]int, 0, firstEventsRoom/128)
@@ -256,12 +263,14 @@ func (e *exchange) onEvent(ev sse.Event) {
 	e.writeErr = err
 }
 
-// events are the data of the stream's recorded events, in order.
+// events are the data of the stream's recorded events, in order. They
+// share eventData's bytes rather than copy them: eventData is only ever
+// appended to, which never writes over the bytes already in it.
 func (e *exchange) events() []string {
 	if len(e.eventEnds) == 0 {
 		return nil
 	}
-	data := string(e.eventData)
+	data := unsafe.String(unsafe.SliceData(e.eventData), len(e.eventData))
 	events := make([]string, len(e.eventEnds))
 	start := 0
 	for i, end := range e.eventEnds {

@@ -28,6 +28,7 @@ import (
 //	    sample <fraction>
 //	    max_body <size>
 //	    queue <n>
+//	    queue_bytes <size>
 //	}
 type RecorderConfig struct {
 	// Path of the JSONL file. Required. Rotated files get .1, .2, ...
@@ -48,6 +49,11 @@ type RecorderConfig struct {
 	// counted) rather than delaying a request.
 	// Default: 4096.
 	Queue int `json:"queue,omitempty"`
+	// QueueBytes bounds what the records waiting for the writer hold, in
+	// bytes: their bodies, events and headers (see heldBytes). A record
+	// that would take them past it is dropped (and counted), as when the
+	// queue is full. Default: 64 MiB.
+	QueueBytes int64 `json:"queue_bytes,omitempty"`
 }
 
 func (c *RecorderConfig) setDefaults() {
@@ -66,6 +72,9 @@ func (c *RecorderConfig) setDefaults() {
 	if c.Queue == 0 {
 		c.Queue = 4096
 	}
+	if c.QueueBytes == 0 {
+		c.QueueBytes = 64 << 20
+	}
 }
 
 func (c *RecorderConfig) validate() error {
@@ -76,8 +85,8 @@ func (c *RecorderConfig) validate() error {
 		return fmt.Errorf("record: sample must be in (0,1], got %v", c.Sample)
 	case c.MaxSize < 1024:
 		return fmt.Errorf("record: max_size must be at least 1KiB")
-	case c.MaxFiles < 1 || c.MaxBody < 1 || c.Queue < 1:
-		return fmt.Errorf("record: max_files, max_body and queue must be positive")
+	case c.MaxFiles < 1 || c.MaxBody < 1 || c.Queue < 1 || c.QueueBytes < 1:
+		return fmt.Errorf("record: max_files, max_body, queue and queue_bytes must be positive")
 	}
 	return nil
 }
@@ -88,7 +97,7 @@ var recorders = caddy.NewUsagePool()
 
 var recorderDropped = prometheus.NewCounter(prometheus.CounterOpts{
 	Namespace: "caddy", Subsystem: "modelgate", Name: "recorder_dropped_total",
-	Help: "Exchanges not recorded because the recorder's queue was full or closed.",
+	Help: "Exchanges not recorded because the recorder's queue was full (in records or in bytes) or closed.",
 })
 
 // recorder writes records from a bounded queue on its own goroutine. The
@@ -103,6 +112,8 @@ type recorder struct {
 	done   chan struct{}
 	start  sync.Once
 	size   atomic.Int64
+	// queued is what the records in the queue hold (heldBytes).
+	queued atomic.Int64
 }
 
 func loadRecorder(cfg RecorderConfig, logger *zap.Logger) (*recorder, error) {
@@ -117,6 +128,8 @@ func loadRecorder(cfg RecorderConfig, logger *zap.Logger) (*recorder, error) {
 
 // record queues one record; it never blocks. The record is encoded by the
 // writer, off the request's goroutine, so it must not change once queued.
+// It is dropped (and counted) when the queue is full, in records or in
+// bytes.
 func (rec *recorder) record(v *record.Record) {
 	rec.start.Do(func() { go rec.run() })
 	rec.mu.RLock()
@@ -125,11 +138,44 @@ func (rec *recorder) record(v *record.Record) {
 		recorderDropped.Inc()
 		return
 	}
+	held := heldBytes(v)
+	if rec.queued.Add(held) > rec.cfg.QueueBytes {
+		rec.queued.Add(-held)
+		recorderDropped.Inc()
+		return
+	}
 	select {
 	case rec.queue <- v:
 	default:
+		rec.queued.Add(-held)
 		recorderDropped.Inc()
 	}
+}
+
+// heldBytes is what a record holds beside its fixed fields: its bodies,
+// its events (each with eventOverhead) and its headers' names and values.
+func heldBytes(v *record.Record) int64 {
+	n := contentBytes(v.Request.Content) + contentBytes(v.Response.Content) +
+		fieldBytes(v.Request.Fields) + fieldBytes(v.Response.Fields)
+	for _, ev := range v.Response.Events {
+		n += len(ev) + eventOverhead
+	}
+	return int64(n)
+}
+
+func contentBytes(c record.Content) int {
+	return len(c.Body) + len(c.BodyText) + len(c.BodyBase64)
+}
+
+func fieldBytes(fields []record.Field) int {
+	n := 0
+	for _, f := range fields {
+		n += len(f.Name)
+		for _, v := range f.Values {
+			n += len(v)
+		}
+	}
+	return n
 }
 
 // run writes queued records until the queue is closed, in batches: it
@@ -194,6 +240,7 @@ func newRecordWriter(rec *recorder) *recordWriter {
 func (rw *recordWriter) write(v *record.Record) {
 	rec := rw.rec
 	rw.line = rw.enc.Append(rw.line[:0], v)
+	rec.queued.Add(-heldBytes(v))
 	var err error
 	if rw.f == nil || rec.size.Load()+int64(len(rw.line)) > rec.cfg.MaxSize {
 		if rw.f != nil {

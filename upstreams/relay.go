@@ -70,12 +70,14 @@ func Relay(w http.ResponseWriter, resp *http.Response, maxEvent int, op string) 
 			_, werr = w.Write(ev.Raw)
 		}
 	}}
-	buf := CopyBuffers.Get().(*[]byte)
-	defer CopyBuffers.Put(buf)
-	for {
-		n, err := resp.Body.Read(*buf)
+	var sb streamBuffer
+	defer sb.release()
+	for n := 0; ; {
+		buf := sb.next(n)
+		var err error
+		n, err = resp.Body.Read(buf)
 		if n > 0 {
-			if _, serr := split.Write((*buf)[:n]); serr != nil {
+			if _, serr := split.Write(buf[:n]); serr != nil {
 				writeStreamError(w, rc, serr, numbered, next)
 				return serr
 			}
@@ -165,13 +167,59 @@ type EventWriter interface {
 }
 
 // CopyBuffers are 32 KiB buffers for copying a reply toward the client,
-// pooled as reverse_proxy's are: Relay reads a stream into one while it
-// lasts, and a writer that copies a body itself (io.ReaderFrom) may take
-// one too.
+// pooled as reverse_proxy's are: Relay reads a stream into one once its
+// reads outgrow an event buffer (see streamBuffer), and a writer that
+// copies a body itself (io.ReaderFrom) may take one too.
 var CopyBuffers = sync.Pool{New: func() any {
 	buf := make([]byte, 32<<10)
 	return &buf
 }}
+
+// eventBuffers are the small buffers a stream is read into (see
+// streamBuffer).
+var eventBuffers = sync.Pool{New: func() any {
+	buf := make([]byte, eventBufferSize)
+	return &buf
+}}
+
+// eventBufferSize is the buffer a stream is read into while its reads
+// fit: a stream's read is an event or a few, a few hundred bytes, and a
+// stream lasts seconds, so each stream open holds this much, not a
+// 32 KiB copy buffer.
+const eventBufferSize = 4 << 10
+
+// streamBuffer is what Relay reads a stream into: a pooled buffer of
+// eventBufferSize bytes, then, once a read has filled it (a burst of
+// events, a large one), a 32 KiB one of CopyBuffers for the rest of the
+// stream, as a reply's body is copied.
+type streamBuffer struct {
+	pooled *[]byte
+	large  bool
+}
+
+// next is the buffer the next read goes into, last the size of the
+// read before.
+func (b *streamBuffer) next(last int) []byte {
+	switch {
+	case b.pooled == nil:
+		b.pooled = eventBuffers.Get().(*[]byte)
+	case !b.large && last == len(*b.pooled):
+		eventBuffers.Put(b.pooled)
+		b.pooled, b.large = CopyBuffers.Get().(*[]byte), true
+	}
+	return *b.pooled
+}
+
+// release gives the buffer back to its pool.
+func (b *streamBuffer) release() {
+	switch {
+	case b.pooled == nil:
+	case b.large:
+		CopyBuffers.Put(b.pooled)
+	default:
+		eventBuffers.Put(b.pooled)
+	}
+}
 
 // writeStreamError ends a stream that failed with err with an error event
 // as the public API sends one, for the *Error err carries (a reply past a
