@@ -36,17 +36,24 @@ func (s *spyChecker) WriteEvent(ev sse.Event) { s.Write(ev.Raw) }
 
 func (s *spyChecker) Close() []schemas.Finding { return nil }
 
+// streamingExchange is an exchange that has started a chat completion's
+// event stream to client.
+func streamingExchange(client http.ResponseWriter, recording, hideUsage, check bool) *exchange {
+	ex := newExchange(client, recording)
+	ex.operation = "chat.completions.create"
+	ex.observe(hideUsage, check)
+	ex.Header().Set("Content-Type", "text/event-stream")
+	ex.WriteHeader(http.StatusOK)
+	return ex
+}
+
 // TestStreamCheckRunsAfterFlush: a checked stream's events reach the
 // client (written and flushed) before the reply check reads them, and the
 // check reads every byte, the ones the end leaves unflushed included.
 func TestStreamCheckRunsAfterFlush(t *testing.T) {
 	for _, hideUsage := range []bool{false, true} {
 		client := httptest.NewRecorder()
-		ex := newExchange(client, false)
-		ex.operation = "chat.completions.create"
-		ex.observe(hideUsage, true)
-		ex.Header().Set("Content-Type", "text/event-stream")
-		ex.WriteHeader(http.StatusOK)
+		ex := streamingExchange(client, false, hideUsage, true)
 		spy := &spyChecker{client: client}
 		ex.checker = spy
 		first := "data: {\"id\":\"c\",\"choices\":[]}\n\n"
@@ -85,11 +92,7 @@ func TestStreamObservedAfterFlush(t *testing.T) {
 	tail := "data: " + chunk + "\n\n" + "data: " + usageChunk + "\n\n" + "data: [DONE]\n\n"
 	for _, hideUsage := range []bool{false, true} {
 		client := httptest.NewRecorder()
-		ex := newExchange(client, true)
-		ex.operation = "chat.completions.create"
-		ex.observe(hideUsage, false)
-		ex.Header().Set("Content-Type", "text/event-stream")
-		ex.WriteHeader(http.StatusOK)
+		ex := streamingExchange(client, true, hideUsage, false)
 		split := sse.Splitter{OnEvent: func(ev sse.Event) { ex.WriteEvent(ev) }}
 		split.Write([]byte(tail))
 		want := tail
