@@ -60,15 +60,18 @@ type exchange struct {
 	checked     replyCheck
 
 	// checkStream checks a 2xx event stream of operation with the schemas
-	// as it passes: the events written are checked once they have been
-	// flushed to the client (or at the end), so the check never delays an
-	// event.
+	// as it passes.
 	checkStream bool
 	operation   string
 	checker     schemas.EventChecker
-	unchecked   []sse.Event
-	// uncheckedBytes is the size of the unchecked events.
-	uncheckedBytes int
+	// held are the stream's events written since the last flush: what the
+	// exchange reads of an event (its model, usage, record and check) is
+	// read once it has been flushed to the client (or at the end), so
+	// that this work never delays an event; only whether a usage chunk is
+	// hidden is decided before it is written.
+	held []heldEvent
+	// heldBytes is the size of the held events.
+	heldBytes int
 
 	// recording: the exchange goes to the recorder, which wants the
 	// stream's events too (up to maxEventBytes of them): their data end to
@@ -180,38 +183,44 @@ func (e *exchange) WriteEvent(ev sse.Event) error {
 	return err
 }
 
-// toCheck keeps an event for the checker until the next flush (or, from a
-// writer that does not flush, until maxUnchecked bytes are kept). Its
-// bytes are the splitter's, which never writes over an event it handed
-// out.
-func (e *exchange) toCheck(ev sse.Event) {
-	e.unchecked = append(e.unchecked, ev)
-	e.uncheckedBytes += len(ev.Raw)
-	if e.uncheckedBytes >= maxUnchecked {
-		e.check()
+// heldEvent is an event written to the client and not yet observed;
+// hidden: it is the usage chunk the client was not sent, whose usage was
+// read as it came.
+type heldEvent struct {
+	sse.Event
+	hidden bool
+}
+
+// hold keeps an event until the next flush (or, from a writer that does
+// not flush, until maxHeld bytes are kept). Its bytes are the splitter's,
+// which never writes over an event it handed out.
+func (e *exchange) hold(ev sse.Event, hidden bool) {
+	e.held = append(e.held, heldEvent{ev, hidden})
+	e.heldBytes += len(ev.Raw)
+	if e.heldBytes >= maxHeld {
+		e.observeHeld()
 	}
 }
 
-// maxUnchecked bounds the stream bytes kept for the checker between
-// flushes.
-const maxUnchecked = 64 << 10
+// maxHeld bounds the stream bytes held between flushes.
+const maxHeld = 64 << 10
 
-// check feeds the checker what was kept for it.
-func (e *exchange) check() {
-	for _, ev := range e.unchecked {
-		e.checker.WriteEvent(ev)
+// observeHeld reads what was held: each event's model (the first's),
+// usage (unless read as it came), record and check.
+func (e *exchange) observeHeld() {
+	for _, h := range e.held {
+		e.observeEvent(h.Event, h.hidden)
 	}
-	clear(e.unchecked) // hold no event's bytes past its check
-	e.unchecked, e.uncheckedBytes = e.unchecked[:0], 0
+	clear(e.held) // hold no event's bytes past its observation
+	e.held, e.heldBytes = e.held[:0], 0
 }
 
-// FlushError sends what was written to the client, then checks it: the
-// reply check runs after each event has left, not before.
+// FlushError sends what was written to the client, then observes it: the
+// usage, the record and the reply check read each event after it has
+// left, not before.
 func (e *exchange) FlushError() error {
 	err := http.NewResponseController(e.ResponseWriterWrapper.ResponseWriter).Flush()
-	if e.checker != nil {
-		e.check()
-	}
+	e.observeHeld()
 	return err
 }
 
@@ -226,20 +235,41 @@ func (e *exchange) ReadFrom(r io.Reader) (int64, error) {
 
 type writerOnly struct{ io.Writer }
 
+// onEvent takes one whole event of a stream: it decides whether the
+// client is sent it (a usage chunk the client did not ask for is not),
+// writes it when it is the exchange's to write (dropUsageChunk; else
+// Write and WriteEvent write it), and holds it to observe after the
+// flush.
 func (e *exchange) onEvent(ev sse.Event) {
+	hidden := false
+	if e.dropUsageChunk && !e.foreignUsage {
+		// Whether it is hidden needs its usage, read now, once.
+		var u *usage
+		if u, hidden = chunkUsage(ev.Data); u != nil {
+			e.usage = u
+		}
+	}
+	if e.dropUsageChunk && !hidden && e.writeErr == nil {
+		n, err := e.ResponseWriterWrapper.Write(ev.Raw)
+		e.written += int64(n)
+		e.writeErr = err
+	}
+	e.hold(ev, hidden)
+}
+
+// observeEvent reads one event of the stream once it has left: the model
+// the first names, its usage (a hidden chunk's was read as it came), its
+// data for the record (a hidden chunk is not recorded) and its check.
+func (e *exchange) observeEvent(ev sse.Event, hidden bool) {
 	if !e.firstEvent {
 		e.firstEvent = true
 		e.replyModel = replyModel(ev.Data)
 	}
-	var u *usage
-	var usageOnly bool
-	if !e.foreignUsage {
-		u, usageOnly = chunkUsage(ev.Data)
+	if !e.dropUsageChunk && !e.foreignUsage {
+		if u, _ := chunkUsage(ev.Data); u != nil {
+			e.usage = u
+		}
 	}
-	if u != nil {
-		e.usage = u
-	}
-	hidden := e.dropUsageChunk && usageOnly
 	if e.recording && !hidden {
 		if len(e.eventData)+len(ev.Data)+(len(e.eventEnds)+1)*eventOverhead <= maxEventBytes {
 			if e.eventEnds == nil {
@@ -253,14 +283,8 @@ func (e *exchange) onEvent(ev sse.Event) {
 		}
 	}
 	if e.checker != nil {
-		e.toCheck(ev)
+		e.checker.WriteEvent(ev)
 	}
-	if !e.dropUsageChunk || hidden || e.writeErr != nil {
-		return
-	}
-	n, err := e.ResponseWriterWrapper.Write(ev.Raw)
-	e.written += int64(n)
-	e.writeErr = err
 }
 
 // events are the data of the stream's recorded events, in order. They
@@ -292,11 +316,11 @@ func (e *exchange) finish() {
 		n, _ := e.ResponseWriterWrapper.Write(e.splitter.Pending())
 		e.written += int64(n)
 	}
-	if e.checker != nil {
-		e.check()
-		if pending {
-			e.checker.Write(e.splitter.Pending())
-		}
+	if e.stream {
+		e.observeHeld()
+	}
+	if e.checker != nil && pending {
+		e.checker.Write(e.splitter.Pending())
 	}
 	if e.capture == nil || e.usage != nil {
 		return

@@ -36,17 +36,24 @@ func (s *spyChecker) WriteEvent(ev sse.Event) { s.Write(ev.Raw) }
 
 func (s *spyChecker) Close() []schemas.Finding { return nil }
 
+// streamingExchange is an exchange that has started a chat completion's
+// event stream to client.
+func streamingExchange(client http.ResponseWriter, recording, hideUsage, check bool) *exchange {
+	ex := newExchange(client, recording)
+	ex.operation = "chat.completions.create"
+	ex.observe(hideUsage, check)
+	ex.Header().Set("Content-Type", "text/event-stream")
+	ex.WriteHeader(http.StatusOK)
+	return ex
+}
+
 // TestStreamCheckRunsAfterFlush: a checked stream's events reach the
 // client (written and flushed) before the reply check reads them, and the
 // check reads every byte, the ones the end leaves unflushed included.
 func TestStreamCheckRunsAfterFlush(t *testing.T) {
 	for _, hideUsage := range []bool{false, true} {
 		client := httptest.NewRecorder()
-		ex := newExchange(client, false)
-		ex.operation = "chat.completions.create"
-		ex.observe(hideUsage, true)
-		ex.Header().Set("Content-Type", "text/event-stream")
-		ex.WriteHeader(http.StatusOK)
+		ex := streamingExchange(client, false, hideUsage, true)
 		spy := &spyChecker{client: client}
 		ex.checker = spy
 		first := "data: {\"id\":\"c\",\"choices\":[]}\n\n"
@@ -68,6 +75,45 @@ func TestStreamCheckRunsAfterFlush(t *testing.T) {
 		ex.finish()
 		if spy.fed != first+last {
 			t.Errorf("hide usage %v: at the end the check has read %q", hideUsage, spy.fed)
+		}
+	}
+}
+
+// TestStreamObservedAfterFlush: each event of a stream reaches the client
+// before the exchange reads anything of it but whether it is a usage
+// chunk to hide: its model, usage and record wait for the flush that sent
+// it (or for the end), as the check does, so that this work never delays
+// an event; the tail of a stream (its last chunks, usage chunk and
+// [DONE], read at once from the upstream) leaves in one flush with none
+// of it done first.
+func TestStreamObservedAfterFlush(t *testing.T) {
+	const chunk = `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}`
+	const usageChunk = `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m1","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`
+	tail := "data: " + chunk + "\n\n" + "data: " + usageChunk + "\n\n" + "data: [DONE]\n\n"
+	for _, hideUsage := range []bool{false, true} {
+		client := httptest.NewRecorder()
+		ex := streamingExchange(client, true, hideUsage, false)
+		split := sse.Splitter{OnEvent: func(ev sse.Event) { ex.WriteEvent(ev) }}
+		split.Write([]byte(tail))
+		want := tail
+		if hideUsage {
+			want = "data: " + chunk + "\n\n" + "data: [DONE]\n\n"
+		}
+		if client.Body.String() != want {
+			t.Fatalf("hide usage %v: the client has %q", hideUsage, client.Body.String())
+		}
+		if ex.replyModel != "" || len(ex.events()) != 0 || (ex.usage != nil) != hideUsage {
+			t.Fatalf("hide usage %v: before the flush the exchange read model %q, events %q, usage %+v", hideUsage, ex.replyModel, ex.events(), ex.usage)
+		}
+		if err := http.NewResponseController(ex).Flush(); err != nil {
+			t.Fatal(err)
+		}
+		events := []string{chunk, usageChunk, "[DONE]"}
+		if hideUsage {
+			events = []string{chunk, "[DONE]"}
+		}
+		if ex.replyModel != "m1" || !slices.Equal(ex.events(), events) || ex.usage == nil || ex.usage.total != 4 || len(ex.held) != 0 {
+			t.Errorf("hide usage %v: after the flush the exchange read model %q, events %q, usage %+v, %d held", hideUsage, ex.replyModel, ex.events(), ex.usage, len(ex.held))
 		}
 	}
 }

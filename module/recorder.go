@@ -107,6 +107,11 @@ type recorder struct {
 	cfg    RecorderConfig
 	logger *zap.Logger
 	queue  chan *record.Record
+	// kick wakes the writer: batchWindow after the first record of a
+	// batch is queued (armed until the writer takes the batch), and once
+	// more when the queue is closed.
+	kick   chan struct{}
+	armed  atomic.Bool
 	mu     sync.RWMutex // guards closed against sends on a closed queue
 	closed bool
 	done   chan struct{}
@@ -118,7 +123,7 @@ type recorder struct {
 
 func loadRecorder(cfg RecorderConfig, logger *zap.Logger) (*recorder, error) {
 	val, _, err := recorders.LoadOrNew(cfg.Path, func() (caddy.Destructor, error) {
-		return &recorder{cfg: cfg, logger: logger, queue: make(chan *record.Record, cfg.Queue), done: make(chan struct{})}, nil
+		return &recorder{cfg: cfg, logger: logger, queue: make(chan *record.Record, cfg.Queue), kick: make(chan struct{}, 1), done: make(chan struct{})}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -146,6 +151,9 @@ func (rec *recorder) record(v *record.Record) {
 	}
 	select {
 	case rec.queue <- v:
+		if !rec.armed.Swap(true) {
+			time.AfterFunc(batchWindow, rec.wake)
+		}
 	default:
 		rec.queued.Add(-held)
 		recorderDropped.Inc()
@@ -178,22 +186,31 @@ func fieldBytes(fields []record.Field) int {
 	return n
 }
 
-// run writes queued records until the queue is closed, in batches: it
-// waits for a record, lets the records of the next batchWindow gather
-// behind it, then encodes every record waiting and writes them out at
+// wake wakes the writer, or leaves it the wake it has not yet taken.
+func (rec *recorder) wake() {
+	select {
+	case rec.kick <- struct{}{}:
+	default:
+	}
+}
+
+// run writes queued records until the queue is closed, in batches: the
+// first record of a batch arms a timer that wakes the writer batchWindow
+// later, when it encodes every record waiting and writes them out at
 // once. A record reaches the file about batchWindow after its exchange
 // ended; under load the writer wakes once a batch, not once a record, and
-// writes whole buffers. The first record too is encoded after the wait,
-// not as it arrives: it arrives as its exchange ends, when the client is
-// reading the reply's end, and on a machine of few cores encoding it then
-// would take a core from that client (a stream's [DONE] came later).
+// writes whole buffers. Neither is the writer woken as the first record
+// arrives nor is that record encoded then: it arrives as its exchange
+// ends, when the client is reading the reply's end, and on a machine of
+// few cores waking a goroutine then (a thread to run it, which spins for
+// more work) or encoding would take a core from that client (a stream's
+// [DONE] came later).
 func (rec *recorder) run() {
 	defer close(rec.done)
 	w := newRecordWriter(rec)
 	defer w.close()
-	for v := range rec.queue {
-		time.Sleep(batchWindow)
-		w.write(v)
+	for range rec.kick {
+		rec.armed.Store(false) // a record queued from now on arms the next wake
 		if !w.drain() {
 			return
 		}
@@ -315,6 +332,7 @@ func (rec *recorder) Destruct() error {
 	rec.closed = true
 	close(rec.queue)
 	rec.mu.Unlock()
+	rec.wake()
 	// A writer never started has nothing to drain: mark it done instead.
 	rec.start.Do(func() { close(rec.done) })
 	<-rec.done
