@@ -1,6 +1,7 @@
 package vectorstores
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -45,7 +46,10 @@ func BenchmarkIndexScan(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			cands := 0
 			for b.Loop() {
-				got, _, _ := ix.scan(allowed, referenceEmbedding, queries[name](), minCandidates)
+				got, _, _, err := ix.scan(context.Background(), allowed, referenceEmbedding, queries[name](), minCandidates)
+				if err != nil {
+					b.Fatal(err)
+				}
 				cands += len(got)
 			}
 			b.ReportMetric(float64(cands)/float64(b.N), "cands/op")
