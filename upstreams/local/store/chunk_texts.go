@@ -21,9 +21,10 @@ type ChunkTexter interface {
 	// VectorStoreFileIDs lists the IDs of the store's files, of any
 	// status: a file not among them has no chunks left.
 	VectorStoreFileIDs(ctx context.Context, storeID string) ([]string, error)
-	// TextVectorStores lists the vector stores with completed files:
-	// the text indexes search reads as the store opens.
-	TextVectorStores(ctx context.Context) ([]string, error)
+	// TextVectorStores lists the vector stores with completed files,
+	// each with its owner: the text indexes (and lists of completed
+	// files) search reads as the store opens.
+	TextVectorStores(ctx context.Context) ([][2]string, error)
 }
 
 func (r vsRecords) ChunkTexts(ctx context.Context, storeID string, afterID int64, limit int) ([]Chunk, error) {
@@ -46,9 +47,26 @@ func (r vsRecords) VectorStoreFileIDs(ctx context.Context, storeID string) ([]st
 	return r.strings(ctx, "listing vector store files", `SELECT file_id FROM vector_store_files WHERE vector_store_id = ?`, storeID)
 }
 
-func (r vsRecords) TextVectorStores(ctx context.Context) ([]string, error) {
-	return r.strings(ctx, "listing vector stores",
-		`SELECT DISTINCT vector_store_id FROM vector_store_files WHERE status = 'completed' ORDER BY vector_store_id`)
+func (r vsRecords) TextVectorStores(ctx context.Context) ([][2]string, error) {
+	return r.pairs(ctx, "listing vector stores", `SELECT DISTINCT vector_store_id, owner FROM vector_store_files
+		WHERE status = 'completed' ORDER BY vector_store_id, owner`)
+}
+
+// pairs reads a query's two columns of strings; what says what for
+// errors.
+func (r vsRecords) pairs(ctx context.Context, what, query string, args ...any) ([][2]string, error) {
+	rows, err := r.vdb.QueryContext(ctx, r.vdb.q(query), args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	out, err := scanAll(rows, func(rows *sql.Rows) (e [2]string, err error) {
+		err = rows.Scan(&e[0], &e[1])
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
 }
 
 // strings reads a query's column of strings; what says what for errors.

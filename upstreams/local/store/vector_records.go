@@ -297,19 +297,8 @@ func (r vsRecords) ChunkEmbeddings(ctx context.Context, storeID, model string, a
 }
 
 func (r vsRecords) EmbeddedVectorStores(ctx context.Context) ([][2]string, error) {
-	rows, err := r.vdb.QueryContext(ctx, `SELECT DISTINCT vector_store_id, embedding_model FROM vector_store_files
+	return r.pairs(ctx, "listing embedded vector stores", `SELECT DISTINCT vector_store_id, embedding_model FROM vector_store_files
 		WHERE status = 'completed' AND embedding_model != '' ORDER BY vector_store_id, embedding_model`)
-	if err != nil {
-		return nil, fmt.Errorf("listing embedded vector stores: %w", err)
-	}
-	out, err := scanAll(rows, func(rows *sql.Rows) (e [2]string, err error) {
-		err = rows.Scan(&e[0], &e[1])
-		return e, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("listing embedded vector stores: %w", err)
-	}
-	return out, nil
 }
 
 func (r vsRecords) ChunkVectors(ctx context.Context, ids []int64) ([]Chunk, error) {

@@ -281,6 +281,12 @@ func testVSEmbeddings(t *testing.T, s VectorStoreStore) {
 	if listed, err := s.EmbeddedVectorStores(ctx); err != nil || !slices.Contains(listed, [2]string{id, "emb"}) {
 		t.Fatalf("embedded vector stores: %v %v", listed, err)
 	}
+	// And among the stores with completed files, with its owner.
+	if ct, ok := s.(ChunkTexter); ok {
+		if listed, err := ct.TextVectorStores(ctx); err != nil || !slices.Contains(listed, [2]string{id, owner}) {
+			t.Fatalf("vector stores with texts: %v %v", listed, err)
+		}
+	}
 	// In pieces: the chunks after an ID, at most limit of them.
 	if page, err := s.ChunkEmbeddings(ctx, id, "emb", got[0].ID, 1); err != nil || len(page) != 1 || page[0].ID != got[1].ID {
 		t.Fatalf("the piece after chunk %d: %+v %v", got[0].ID, page, err)

@@ -169,15 +169,22 @@ func (vc *Cache) fit(key [2]string, ix cachedIndex, version int64) bool {
 }
 
 // Warm brings the vector store's text index and its index for model
-// (none for model "") up to date, as an ingestion that completed calls
-// it, so that searches find the chunks read already.
-func (vc *Cache) Warm(ctx context.Context, vs store.VectorStoreStore, storeID, model string) error {
+// (none for model "") up to date, and lists its completed files of
+// owner for the text index to keep, as an ingestion that completed calls
+// it, so that searches find the chunks and files read already.
+func (vc *Cache) Warm(ctx context.Context, vs store.VectorStoreStore, owner, storeID, model string) error {
 	version, err := vc.version(ctx, vs, storeID)
 	if err != nil {
 		return err
 	}
-	if _, err := vc.textIndexAt(ctx, vs, storeID, version); err != nil {
+	tix, err := vc.textIndexAt(ctx, vs, storeID, version)
+	if err != nil {
 		return err
+	}
+	if tix != nil {
+		if _, err := tix.completedFiles(ctx, vs, owner, storeID, version); err != nil {
+			return err
+		}
 	}
 	if model == "" {
 		return nil
@@ -187,30 +194,40 @@ func (vc *Cache) Warm(ctx context.Context, vs store.VectorStoreStore, storeID, m
 }
 
 // WarmAll reads the indexes of every vector store with completed files
-// (vectors and texts), as a store opens, so that no first search after
-// a restart reads one: while the budget lasts (the least recently read
-// are dropped past it).
+// (vectors and texts, and the list of its files), as a store opens, so
+// that no first search after a restart reads one: while the budget lasts
+// (the least recently read are dropped past it).
 func (vc *Cache) WarmAll(ctx context.Context, vs store.VectorStoreStore) error {
 	if vc.budget == 0 {
 		return nil
+	}
+	// The vector stores with completed files and their owners: every
+	// store keeping texts (a text index is read only from one).
+	var stores [][2]string
+	if ct, ok := vs.(store.ChunkTexter); ok {
+		var err error
+		if stores, err = ct.TextVectorStores(ctx); err != nil {
+			return err
+		}
+	}
+	owners := map[string]string{}
+	for _, s := range stores {
+		owners[s[0]] = s[1]
 	}
 	embedded, err := vs.EmbeddedVectorStores(ctx)
 	if err != nil {
 		return err
 	}
 	for _, e := range embedded {
-		if err := vc.Warm(ctx, vs, e[0], e[1]); err != nil {
+		if err := vc.Warm(ctx, vs, owners[e[0]], e[0], e[1]); err != nil {
 			return err
 		}
+		delete(owners, e[0])
 	}
-	// The text indexes of the vector stores without embeddings.
-	if ct, ok := vs.(store.ChunkTexter); ok {
-		stores, err := ct.TextVectorStores(ctx)
-		if err != nil {
-			return err
-		}
-		for _, id := range stores {
-			if err := vc.Warm(ctx, vs, id, ""); err != nil {
+	// The vector stores without embeddings.
+	for _, s := range stores {
+		if owner, ok := owners[s[0]]; ok {
+			if err := vc.Warm(ctx, vs, owner, s[0], ""); err != nil {
 				return err
 			}
 		}

@@ -2,7 +2,6 @@ package vectorstores
 
 import (
 	"context"
-	"math"
 	"slices"
 	"time"
 
@@ -67,8 +66,11 @@ func (ix *vectorIndex) nearest(ctx context.Context, vs store.VectorStoreStore, a
 	}
 	ix.used.Store(time.Now().UnixNano())
 	ix.mu.RLock()
-	cands, zeros, exact := ix.scan(allowed, model, q, limit)
+	cands, zeros, exact, err := ix.scan(ctx, allowed, model, q, limit)
 	ix.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
 	for len(cands) > 0 {
 		piece := cands[:min(len(cands), loadPiece)]
 		cands = cands[len(piece):]
@@ -79,84 +81,4 @@ func (ix *vectorIndex) nearest(ctx context.Context, vs store.VectorStoreStore, a
 		exact = mergeTop(exact, store.VectorList(chunks, allowed, q, limit), limit)
 	}
 	return mergeTop(exact, zeros, limit), nil
-}
-
-// scan bounds every chunk's similarity to q from its quantised vector
-// and returns the IDs of the chunks that may be among the best limit,
-// for re-ranking by their exact vectors; the first limit chunks sure to
-// score 0 (no higher, ties going to the lower ID); and the ranking of
-// the chunks kept exact. ix.mu is held for reading.
-//
-// A chunk's exact similarity d is within bound of scale*(q·code): the
-// residual r = x - scale*code has |q·r| <= |r| (q is a unit vector) and
-// |q·r| <= |q|₁*scale/2 (each code is rounded to the nearest), and slack
-// covers the float32 rounding of both sums.
-func (ix *vectorIndex) scan(allowed map[string]*store.VectorStoreFile, model string, q []float32, limit int) (cands []int64, zeros, exact []store.ScoredChunk) {
-	ok := make([]bool, len(ix.files))
-	for i, f := range ix.files {
-		a := allowed[f]
-		ok[i] = a != nil && a.EmbeddingModel == model
-	}
-	var odd []store.Chunk
-	for _, c := range ix.odd {
-		if ok[ix.fileIdx[c.FileID]] {
-			odd = append(odd, c)
-		}
-	}
-	exact = store.VectorList(odd, allowed, q, limit)
-	if len(q) != ix.dims {
-		return nil, nil, exact
-	}
-	var qL1 float64
-	nz := make([]int, 0, len(q))
-	for j, x := range q {
-		if x != 0 {
-			nz = append(nz, j)
-			qL1 += math.Abs(float64(x))
-		}
-	}
-	halfL1, slack := float32(qL1/2), float32(1e-4*(1+qL1))
-	type candidate struct {
-		id    int64
-		upper float32
-	}
-	var pending []candidate
-	var h lowerHeap
-	var accs [blockSize]float32
-	for _, b := range ix.blocks {
-		acc := accs[:b.n]
-		clear(acc)
-		for _, j := range nz {
-			qj := q[j]
-			for i, c := range b.codes[j*blockSize : j*blockSize+b.n] {
-				acc[i] += qj * float32(c)
-			}
-		}
-		for i, sum := range acc {
-			if !ok[b.files[i]] {
-				continue
-			}
-			scale := b.scales[i]
-			approx := scale * sum
-			bound := min(b.resid[i], scale*halfL1) + slack
-			upper := approx + bound
-			if upper <= 0 {
-				if len(zeros) < limit {
-					zeros = append(zeros, store.ScoredChunk{ID: b.ids[i]})
-				}
-				continue
-			}
-			h.push(min(max(approx-bound, 0), 1), limit)
-			if upper = min(upper, 1); upper >= h.floor(limit) {
-				pending = append(pending, candidate{b.ids[i], upper})
-			}
-		}
-	}
-	floor := h.floor(limit)
-	for _, c := range pending {
-		if c.upper >= floor {
-			cands = append(cands, c.id)
-		}
-	}
-	return cands, zeros, exact
 }

@@ -181,7 +181,7 @@ func TestIndexFollowsTheStore(t *testing.T) {
 	own := reference.Embed("the access code of "+bc.vaults[5], 256)
 	queries := indexQueries(r, bc.vaults, own, 6)
 	vc := NewCache(0)
-	if err := vc.Warm(ctx, s, bc.storeID, "m"); err != nil {
+	if err := vc.Warm(ctx, s, "o", bc.storeID, "m"); err != nil {
 		t.Fatal(err)
 	}
 	ix, _ := vc.entries[[2]string{bc.storeID, "m"}].(*vectorIndex)
@@ -218,7 +218,7 @@ func TestIndexFollowsTheStore(t *testing.T) {
 	other := bulkFill(t, s, "m", 1_000, 50, 5)
 	fits := NewCache(ix.bytes() * 3 / 2)
 	for _, id := range []string{bc.storeID, other.storeID} {
-		if err := fits.Warm(ctx, s, id, "m"); err != nil {
+		if err := fits.Warm(ctx, s, "o", id, "m"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -283,7 +283,7 @@ func TestIndexSearchedWhileRead(t *testing.T) {
 		for i, v := range vecs {
 			err := addFile(s, bc.storeID, fmt.Sprintf("added-%d", i), "m", v)
 			if err == nil {
-				err = vc.Warm(ctx, s, bc.storeID, "m")
+				err = vc.Warm(ctx, s, "o", bc.storeID, "m")
 			}
 			if err != nil {
 				done <- err

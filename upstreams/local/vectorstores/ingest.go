@@ -256,7 +256,7 @@ func (in *Ingester) ingest(ctx context.Context, f *store.VectorStoreFile) (ended
 			log.Debug("ingestion outdated: the file was detached or deleted meanwhile, or its lease lost")
 		case err == nil:
 			if in.Index != nil {
-				if err := in.Index.Warm(ctx, in.vs, f.VectorStoreID, f.EmbeddingModel); err != nil {
+				if err := in.Index.Warm(ctx, in.vs, f.Owner, f.VectorStoreID, f.EmbeddingModel); err != nil {
 					log.Warn("search index not brought up to date; the next search will", zap.Error(err))
 				}
 			}

@@ -3,9 +3,11 @@ package vectorstores
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/modelgate/modelgate/upstreams"
@@ -189,6 +191,50 @@ func (v *Vectors) vectorLists(ctx context.Context, vs store.VectorStoreStore, st
 	return lists, nil
 }
 
+// rankAll ranks the chunks of the allowed files (whose IDs are ids, nil
+// for every file) for each query, by text and, when hybrid, by vector:
+// the vector half (the queries' embedding and their vector ranking) in a
+// goroutine of its own beside the text half, done when rankAll returns;
+// either half's error cancels the other, and is the search's.
+func (v *Vectors) rankAll(ctx context.Context, vs store.VectorStoreStore, who upstreams.Principal, tix *textIndex, storeID string, version int64, allowed map[string]*store.VectorStoreFile, ids, queries []string, hybrid bool, candidates int) ([]rankedList, error) {
+	halves, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var vlists []rankedList
+	var verr error
+	var wg sync.WaitGroup
+	if hybrid {
+		wg.Go(func() {
+			var vecs [][]float32
+			if vecs, verr = v.Ingest.embed.embed(halves, who, v.Model, queries); verr == nil {
+				vlists, verr = v.vectorLists(halves, vs, storeID, version, allowed, ids, vecs, candidates)
+			}
+			if verr != nil {
+				cancel()
+			}
+		})
+	}
+	var lists []rankedList
+	var err error
+	for _, q := range queries {
+		var list rankedList
+		if list, err = textList(halves, vs, tix, storeID, ids, q, candidates); err != nil {
+			cancel()
+			break
+		}
+		lists = append(lists, list)
+	}
+	wg.Wait()
+	// A half cancelled by the other's error (not by the request) reports
+	// the other's.
+	if err == nil || (verr != nil && ctx.Err() == nil && errors.Is(err, context.Canceled)) {
+		err = verr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(lists, vlists...), nil
+}
+
 // Hit is a result ready for either response shape.
 type Hit struct {
 	Chunk store.Chunk
@@ -245,24 +291,9 @@ func (v *Vectors) Search(ctx context.Context, vs store.VectorStoreStore, who ups
 		ids = nil
 	}
 	candidates := max(4*limit, minCandidates)
-	var lists []rankedList
-	for _, q := range queries {
-		list, err := textList(ctx, vs, tix, storeID, ids, q, candidates)
-		if err != nil {
-			return nil, err
-		}
-		lists = append(lists, list)
-	}
-	if hybrid {
-		vecs, err := v.Ingest.embed.embed(ctx, who, v.Model, queries)
-		if err != nil {
-			return nil, err
-		}
-		vlists, err := v.vectorLists(ctx, vs, storeID, version, allowed, ids, vecs, candidates)
-		if err != nil {
-			return nil, err
-		}
-		lists = append(lists, vlists...)
+	lists, err := v.rankAll(ctx, vs, who, tix, storeID, version, allowed, ids, queries, hybrid, candidates)
+	if err != nil {
+		return nil, err
 	}
 	ranked := fuse(lists, req.RankingOptions.Ranker != "none")
 	score := map[int64]float64{}

@@ -139,7 +139,7 @@ func benchmarkScale(b *testing.B, s scaleStore, n int) {
 	b.ReportMetric(max(heap()-before, 0)/float64(n), "text-heap-B/chunk")
 	before = heap()
 	start = time.Now()
-	if err := hybrid.Cache.Warm(ctx, s, bc.storeID, referenceEmbedding); err != nil {
+	if err := hybrid.Cache.Warm(ctx, s, "o", bc.storeID, referenceEmbedding); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(time.Since(start).Milliseconds()), "index-ms")
