@@ -42,7 +42,7 @@ func BenchmarkBudget(b *testing.B) {
 	for b.Loop() {
 		call := &upstreams.Call{Operation: op.ID, Model: "gpt-4o-mini", Body: body, Doc: doc, Request: r}
 		req := &request{op: op, http: r, key: p, call: call, route: route, prompt: 180, promptCounted: true}
-		ex := newExchange(w, false)
+		ex := newExchange(w, 0)
 		if err := g.reserveBudget(ex, req); err != nil || req.reservation == nil {
 			b.Fatalf("%v %v", err, req.reservation)
 		}

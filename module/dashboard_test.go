@@ -63,7 +63,7 @@ func BenchmarkDashboardObserve(b *testing.B) {
 	start := time.Now()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
-		ex := newExchange(httptest.NewRecorder(), false)
+		ex := newExchange(httptest.NewRecorder(), 0)
 		ex.status, ex.firstByte = http.StatusOK, start.Add(time.Millisecond)
 		ex.usage = &usage{prompt: 12, completion: 30, total: 42}
 		ex.Header().Set("X-Ratelimit-Limit-Requests", "600")

@@ -56,7 +56,7 @@ func (g *Gateway) dispatch(ctx context.Context, opID string, who upstreams.Princ
 		return fmt.Errorf("dispatch %s: %w", opID, err)
 	}
 	r.Header.Set("Content-Type", "application/json")
-	ex := newExchange(w, false)
+	ex := newExchange(w, 0)
 	start := time.Now()
 	req := &request{op: op, http: r, dispatchedFor: &who}
 	g.serve(ex, req)

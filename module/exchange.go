@@ -74,9 +74,12 @@ type exchange struct {
 	heldBytes int
 
 	// recording: the exchange goes to the recorder, which wants the
-	// stream's events too (up to maxEventBytes of them): their data end to
-	// end in eventData, the i-th ending at eventEnds[i].
+	// stream's first events whose data fit recordMax (its max_body)
+	// together and, with eventOverhead bytes each, maxEventBytes: their
+	// data end to end in eventData, the i-th ending at eventEnds[i]. Once
+	// one event does not fit, none after it is kept (eventsDropped).
 	recording     bool
+	recordMax     int
 	eventData     []byte
 	eventEnds     []int
 	eventsDropped bool
@@ -101,8 +104,10 @@ const eventOverhead = 24
 // chunk's size at every doubling.
 const firstEventsRoom = 4 << 10
 
-func newExchange(w http.ResponseWriter, recording bool) *exchange {
-	return &exchange{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, recording: recording}
+// newExchange answers through w; recordMax, when above zero, is the
+// recorder's max_body for an exchange it records (zero: not recorded).
+func newExchange(w http.ResponseWriter, recordMax int) *exchange {
+	return &exchange{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, recording: recordMax > 0, recordMax: recordMax}
 }
 
 // observe says what to watch a relayed reply for: a usage chunk to hide
@@ -270,10 +275,11 @@ func (e *exchange) observeEvent(ev sse.Event, hidden bool) {
 			e.usage = u
 		}
 	}
-	if e.recording && !hidden {
-		if len(e.eventData)+len(ev.Data)+(len(e.eventEnds)+1)*eventOverhead <= maxEventBytes {
+	if e.recording && !hidden && !e.eventsDropped {
+		size := len(e.eventData) + len(ev.Data)
+		if size <= e.recordMax && size+(len(e.eventEnds)+1)*eventOverhead <= maxEventBytes {
 			if e.eventEnds == nil {
-				e.eventData = make([]byte, 0, max(firstEventsRoom, len(ev.Data)))
+				e.eventData = make([]byte, 0, min(max(firstEventsRoom, len(ev.Data)), e.recordMax))
 				e.eventEnds = make([]int, 0, firstEventsRoom/128)
 			}
 			e.eventData = append(e.eventData, ev.Data...)

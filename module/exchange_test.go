@@ -36,10 +36,19 @@ func (s *spyChecker) WriteEvent(ev sse.Event) { s.Write(ev.Raw) }
 
 func (s *spyChecker) Close() []schemas.Finding { return nil }
 
+// recordMax is newExchange's recordMax for an exchange recorded with a
+// max_body that holds back none of its events, or not recorded.
+func recordMax(recording bool) int {
+	if recording {
+		return maxEventBytes
+	}
+	return 0
+}
+
 // streamingExchange is an exchange that has started a chat completion's
 // event stream to client.
 func streamingExchange(client http.ResponseWriter, recording, hideUsage, check bool) *exchange {
-	ex := newExchange(client, recording)
+	ex := newExchange(client, recordMax(recording))
 	ex.operation = "chat.completions.create"
 	ex.observe(hideUsage, check)
 	ex.Header().Set("Content-Type", "text/event-stream")
@@ -133,7 +142,7 @@ type observed struct {
 func observeStream(t *testing.T, stream string, hideUsage, relay bool, rng *rand.Rand) observed {
 	t.Helper()
 	client := httptest.NewRecorder()
-	ex := newExchange(client, true)
+	ex := newExchange(client, maxEventBytes)
 	ex.operation = "chat.completions.create"
 	ex.observe(hideUsage, true)
 	if relay {
@@ -385,7 +394,7 @@ func countedUsage(rng *rand.Rand) string {
 // finishCheckedReply observes a JSON reply of operation with the check on,
 // as relay sets the exchange up, to its finish.
 func finishCheckedReply(operation string, body []byte, recording bool) *exchange {
-	ex := newExchange(httptest.NewRecorder(), recording)
+	ex := newExchange(httptest.NewRecorder(), recordMax(recording))
 	ex.operation = operation
 	ex.observe(false, true)
 	ex.Header().Set("Content-Type", "application/json")
@@ -399,7 +408,7 @@ func finishCheckedReply(operation string, body []byte, recording bool) *exchange
 // holds it until it is found to conform, and finished.
 func strictlyChecked(operation string, body []byte) (*exchange, error) {
 	op, _ := operationByID(operation)
-	ex := newExchange(httptest.NewRecorder(), false)
+	ex := newExchange(httptest.NewRecorder(), 0)
 	ex.operation = operation
 	ex.observe(false, true)
 	resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},

@@ -107,7 +107,7 @@ func BenchmarkAdmit(b *testing.B) {
 	w := httptest.NewRecorder()
 	for b.Loop() {
 		req := &request{op: op, http: benchRequest(body)}
-		if err := g.admit(newExchange(w, false), req); err != nil {
+		if err := g.admit(newExchange(w, 0), req); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -140,7 +140,7 @@ func benchmarkAdmitRate(b *testing.B, stream bool) {
 			b.Fatal(v)
 		}
 		b.StartTimer()
-		ex := newExchange(w, false)
+		ex := newExchange(w, 0)
 		call := &upstreams.Call{Operation: upstreams.OpChatCompletionsCreate, Model: "gpt-4o-mini", Body: body, Doc: doc, Request: benchRequest(body)}
 		req := &request{key: p, call: call}
 		if err := g.admitRate(ex, req); err != nil || req.hideUsage != stream {
@@ -200,7 +200,7 @@ func BenchmarkRecord(b *testing.B) {
 	r.Header.Set("Accept-Encoding", "gzip")
 	r.Header.Set("Content-Length", strconv.Itoa(len(body)))
 	r.Header.Set("User-Agent", "Go-http-client/1.1")
-	ex := newExchange(httptest.NewRecorder(), true)
+	ex := newExchange(httptest.NewRecorder(), maxEventBytes)
 	ex.Header().Set("Content-Type", "application/json")
 	for _, kind := range []string{"Requests", "Tokens"} {
 		ex.Header().Set("X-Ratelimit-Limit-"+kind, "1000000000")
@@ -265,7 +265,7 @@ func BenchmarkObserveStream(b *testing.B) {
 	events := benchStreamEvents()
 	b.ReportAllocs()
 	for b.Loop() {
-		ex := newExchange(httptest.NewRecorder(), true)
+		ex := newExchange(httptest.NewRecorder(), maxEventBytes)
 		ex.operation = op.ID
 		ex.observe(true, true)
 		resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"text/event-stream"}},

@@ -114,9 +114,8 @@ func newExchangeRecord(start time.Time, req *request, ex *exchange, upload *body
 	}
 	switch {
 	case ex.stream:
-		events, cut := eventsWithin(ex.events(), maxBody)
-		rec.Response.Events = events
-		rec.Response.Truncated = cut || ex.eventsDropped
+		rec.Response.Events = ex.events()
+		rec.Response.Truncated = ex.eventsDropped
 	case ex.capture != nil:
 		body := ex.capture.Bytes()
 		rb := record.NewContent(body, maxBody)
@@ -124,18 +123,6 @@ func newExchangeRecord(start time.Time, req *request, ex *exchange, upload *body
 		rec.Response.Content = rb
 	}
 	return rec
-}
-
-// eventsWithin are the first of a stream's events whose data fit limit
-// bytes together (max_body, as for a body), and whether any were left out.
-func eventsWithin(events []string, limit int) ([]string, bool) {
-	n := 0
-	for i, ev := range events {
-		if n += len(ev); n > limit {
-			return events[:i], true
-		}
-	}
-	return events, false
 }
 
 // sampled draws whether this exchange is recorded.

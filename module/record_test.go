@@ -77,18 +77,3 @@ func TestRedactedWritesAsTheMapCopyDid(t *testing.T) {
 		}
 	}
 }
-
-// TestEventsWithinMaxBody: events that take exactly the limit together are
-// kept whole; one byte more leaves out the event that passes it.
-func TestEventsWithinMaxBody(t *testing.T) {
-	events := []string{"abc", "de", "f"}
-	if got, cut := eventsWithin(events, 6); len(got) != 3 || cut {
-		t.Errorf("limit 6 (exactly their size): %q, cut %v", got, cut)
-	}
-	if got, cut := eventsWithin(events, 5); len(got) != 2 || !cut {
-		t.Errorf("limit 5: %q, cut %v; want the first two, cut", got, cut)
-	}
-	if got, cut := eventsWithin(events, 2); len(got) != 0 || !cut {
-		t.Errorf("limit 2: %q, cut %v; want none, cut", got, cut)
-	}
-}

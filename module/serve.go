@@ -35,7 +35,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return next.ServeHTTP(w, r)
 	}
 	start := time.Now()
-	ex := newExchange(w, g.recorder != nil && g.recorder.sampled())
+	recordMax := 0
+	if g.recorder != nil && g.recorder.sampled() {
+		recordMax = g.recorder.cfg.MaxBody
+	}
+	ex := newExchange(w, recordMax)
 	ex.body.watch(r)
 	var upload *bodyCapture
 	if ex.recording && mediaType(r) == "multipart/form-data" {

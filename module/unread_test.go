@@ -36,7 +36,7 @@ func TestReplyBeforeBodyEndCloses(t *testing.T) {
 			}
 			r.ProtoMajor = c.major
 			rec := httptest.NewRecorder()
-			ex := newExchange(rec, false)
+			ex := newExchange(rec, 0)
 			ex.body.watch(r)
 			if c.read {
 				io.Copy(io.Discard, r.Body)

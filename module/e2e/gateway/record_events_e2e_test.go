@@ -15,8 +15,7 @@ import (
 // TestRecordedStreamWithinMaxBody: a stream's recorded events are held to
 // the record's max_body together, as a body is: the client gets the whole
 // stream, and the record keeps the first events that fit (in order) and
-// says it was cut. Before, a stream was recorded up to 1 MiB of events
-// whatever max_body said.
+// says it was cut.
 func TestRecordedStreamWithinMaxBody(t *testing.T) {
 	const n = 40
 	chunk := func(i int) string {
