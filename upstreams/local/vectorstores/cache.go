@@ -210,7 +210,7 @@ func (vc *Cache) WarmAll(ctx context.Context, vs store.VectorStoreStore) error {
 			return err
 		}
 	}
-	owners := map[string]string{}
+	owners := make(map[string]string, len(stores))
 	for _, s := range stores {
 		owners[s[0]] = s[1]
 	}
@@ -218,16 +218,17 @@ func (vc *Cache) WarmAll(ctx context.Context, vs store.VectorStoreStore) error {
 	if err != nil {
 		return err
 	}
+	warmed := make(map[string]bool, len(embedded))
 	for _, e := range embedded {
 		if err := vc.Warm(ctx, vs, owners[e[0]], e[0], e[1]); err != nil {
 			return err
 		}
-		delete(owners, e[0])
+		warmed[e[0]] = true
 	}
 	// The vector stores without embeddings.
 	for _, s := range stores {
-		if owner, ok := owners[s[0]]; ok {
-			if err := vc.Warm(ctx, vs, owner, s[0], ""); err != nil {
+		if !warmed[s[0]] {
+			if err := vc.Warm(ctx, vs, s[1], s[0], ""); err != nil {
 				return err
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelgate/modelgate/upstreams"
 	"github.com/modelgate/modelgate/upstreams/local/store"
+	"github.com/modelgate/modelgate/upstreams/reference"
 )
 
 // versionCounter is a store that counts its chunks version reads and
@@ -62,6 +63,9 @@ func TestFirstSearchListsNoFiles(t *testing.T) {
 	s := &versionCounter{SQLite: openSQLite(t)}
 	bc := bulkFill(t, s, referenceEmbedding, 500, 100, 3)
 	text := bulkFill(t, s, "", 300, 100, 4)
+	// A file embedded by a second model: WarmAll reads the store once per
+	// model, each time for its owner.
+	putFile(t, s, bc.storeID, "file-second-model", "second-model", [][]float32{reference.Embed("second", 256)})
 	in := NewIngester(s, s, zap.NewNop(), 1, 1)
 	in.Use(embedDispatcher{})
 	warm := map[string]func(*Cache) error{
