@@ -6,12 +6,20 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"testing"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/modelgate/modelgate/bench"
+	"github.com/modelgate/modelgate/internal/gatewaytest"
+	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
 // bareRelay is the least a relay inside Caddy can do, the floor
@@ -116,3 +124,33 @@ var (
 	_ caddy.Provisioner           = (*bareRelay)(nil)
 	_ caddyhttp.MiddlewareHandler = (*bareRelay)(nil)
 )
+
+// TestBareRelay checks that bare relays what the benchmark counts: the
+// upstream's reply as the upstream gives it, and that a body over
+// maxBareBody is refused, never held whole or sent on.
+func TestBareRelay(t *testing.T) {
+	var sent atomic.Int64
+	fake := bench.NewUpstream(bench.StreamShape{})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sent.Add(1)
+		fake.ServeHTTP(w, r)
+	}))
+	t.Cleanup(upstream.Close)
+	port := testgateway.FreePort(t)
+	testgateway.Load(t, testgateway.GlobalOptions+fmt.Sprintf(bareSite, port, upstream.URL))
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+
+	body := string(bench.NewChatBodies(false).Next())
+	want, wantBody := gatewaytest.Post(t, upstream.URL, benchKey, body)
+	got, gotBody := gatewaytest.Post(t, base, benchKey, body)
+	if got.StatusCode != want.StatusCode || got.Header.Get("Content-Type") != want.Header.Get("Content-Type") || gotBody != wantBody {
+		t.Errorf("bare replied %d %q %q, the upstream %d %q %q", got.StatusCode, got.Header.Get("Content-Type"), gotBody,
+			want.StatusCode, want.Header.Get("Content-Type"), wantBody)
+	}
+
+	sent.Store(0)
+	big := `{"model":"` + strings.Repeat("x", maxBareBody) + `"}`
+	if resp, reply := gatewaytest.Post(t, base, benchKey, big); resp.StatusCode != http.StatusBadRequest || sent.Load() != 0 {
+		t.Errorf("a body over %d bytes: %d %q, %d sent upstream; want 400 and none sent", maxBareBody, resp.StatusCode, reply, sent.Load())
+	}
+}
