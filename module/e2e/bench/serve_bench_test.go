@@ -38,6 +38,14 @@ func benchmarkServeAll(b *testing.B, stream bool) {
 		b.Run(g.Name, func(b *testing.B) { benchmarkServe(b, g.Site, upstream.URL, stream) })
 	}
 	b.Run("modelgate-budget", func(b *testing.B) { benchmarkServe(b, budgetSite(b), upstream.URL, stream) })
+	if !stream {
+		// The floor under every handler inside Caddy (docs/performance.md):
+		// the client and upstream alone, their share to subtract, and the
+		// least relay a handler can be (bare_relay_test.go, which does not
+		// flush a stream's events).
+		b.Run("direct", func(b *testing.B) { benchmarkPost(b, upstream.URL, stream, bench.NewChatBodies(stream).Next) })
+		b.Run("bare", func(b *testing.B) { benchmarkServe(b, bareSite, upstream.URL, stream) })
+	}
 }
 
 // budgetSite is modelgate-full with a daily budget on the key (in
@@ -58,14 +66,21 @@ func benchmarkServe(b *testing.B, site, upstreamURL string, stream bool) {
 
 // benchmarkServeBodies is benchmarkServe with next's request bodies.
 func benchmarkServeBodies(b *testing.B, site, upstreamURL string, stream bool, next func() []byte) {
-	const key = "sk-bench-client-key-0001"
 	port := testgateway.FreePort(b)
-	testgateway.Load(b, testgateway.GlobalOptions+fmt.Sprintf(site, port, upstreamURL, key, b.TempDir()))
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	testgateway.Load(b, testgateway.GlobalOptions+fmt.Sprintf(site, port, upstreamURL, benchKey, b.TempDir()))
+	benchmarkPost(b, fmt.Sprintf("http://127.0.0.1:%d", port), stream, next)
+}
+
+// benchKey is the client key the gateways accept.
+const benchKey = "sk-bench-client-key-0001"
+
+// benchmarkPost sends next's bodies to base, one at a time, and reads
+// each reply.
+func benchmarkPost(b *testing.B, base string, stream bool, next func() []byte) {
 	b.ReportAllocs()
 	cut := 0
 	for b.Loop() {
-		resp, reply := gatewaytest.Post(b, base, key, string(next()))
+		resp, reply := gatewaytest.Post(b, base, benchKey, string(next()))
 		if resp == nil || resp.StatusCode != http.StatusOK {
 			b.Fatalf("reply %v: %s", resp, reply)
 		}
