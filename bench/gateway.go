@@ -148,7 +148,8 @@ func StartCaddy(ctx context.Context, bin, dir, name, site, upstreamURL, key stri
 	cmd := exec.CommandContext(ctx, bin, "run", "--config", path, "--adapter", "caddyfile")
 	// Built-in stores default to Caddy's data folder: keep them here.
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+scratch, "XDG_CONFIG_HOME="+scratch)
-	t, err := start(name, cmd, scratch, port)
+	// cmd.Path: bin as exec resolved it (a name on PATH, say).
+	t, err := start(name, cmd, scratch, port, cmd.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +173,31 @@ func StartPeer(ctx context.Context, dir, name, command, upstreamURL, key string)
 	// exec, so the process measured is the peer and not the shell.
 	cmd := exec.CommandContext(ctx, "sh", "-c", "exec "+command)
 	cmd.Dir = scratch
-	return start(name, cmd, scratch, port)
+	return start(name, cmd, scratch, port, peerBinary(command, scratch))
+}
+
+// peerBinary is the file a peer's command runs, its first word: a path
+// (relative to dir, where the command runs) or a name on PATH; "" when the
+// first word names no file.
+func peerBinary(command, dir string) string {
+	fields := strings.Fields(command)
+	if len(fields) == 0 {
+		return ""
+	}
+	path := fields[0]
+	if !strings.Contains(path, "/") {
+		var err error
+		if path, err = exec.LookPath(path); err != nil {
+			return ""
+		}
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	return path
 }
 
 // scratchDir is the folder of one gateway's config, log and records.
@@ -184,7 +209,14 @@ func scratchDir(dir, name string) (string, error) {
 	return scratch, nil
 }
 
-func start(name string, cmd *exec.Cmd, scratch string, port int) (*Target, error) {
+// start runs cmd, bin (the binary it runs, "" if none) evicted from the
+// page cache first, and waits for it to listen on port.
+func start(name string, cmd *exec.Cmd, scratch string, port int, bin string) (*Target, error) {
+	if bin != "" {
+		if err := evict(bin); err != nil {
+			return nil, fmt.Errorf("starting %s: %w", name, err)
+		}
+	}
 	log, err := os.Create(filepath.Join(scratch, "output.log"))
 	if err != nil {
 		return nil, fmt.Errorf("log of %s: %w", name, err)
