@@ -22,18 +22,43 @@ const maxJSONDepth = 10000
 func appendCompactJSON(dst, src []byte) (out []byte, ok, replaced bool) {
 	c := compactor{src: src, dst: dst}
 	c.skipSpace()
-	ok = c.value(0)
+	if !c.value(0) {
+		return c.dst, false, c.replaced
+	}
 	c.skipSpace()
-	return c.dst, ok && c.i == len(src), c.replaced
+	c.copyTo(c.i)
+	return c.dst, c.i == len(src), c.replaced
 }
 
+// compactor copies what it keeps of src in runs: the bytes from src[from]
+// are copied to dst only when it drops or replaces one (space between
+// tokens, a character to escape), and at the end, so that a compact body
+// with nothing to escape, as most are, is validated token by token and
+// copied at once.
 type compactor struct {
 	src, dst []byte
 	i        int  // next byte of src
+	from     int  // first byte of src not yet copied to dst
 	replaced bool // invalid UTF-8 was replaced
 }
 
-func (c *compactor) skipSpace() { c.i = jsonlex.SkipSpace(c.src, c.i) }
+// copyTo copies src from c.from to end (excluded) to dst.
+func (c *compactor) copyTo(end int) {
+	c.dst = append(c.dst, c.src[c.from:end]...)
+	c.from = end
+}
+
+// skipSpace drops the space at c.i, if any. Every space byte is at most
+// ' ': a token's first byte, above it, is told at once.
+func (c *compactor) skipSpace() {
+	if c.i < len(c.src) && c.src[c.i] > ' ' {
+		return
+	}
+	if end := jsonlex.SkipSpace(c.src, c.i); end > c.i {
+		c.copyTo(c.i)
+		c.i, c.from = end, end
+	}
+}
 
 // value copies one value; depth is how many objects and arrays hold it.
 func (c *compactor) value(depth int) bool {
@@ -62,11 +87,9 @@ func (c *compactor) container(depth int, end byte) bool {
 	if depth > maxJSONDepth {
 		return false
 	}
-	c.dst = append(c.dst, c.src[c.i])
 	c.i++
 	c.skipSpace()
 	if c.i < len(c.src) && c.src[c.i] == end {
-		c.dst = append(c.dst, end)
 		c.i++
 		return true
 	}
@@ -79,7 +102,6 @@ func (c *compactor) container(depth int, end byte) bool {
 			if c.i >= len(c.src) || c.src[c.i] != ':' {
 				return false
 			}
-			c.dst = append(c.dst, ':')
 			c.i++
 			c.skipSpace()
 		}
@@ -92,11 +114,9 @@ func (c *compactor) container(depth int, end byte) bool {
 		}
 		switch ch := c.src[c.i]; ch {
 		case ',':
-			c.dst = append(c.dst, ',')
 			c.i++
 			c.skipSpace()
 		case end:
-			c.dst = append(c.dst, end)
 			c.i++
 			return true
 		default:
@@ -109,7 +129,6 @@ func (c *compactor) literal(word string) bool {
 	if len(c.src)-c.i < len(word) || string(c.src[c.i:c.i+len(word)]) != word {
 		return false
 	}
-	c.dst = append(c.dst, word...)
 	c.i += len(word)
 	return true
 }
@@ -119,7 +138,6 @@ func (c *compactor) number() bool {
 	if end < 0 {
 		return false
 	}
-	c.dst = append(c.dst, c.src[c.i:end]...)
 	c.i = end
 	return true
 }
@@ -128,7 +146,6 @@ func (c *compactor) number() bool {
 // encoding/json does, and replacing invalid UTF-8 by \ufffd.
 func (c *compactor) str() bool {
 	s := c.src
-	start := c.i
 	for i := c.i + 1; i < len(s); {
 		ch := s[i]
 		if plainInString[ch] {
@@ -137,7 +154,6 @@ func (c *compactor) str() bool {
 		}
 		switch {
 		case ch == '"':
-			c.dst = append(c.dst, s[start:i+1]...)
 			c.i = i + 1
 			return true
 		case ch == '\\':
@@ -158,26 +174,26 @@ func (c *compactor) str() bool {
 		case ch < 0x20:
 			return false
 		case ch == '<', ch == '>', ch == '&':
-			c.dst = append(c.dst, s[start:i]...)
+			c.copyTo(i)
 			c.dst = append(c.dst, '\\', 'u', '0', '0', hexDigits[ch>>4], hexDigits[ch&0xF])
 			i++
-			start = i
+			c.from = i
 		default: // ch >= utf8.RuneSelf
 			r, size := utf8.DecodeRune(s[i:])
 			switch {
 			case r == utf8.RuneError && size == 1:
-				c.dst = append(c.dst, s[start:i]...)
+				c.copyTo(i)
 				c.dst = append(c.dst, `\ufffd`...)
 				c.replaced = true
 			case r == '\u2028' || r == '\u2029':
-				c.dst = append(c.dst, s[start:i]...)
+				c.copyTo(i)
 				c.dst = append(c.dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
 			default:
 				i += size
 				continue
 			}
 			i += size
-			start = i
+			c.from = i
 		}
 	}
 	return false

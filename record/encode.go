@@ -261,6 +261,9 @@ func appendJSONStrings(b []byte, list []string) ([]byte, bool) {
 // appendJSONFloat writes f as encoding/json does (as ES6 numbers are
 // written). f is never NaN or infinite in a record.
 func appendJSONFloat(b []byte, f float64) []byte {
+	if m, ok := thousandths(f); ok {
+		return appendThousandths(b, m)
+	}
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'
@@ -272,6 +275,44 @@ func appendJSONFloat(b []byte, f float64) []byte {
 			b[n-2] = b[n-1]
 			b = b[:n-1]
 		}
+	}
+	return b
+}
+
+// maxThousandths bounds the numbers thousandths takes: below it a
+// float's rounding interval (half an ulp each side, under 2^-53 of it) is
+// narrower than half a thousandth, so that the decimal of m/1000 is the
+// only decimal of as few digits in it, the shortest that reads back as f,
+// which strconv (and so encoding/json) writes.
+const maxThousandths = 1e12
+
+// thousandths reports whether f is the float nearest a whole number m of
+// thousandths (as a record's milliseconds from whole microseconds are),
+// within maxThousandths, and m.
+func thousandths(f float64) (int64, bool) {
+	if !(f > -maxThousandths && f < maxThousandths) || f == 0 {
+		return 0, false
+	}
+	m := int64(math.Round(f * 1000))
+	return m, float64(m)/1000 == f
+}
+
+// appendThousandths writes m/1000 as strconv writes the shortest decimal
+// of its float: the whole part, then the thousandths without trailing
+// zeros after a point.
+func appendThousandths(b []byte, m int64) []byte {
+	if m < 0 {
+		b = append(b, '-')
+		m = -m
+	}
+	b = strconv.AppendInt(b, m/1000, 10)
+	frac := m % 1000
+	if frac == 0 {
+		return b
+	}
+	b = append(b, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
+	for b[len(b)-1] == '0' {
+		b = b[:len(b)-1]
 	}
 	return b
 }

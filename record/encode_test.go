@@ -361,3 +361,33 @@ func TestTruncatedBodies(t *testing.T) {
 		}
 	}
 }
+
+// TestThousandthsMatchEncodingJSON: a whole number of thousandths, as a
+// record's milliseconds are, is written as encoding/json writes its float,
+// within maxThousandths and past it, and so is a float near one.
+func TestThousandthsMatchEncodingJSON(t *testing.T) {
+	check := func(f float64) {
+		t.Helper()
+		want, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJSONFloat(nil, f); string(got) != string(want) {
+			t.Fatalf("%v: got %s, want %s", f, got, want)
+		}
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, m := range []int64{1, 9, 10, 99, 100, 999, 1000, 1001, 1010, 1100, 12345, 999999999999999, 1e15, 1e15 + 1, 1<<53 - 1, 1 << 53} {
+		check(float64(m) / 1000)
+		check(-float64(m) / 1000)
+	}
+	for range 200000 {
+		m := r.Int64N(1 << (1 + r.IntN(62)))
+		f := float64(m) / 1000
+		check(f)
+		check(-f)
+		check(math.Nextafter(f, math.Inf(1)))
+	}
+	check(maxThousandths)
+	check(math.Nextafter(maxThousandths, 0))
+}
