@@ -84,9 +84,9 @@ func checkJSONReply(op string, body []byte) (replyCheck, []schemas.Finding) {
 // replyUsage is the usage of a reply: from the bytes of its usage object
 // when the check scanned it (the object names no member twice, so
 // readUsage reads of it what docUsage reads of the decoded one), from the
-// document the check decoded, else (not checked, nothing decoded) read
-// from body.
-func (c replyCheck) replyUsage(body []byte) *usage {
+// document the check decoded, else (not checked, nothing decoded) from
+// unchecked, the reply's usage member as replyFields read it.
+func (c replyCheck) replyUsage(unchecked gjson.Result) *usage {
 	switch {
 	case c.scanned && c.usage != nil:
 		return readUsage(gjson.ParseBytes(c.usage))
@@ -95,8 +95,8 @@ func (c replyCheck) replyUsage(body []byte) *usage {
 	case c.doc != nil:
 		return docUsage(c.doc)
 	}
-	if u := gjson.GetBytes(body, "usage"); u.IsObject() {
-		return readUsage(u)
+	if unchecked.IsObject() {
+		return readUsage(unchecked)
 	}
 	return nil
 }

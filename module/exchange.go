@@ -36,10 +36,12 @@ type exchange struct {
 	splitter       *sse.Splitter
 	capture        *bytes.Buffer
 	usage          *usage
-	// replyModel is the model a stream's first event names (a JSON reply's
-	// is read from capture); firstEvent says that event has passed.
-	replyModel string
-	firstEvent bool
+	// replyModel is the model a stream's first event names; firstEvent
+	// says that event has passed. captureModel is the model a JSON reply
+	// names, read from capture by finish in the pass that reads its usage.
+	replyModel   string
+	firstEvent   bool
+	captureModel string
 	// foreignUsage: a usage in the reply is not work this exchange did (a
 	// batch or a stored response retrieved), so none is read from it.
 	foreignUsage bool
@@ -311,7 +313,8 @@ func (e *exchange) events() []string {
 }
 
 // finish sends what a filtered stream still holds (a last event without its
-// blank line) and reads the usage of a JSON reply once it has been sent,
+// blank line) and reads the model and usage of a JSON reply once it has
+// been sent,
 // checking the reply first when it is to be checked (unless a strict check
 // did before sending it): a reply schemas.ScanResponse knows to conform is
 // read from its bytes; else the check decodes it, and the usage is read
@@ -328,10 +331,15 @@ func (e *exchange) finish() {
 	if e.checker != nil && pending {
 		e.checker.Write(e.splitter.Pending())
 	}
-	if e.capture == nil || e.usage != nil {
+	if e.capture == nil {
 		return
 	}
 	body := e.capture.Bytes()
+	model, unchecked := replyFields(body)
+	e.captureModel = model
+	if e.usage != nil {
+		return
+	}
 	var checked replyCheck
 	switch {
 	case !e.checkStream || e.status >= 300 || e.written > int64(len(body)):
@@ -342,6 +350,6 @@ func (e *exchange) finish() {
 		checked, e.replyFindings = checkJSONReply(e.operation, body)
 	}
 	if !e.foreignUsage {
-		e.usage = checked.replyUsage(body)
+		e.usage = checked.replyUsage(unchecked)
 	}
 }

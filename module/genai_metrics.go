@@ -154,7 +154,7 @@ func (g *Gateway) observeGenAI(req *request, origin string, start time.Time, ex 
 	answered := status < http.StatusBadRequest && req.upstream != ""
 	responded := ex.replyModel
 	if ex.capture != nil && answered {
-		responded = replyModel(ex.capture.Bytes())
+		responded = ex.captureModel
 	}
 	// In the order of genAIMetrics.genAILabels.
 	labels := []string{opName, g.providerNames[req.upstream], modelLabel(requested, answered), modelLabel(responded, answered), origin}
@@ -181,11 +181,32 @@ func (g *Gateway) observeGenAI(req *request, origin string, start time.Time, ex 
 // replyModel is the model a reply (or a stream's first event) names: a
 // chat completion's or embedding's `model`, a response's `response.model`.
 func replyModel(data []byte) string {
-	m := gjson.GetManyBytes(data, "model", "response.model")
-	if m[0].Type == gjson.String {
-		return m[0].Str
+	model, _ := replyFields(data)
+	return model
+}
+
+// replyFields reads in one pass over a reply's members what the gateway
+// reads of a whole JSON reply: the model it names (see replyModel) and its
+// usage member. Each is the first member of its name, as gjson.Get's, and
+// the pass stops once the model and the usage are found.
+func replyFields(data []byte) (model string, usage gjson.Result) {
+	var named, response gjson.Result
+	var seenModel, seenUsage, seenResponse bool
+	gjson.ParseBytes(data).ForEach(func(key, value gjson.Result) bool {
+		switch {
+		case key.Str == "model" && !seenModel:
+			named, seenModel = value, true
+		case key.Str == "usage" && !seenUsage:
+			usage, seenUsage = value, true
+		case key.Str == "response" && !seenResponse:
+			response, seenResponse = value, true
+		}
+		return !(named.Type == gjson.String && seenUsage)
+	})
+	if named.Type == gjson.String {
+		return named.Str, usage
 	}
-	return m[1].String()
+	return response.Get("model").String(), usage
 }
 
 // preinitMetrics creates, at zero, the series whose labels the
