@@ -1,12 +1,9 @@
 package modelgate
 
 import (
-	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -140,10 +137,10 @@ func startInFlight(origin string) func(ex *exchange) {
 	}
 }
 
-// observeGenAI records an answered model call in the GenAI metrics; other
-// operations have no GenAI operation name and are not recorded there.
-func (g *Gateway) observeGenAI(req *request, origin string, start time.Time, ex *exchange, status int) {
-	opName, ok := genAIOperations[req.opID()]
+// genAIKey adds to k the GenAI labels of a model call (the operations of
+// genAIOperations); other operations have none and move no GenAI series.
+func (g *Gateway) genAIKey(k *seriesKey, req *request, ex *exchange) {
+	opName, ok := genAIOperations[k.op]
 	if !ok {
 		return
 	}
@@ -151,31 +148,13 @@ func (g *Gateway) observeGenAI(req *request, origin string, start time.Time, ex 
 	if req.call != nil {
 		requested = req.call.Model
 	}
-	answered := status < http.StatusBadRequest && req.upstream != ""
+	answered := k.answered()
 	responded := ex.replyModel
 	if ex.capture != nil && answered {
 		responded = ex.captureModel
 	}
-	// In the order of genAIMetrics.genAILabels.
-	labels := []string{opName, g.providerNames[req.upstream], modelLabel(requested, answered), modelLabel(responded, answered), origin}
-	errorType := ""
-	if !answered {
-		errorType = strconv.Itoa(status)
-	}
-	m := &genAIMetrics
-	m.duration.WithLabelValues(append(labels, errorType)...).Observe(time.Since(start).Seconds())
-	if !answered {
-		return
-	}
-	if !ex.firstByte.IsZero() {
-		m.firstToken.WithLabelValues(labels...).Observe(ex.firstByte.Sub(start).Seconds())
-	}
-	if u := req.countedUsage(ex); u != nil {
-		m.tokenUsage.WithLabelValues(append(labels, "input")...).Observe(float64(max(0, u.prompt)))
-		if opName != "embeddings" {
-			m.tokenUsage.WithLabelValues(append(labels, "output")...).Observe(float64(max(0, u.completion)))
-		}
-	}
+	k.opName, k.provider = opName, g.providerNames[k.upstream]
+	k.requested, k.responded = modelLabel(requested, answered), modelLabel(responded, answered)
 }
 
 // replyModel is the model a reply (or a stream's first event) names: a
