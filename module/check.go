@@ -101,6 +101,12 @@ func (c replyCheck) replyUsage(unchecked gjson.Result) *usage {
 	return nil
 }
 
+// unread says the check read no usage of the reply (it was not checked,
+// or nothing was decoded): replyUsage reads it from the bytes.
+func (c replyCheck) unread() bool {
+	return !c.scanned && c.doc == nil
+}
+
 // checkReply reports how a reply that was sent departs from the schemas:
 // a stream's findings its checker's, a JSON reply's those finish found.
 func (g *Gateway) checkReply(req *request, e *exchange) {

@@ -335,21 +335,22 @@ func (e *exchange) finish() {
 		return
 	}
 	body := e.capture.Bytes()
-	model, unchecked := replyFields(body)
-	e.captureModel = model
-	if e.usage != nil {
-		return
-	}
+	usageDue := e.usage == nil && !e.foreignUsage
 	var checked replyCheck
-	switch {
-	case !e.checkStream || e.status >= 300 || e.written > int64(len(body)):
-		// Not checked, or not whole: the usage is read from the bytes.
-	case e.checkedBody != nil && bytes.Equal(e.checkedBody, body):
-		checked = e.checked // checked before it was sent, with no finding
-	default:
-		checked, e.replyFindings = checkJSONReply(e.operation, body)
+	if e.usage == nil {
+		switch {
+		case !e.checkStream || e.status >= 300 || e.written > int64(len(body)):
+			// Not checked, or not whole: the usage is read from the bytes.
+		case e.checkedBody != nil && bytes.Equal(e.checkedBody, body):
+			checked = e.checked // checked before it was sent, with no finding
+		default:
+			checked, e.replyFindings = checkJSONReply(e.operation, body)
+		}
 	}
-	if !e.foreignUsage {
+	// One pass reads the model and, where the check read none, the usage.
+	model, unchecked := replyFields(body, usageDue && checked.unread())
+	e.captureModel = model
+	if usageDue {
 		e.usage = checked.replyUsage(unchecked)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -160,32 +161,34 @@ func (g *Gateway) genAIKey(k *seriesKey, req *request, ex *exchange) {
 // replyModel is the model a reply (or a stream's first event) names: a
 // chat completion's or embedding's `model`, a response's `response.model`.
 func replyModel(data []byte) string {
-	model, _ := replyFields(data)
+	model, _ := replyFields(data, false)
 	return model
 }
 
 // replyFields reads in one pass over a reply's members what the gateway
-// reads of a whole JSON reply: the model it names (see replyModel) and its
-// usage member. Each is the first member of its name, as gjson.Get's, and
-// the pass stops once the model and the usage are found.
-func replyFields(data []byte) (model string, usage gjson.Result) {
+// reads of a whole JSON reply: the model it names (see replyModel) and,
+// withUsage, its usage member. Each is the first member of its name, as
+// gjson.Get's, and the pass stops once what it reads is found. The pass
+// reads data in place (gjson.ParseBytes would copy it whole): usage shares
+// data's bytes, the model is a copy of its own (it may become a label).
+func replyFields(data []byte, withUsage bool) (model string, usage gjson.Result) {
 	var named, response gjson.Result
 	var seenModel, seenUsage, seenResponse bool
-	gjson.ParseBytes(data).ForEach(func(key, value gjson.Result) bool {
+	gjson.Parse(unsafe.String(unsafe.SliceData(data), len(data))).ForEach(func(key, value gjson.Result) bool {
 		switch {
 		case key.Str == "model" && !seenModel:
 			named, seenModel = value, true
-		case key.Str == "usage" && !seenUsage:
+		case key.Str == "usage" && withUsage && !seenUsage:
 			usage, seenUsage = value, true
 		case key.Str == "response" && !seenResponse:
 			response, seenResponse = value, true
 		}
-		return !(named.Type == gjson.String && seenUsage)
+		return !(named.Type == gjson.String && (seenUsage || !withUsage))
 	})
 	if named.Type == gjson.String {
-		return named.Str, usage
+		return strings.Clone(named.Str), usage
 	}
-	return response.Get("model").String(), usage
+	return strings.Clone(response.Get("model").String()), usage
 }
 
 // preinitMetrics creates, at zero, the series whose labels the
