@@ -102,7 +102,7 @@ func (p *principal) allows(op string) bool {
 		return true
 	}
 	for _, pattern := range p.operations {
-		if ok, _ := path.Match(pattern, op); ok {
+		if matchGlob(pattern, op) {
 			return true
 		}
 	}

@@ -84,9 +84,9 @@ func checkJSONReply(op string, body []byte) (replyCheck, []schemas.Finding) {
 // replyUsage is the usage of a reply: from the bytes of its usage object
 // when the check scanned it (the object names no member twice, so
 // readUsage reads of it what docUsage reads of the decoded one), from the
-// document the check decoded, else (not checked, nothing decoded) read
-// from body.
-func (c replyCheck) replyUsage(body []byte) *usage {
+// document the check decoded, else (not checked, nothing decoded) from
+// unchecked, the reply's usage member as replyFields read it.
+func (c replyCheck) replyUsage(unchecked gjson.Result) *usage {
 	switch {
 	case c.scanned && c.usage != nil:
 		return readUsage(gjson.ParseBytes(c.usage))
@@ -95,10 +95,16 @@ func (c replyCheck) replyUsage(body []byte) *usage {
 	case c.doc != nil:
 		return docUsage(c.doc)
 	}
-	if u := gjson.GetBytes(body, "usage"); u.IsObject() {
-		return readUsage(u)
+	if unchecked.IsObject() {
+		return readUsage(unchecked)
 	}
 	return nil
+}
+
+// unread says the check read no usage of the reply (it was not checked,
+// or nothing was decoded): replyUsage reads it from the bytes.
+func (c replyCheck) unread() bool {
+	return !c.scanned && c.doc == nil
 }
 
 // checkReply reports how a reply that was sent departs from the schemas:

@@ -36,10 +36,12 @@ type exchange struct {
 	splitter       *sse.Splitter
 	capture        *bytes.Buffer
 	usage          *usage
-	// replyModel is the model a stream's first event names (a JSON reply's
-	// is read from capture); firstEvent says that event has passed.
-	replyModel string
-	firstEvent bool
+	// replyModel is the model a stream's first event names; firstEvent
+	// says that event has passed. captureModel is the model a JSON reply
+	// names, read from capture by finish in the pass that reads its usage.
+	replyModel   string
+	firstEvent   bool
+	captureModel string
 	// foreignUsage: a usage in the reply is not work this exchange did (a
 	// batch or a stored response retrieved), so none is read from it.
 	foreignUsage bool
@@ -311,7 +313,8 @@ func (e *exchange) events() []string {
 }
 
 // finish sends what a filtered stream still holds (a last event without its
-// blank line) and reads the usage of a JSON reply once it has been sent,
+// blank line) and reads the model and usage of a JSON reply once it has
+// been sent,
 // checking the reply first when it is to be checked (unless a strict check
 // did before sending it): a reply schemas.ScanResponse knows to conform is
 // read from its bytes; else the check decodes it, and the usage is read
@@ -328,20 +331,26 @@ func (e *exchange) finish() {
 	if e.checker != nil && pending {
 		e.checker.Write(e.splitter.Pending())
 	}
-	if e.capture == nil || e.usage != nil {
+	if e.capture == nil {
 		return
 	}
 	body := e.capture.Bytes()
+	usageDue := e.usage == nil && !e.foreignUsage
 	var checked replyCheck
-	switch {
-	case !e.checkStream || e.status >= 300 || e.written > int64(len(body)):
-		// Not checked, or not whole: the usage is read from the bytes.
-	case e.checkedBody != nil && bytes.Equal(e.checkedBody, body):
-		checked = e.checked // checked before it was sent, with no finding
-	default:
-		checked, e.replyFindings = checkJSONReply(e.operation, body)
+	if e.usage == nil {
+		switch {
+		case !e.checkStream || e.status >= 300 || e.written > int64(len(body)):
+			// Not checked, or not whole: the usage is read from the bytes.
+		case e.checkedBody != nil && bytes.Equal(e.checkedBody, body):
+			checked = e.checked // checked before it was sent, with no finding
+		default:
+			checked, e.replyFindings = checkJSONReply(e.operation, body)
+		}
 	}
-	if !e.foreignUsage {
-		e.usage = checked.replyUsage(body)
+	// One pass reads the model and, where the check read none, the usage.
+	model, unchecked := replyFields(body, usageDue && checked.unread())
+	e.captureModel = model
+	if usageDue {
+		e.usage = checked.replyUsage(unchecked)
 	}
 }

@@ -1,12 +1,10 @@
 package modelgate
 
 import (
-	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"time"
+	"unsafe"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -140,10 +138,10 @@ func startInFlight(origin string) func(ex *exchange) {
 	}
 }
 
-// observeGenAI records an answered model call in the GenAI metrics; other
-// operations have no GenAI operation name and are not recorded there.
-func (g *Gateway) observeGenAI(req *request, origin string, start time.Time, ex *exchange, status int) {
-	opName, ok := genAIOperations[req.opID()]
+// genAIKey adds to k the GenAI labels of a model call (the operations of
+// genAIOperations); other operations have none and move no GenAI series.
+func (g *Gateway) genAIKey(k *seriesKey, req *request, ex *exchange) {
+	opName, ok := genAIOperations[k.op]
 	if !ok {
 		return
 	}
@@ -151,41 +149,46 @@ func (g *Gateway) observeGenAI(req *request, origin string, start time.Time, ex 
 	if req.call != nil {
 		requested = req.call.Model
 	}
-	answered := status < http.StatusBadRequest && req.upstream != ""
+	answered := k.answered()
 	responded := ex.replyModel
 	if ex.capture != nil && answered {
-		responded = replyModel(ex.capture.Bytes())
+		responded = ex.captureModel
 	}
-	// In the order of genAIMetrics.genAILabels.
-	labels := []string{opName, g.providerNames[req.upstream], modelLabel(requested, answered), modelLabel(responded, answered), origin}
-	errorType := ""
-	if !answered {
-		errorType = strconv.Itoa(status)
-	}
-	m := &genAIMetrics
-	m.duration.WithLabelValues(append(labels, errorType)...).Observe(time.Since(start).Seconds())
-	if !answered {
-		return
-	}
-	if !ex.firstByte.IsZero() {
-		m.firstToken.WithLabelValues(labels...).Observe(ex.firstByte.Sub(start).Seconds())
-	}
-	if u := req.countedUsage(ex); u != nil {
-		m.tokenUsage.WithLabelValues(append(labels, "input")...).Observe(float64(max(0, u.prompt)))
-		if opName != "embeddings" {
-			m.tokenUsage.WithLabelValues(append(labels, "output")...).Observe(float64(max(0, u.completion)))
-		}
-	}
+	k.opName, k.provider = opName, g.providerNames[k.upstream]
+	k.requested, k.responded = modelLabel(requested, answered), modelLabel(responded, answered)
 }
 
 // replyModel is the model a reply (or a stream's first event) names: a
 // chat completion's or embedding's `model`, a response's `response.model`.
 func replyModel(data []byte) string {
-	m := gjson.GetManyBytes(data, "model", "response.model")
-	if m[0].Type == gjson.String {
-		return m[0].Str
+	model, _ := replyFields(data, false)
+	return model
+}
+
+// replyFields reads in one pass over a reply's members what the gateway
+// reads of a whole JSON reply: the model it names (see replyModel) and,
+// withUsage, its usage member. Each is the first member of its name, as
+// gjson.Get's, and the pass stops once what it reads is found. The pass
+// reads data in place (gjson.ParseBytes would copy it whole): usage shares
+// data's bytes, the model is a copy of its own (it may become a label).
+func replyFields(data []byte, withUsage bool) (model string, usage gjson.Result) {
+	var named, response gjson.Result
+	var seenModel, seenUsage, seenResponse bool
+	gjson.Parse(unsafe.String(unsafe.SliceData(data), len(data))).ForEach(func(key, value gjson.Result) bool {
+		switch {
+		case key.Str == "model" && !seenModel:
+			named, seenModel = value, true
+		case key.Str == "usage" && withUsage && !seenUsage:
+			usage, seenUsage = value, true
+		case key.Str == "response" && !seenResponse:
+			response, seenResponse = value, true
+		}
+		return !(named.Type == gjson.String && (seenUsage || !withUsage))
+	})
+	if named.Type == gjson.String {
+		return strings.Clone(named.Str), usage
 	}
-	return m[1].String()
+	return strings.Clone(response.Get("model").String()), usage
 }
 
 // preinitMetrics creates, at zero, the series whose labels the

@@ -3,7 +3,6 @@ package modelgate
 import (
 	"errors"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -84,25 +83,43 @@ func registerMetrics(reg prometheus.Registerer) error {
 // streams of up to about 15 minutes.
 var longBuckets = prometheus.ExponentialBuckets(0.001, 2.5, 16)
 
-// observe records one answered request.
+// observe records one answered request, through the series of its
+// labels (seriesOf).
 func (g *Gateway) observe(req *request, start time.Time, ex *exchange) {
-	m := &gatewayMetrics
-	op, upstream, origin := req.opID(), req.upstream, req.origin()
+	op, upstream := req.opID(), req.upstream
 	status := ex.status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	m.requests.WithLabelValues(op, upstream, strconv.Itoa(status), origin).Inc()
-	g.observeGenAI(req, origin, start, ex, status)
-	m.duration.WithLabelValues(op, upstream).Observe(time.Since(start).Seconds())
-	if !ex.firstByte.IsZero() {
-		m.firstByte.WithLabelValues(op, upstream).Observe(ex.firstByte.Sub(start).Seconds())
+	u := req.countedUsage(ex)
+	k := seriesKey{op: op, upstream: upstream, origin: req.origin(), status: status, firstByte: !ex.firstByte.IsZero(), usage: u != nil}
+	g.genAIKey(&k, req, ex)
+	s := seriesOf(k)
+	elapsed := time.Since(start).Seconds()
+	s.requests.Inc()
+	s.duration.Observe(elapsed)
+	if s.genAIDuration != nil {
+		s.genAIDuration.Observe(elapsed)
 	}
-	if u := req.countedUsage(ex); u != nil {
+	if s.firstByte != nil {
+		toFirst := ex.firstByte.Sub(start).Seconds()
+		s.firstByte.Observe(toFirst)
+		if s.firstToken != nil {
+			s.firstToken.Observe(toFirst)
+		}
+	}
+	if u != nil {
 		// A counter panics on a negative Add: a provider's negative usage
 		// counts as none (settlement records it as a finding).
-		m.tokens.WithLabelValues(op, upstream, "prompt").Add(float64(max(0, u.prompt)))
-		m.tokens.WithLabelValues(op, upstream, "completion").Add(float64(max(0, u.completion)))
+		prompt, completion := float64(max(0, u.prompt)), float64(max(0, u.completion))
+		s.prompt.Add(prompt)
+		s.completion.Add(completion)
+		if s.input != nil {
+			s.input.Observe(prompt)
+		}
+		if s.output != nil {
+			s.output.Observe(completion)
+		}
 	}
 	observeCost(req, op, upstream)
 }

@@ -3,7 +3,6 @@ package modelgate
 import (
 	"fmt"
 	"net/http"
-	"path"
 	"slices"
 	"strings"
 
@@ -48,7 +47,7 @@ var builtinModelRules = []ModelRule{
 
 func (r *ModelRule) matches(model string) bool {
 	for _, pattern := range r.Models {
-		if ok, _ := path.Match(pattern, model); ok {
+		if matchGlob(pattern, model) {
 			return true
 		}
 	}

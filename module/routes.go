@@ -127,12 +127,30 @@ func (o *operationRoutes) pick(model string) *resolvedRoute {
 			return r
 		}
 		for _, pattern := range r.models {
-			if ok, _ := path.Match(pattern, model); ok {
+			if matchGlob(pattern, model) {
 				return r
 			}
 		}
 	}
 	return nil
+}
+
+// matchGlob is path.Match's answer (false for a malformed pattern) for
+// the globs a request is tried against (route models, model rules, a
+// key's operations). A name that differs from the pattern before the
+// pattern's first *, ?, [ or \ cannot match it: most of the patterns a
+// request meets are refused at their first bytes, without path.Match.
+func matchGlob(pattern, name string) bool {
+	for i := 0; i < len(pattern); i++ {
+		switch c := pattern[i]; {
+		case c == '*' || c == '?' || c == '[' || c == '\\':
+			ok, _ := path.Match(pattern, name)
+			return ok
+		case i >= len(name) || name[i] != c:
+			return false
+		}
+	}
+	return len(name) == len(pattern)
 }
 
 // candidates lists the upstreams to try, in order: one primary chosen by

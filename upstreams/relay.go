@@ -305,12 +305,22 @@ func bareMediaType(v string) bool {
 		return false
 	}
 	for i := 0; i < len(v); i++ {
-		if c := v[i]; i != slash && (c <= ' ' || c >= 0x7f || strings.IndexByte(`()<>@,;:\"/[]?=`, c) >= 0) {
+		if i != slash && !tokenByte[v[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// tokenByte says which bytes an RFC 2045 token may hold (printable ASCII
+// but spaces and tspecials): one lookup a byte, where the media type of
+// every request and reply is read.
+var tokenByte = func() (t [256]bool) {
+	for c := byte('!'); c < 0x7f; c++ {
+		t[c] = strings.IndexByte(`()<>@,;:\"/[]?=`, c) < 0
+	}
+	return t
+}()
 
 // relayedHeaders are the provider headers a client is sent, besides the
 // X-Ratelimit-* ones: what describes the body, the waits to honour, the
