@@ -75,12 +75,11 @@ type exchange struct {
 	// heldBytes is the size of the held events.
 	heldBytes int
 
-	// recording: the exchange goes to the recorder, which wants the
-	// stream's first events whose data fit recordMax (its max_body)
-	// together and, with eventOverhead bytes each, maxEventBytes: their
+	// recordMax, above zero when the exchange goes to the recorder, is its
+	// max_body: the recorder wants the stream's first events whose data fit
+	// it together and, with eventOverhead bytes each, maxEventBytes: their
 	// data end to end in eventData, the i-th ending at eventEnds[i]. Once
 	// one event does not fit, none after it is kept (eventsDropped).
-	recording     bool
 	recordMax     int
 	eventData     []byte
 	eventEnds     []int
@@ -109,8 +108,11 @@ const firstEventsRoom = 4 << 10
 // newExchange answers through w; recordMax, when above zero, is the
 // recorder's max_body for an exchange it records (zero: not recorded).
 func newExchange(w http.ResponseWriter, recordMax int) *exchange {
-	return &exchange{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, recording: recordMax > 0, recordMax: recordMax}
+	return &exchange{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, recordMax: recordMax}
 }
+
+// recording says the exchange goes to the recorder.
+func (e *exchange) recording() bool { return e.recordMax > 0 }
 
 // observe says what to watch a relayed reply for: a usage chunk to hide
 // from the client, and whether a stream is checked against the schemas.
@@ -277,7 +279,7 @@ func (e *exchange) observeEvent(ev sse.Event, hidden bool) {
 			e.usage = u
 		}
 	}
-	if e.recording && !hidden && !e.eventsDropped {
+	if e.recording() && !hidden && !e.eventsDropped {
 		size := len(e.eventData) + len(ev.Data)
 		if size <= e.recordMax && size+(len(e.eventEnds)+1)*eventOverhead <= maxEventBytes {
 			if e.eventEnds == nil {

@@ -42,7 +42,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	ex := newExchange(w, recordMax)
 	ex.body.watch(r)
 	var upload *bodyCapture
-	if ex.recording && mediaType(r) == "multipart/form-data" {
+	if ex.recording() && mediaType(r) == "multipart/form-data" {
 		upload = &bodyCapture{ReadCloser: r.Body, limit: g.recorder.cfg.MaxBody}
 		r.Body = upload
 	}
@@ -68,7 +68,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	g.observe(req, start, ex)
 	g.observed(req, start, ex)
-	if ex.recording {
+	if ex.recording() {
 		g.recorder.record(newExchangeRecord(start, req, ex, upload, g.recorder.cfg.MaxBody))
 	}
 	ex.body.linger(w)
