@@ -13,8 +13,18 @@ import (
 // TwoGateways is one Caddy config serving two modelgate handlers on two
 // ports, each with its own Redis client, as two machines would; site is
 // the body of each modelgate block and storeAddrs the Redis address each
-// handler's rate_limit_store uses.
+// handler's rate_limit_store uses. It runs until the test ends.
 func TwoGateways(t *testing.T, prefix, site string, storeAddrs [2]string, failureModes [2]string) (cfg string, bases [2]string) {
+	cfg, bases = TwoGatewaysConfig(t, prefix, site, storeAddrs, failureModes)
+	testgateway.Load(t, cfg)
+	return cfg, bases
+}
+
+// TwoGatewaysConfig is TwoGateways' config, not loaded: for a test that
+// changes it first. Loading it as it is and then the changed one would be
+// a reload, and a request sent as a reload returns can meet the old server
+// in its shutdown, which closes the connection unanswered (EOF).
+func TwoGatewaysConfig(t *testing.T, prefix, site string, storeAddrs [2]string, failureModes [2]string) (cfg string, bases [2]string) {
 	var sites strings.Builder
 	for i := range 2 {
 		port := testgateway.FreePort(t)
@@ -32,9 +42,7 @@ func TwoGateways(t *testing.T, prefix, site string, storeAddrs [2]string, failur
 }
 `, port, storeAddrs[i], prefix, failureModes[i], site)
 	}
-	cfg = testgateway.GlobalOptions + sites.String()
-	testgateway.Load(t, cfg)
-	return cfg, bases
+	return testgateway.GlobalOptions + sites.String(), bases
 }
 
 // Post sends a chat request with the key; safe to call concurrently.

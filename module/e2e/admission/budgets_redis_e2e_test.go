@@ -48,7 +48,7 @@ func TestBudgetSharedByTwoGatewaysOnRedis(t *testing.T) {
 	c := testredis.Client(t)
 	addr := testredis.Addr(t)
 	prefix := testredis.Prefix(t)
-	cfg, gw := gatewaytest.TwoGateways(t, prefix, fmt.Sprintf(`key %s {
+	cfg, gw := gatewaytest.TwoGatewaysConfig(t, prefix, fmt.Sprintf(`key %s {
 			name spender
 			owner team
 			budget 0.001 day
@@ -59,9 +59,7 @@ func TestBudgetSharedByTwoGatewaysOnRedis(t *testing.T) {
 	// 200 requests at once wait for the client's pooled connections: on a
 	// loaded machine (or under -race) more than the helper's 2s.
 	cfg = strings.ReplaceAll(cfg, "timeout 2s", "timeout 20s")
-	if err := caddy.Load(testgateway.Adapt(t, cfg), true); err != nil {
-		t.Fatal(err)
-	}
+	testgateway.Load(t, cfg)
 
 	var (
 		status   = map[int]int{}
