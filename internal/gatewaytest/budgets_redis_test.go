@@ -3,7 +3,6 @@ package gatewaytest
 import (
 	"fmt"
 	"net"
-	"net/http"
 	"sync"
 	"testing"
 
@@ -26,7 +25,8 @@ type heldListeners struct{}
 
 var held struct {
 	sync.Mutex
-	sockets []net.Listener
+	released bool
+	sockets  []net.Listener
 }
 
 func (heldListeners) CaddyModule() caddy.ModuleInfo {
@@ -50,14 +50,27 @@ type heldListener struct{ net.Listener }
 func (l heldListener) Close() error {
 	held.Lock()
 	defer held.Unlock()
+	if held.released {
+		return l.Listener.Close()
+	}
 	held.sockets = append(held.sockets, l.Listener)
 	return nil
 }
 
-// release closes the sockets held so far.
+// hold makes Close hold the sockets till release, at the latest when the
+// test ends.
+func hold(t *testing.T) {
+	held.Lock()
+	held.released = false
+	held.Unlock()
+	t.Cleanup(func() { release(t) })
+}
+
+// release closes the sockets held so far and makes Close close them.
 func release(t *testing.T) {
 	held.Lock()
 	defer held.Unlock()
+	held.released = true
 	for _, ln := range held.sockets {
 		if err := ln.Close(); err != nil {
 			t.Errorf("closing a held socket: %v", err)
@@ -71,11 +84,11 @@ func release(t *testing.T) {
 // kernel hands that socket (SO_REUSEPORT spreads connections over both
 // configs' sockets): the old server reads each request and closes the
 // connection unanswered, as net/http does with a request read after
-// Shutdown began. SendAll counts them as EOF, the rest are answered; once
-// the old socket is closed, a burst loses only what it sends to a port
-// nothing listens on.
+// Shutdown began. SendAll counts them as EOF, the rest are answered;
+// after testgateway.Reload, which waits for the old sockets to close, a
+// burst loses only what it sends to a port nothing listens on.
 func TestSendAllIntoAReload(t *testing.T) {
-	t.Cleanup(func() { release(t) }) // after the config stops
+	hold(t) // released after the config stops
 	port := testgateway.FreePort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	cfg := testgateway.OptionsWith("\tservers {\n\t\tlistener_wrappers {\n\t\t\tmodelgate_test_held\n\t\t}\n\t}\n\tlog {\n\t\tlevel ERROR\n\t}\n") +
@@ -99,11 +112,20 @@ func TestSendAllIntoAReload(t *testing.T) {
 	}
 	t.Logf("%d answered, lost %v", len(replies), lost)
 
-	// Connections dialed for the burst but not needed by it wait in the
-	// client's pool, some of them accepted by the old server: they would
-	// lose a request too.
-	release(t)
-	http.DefaultClient.CloseIdleConnections()
+	// Each config holds a use of the socket until its server closes it:
+	// the count testgateway.Reload waits on.
+	if n := caddy.ListenerUsage("tcp", fmt.Sprintf(":%d", port)); n != 2 {
+		t.Fatalf("the socket is used by %d configs, want the old and the new", n)
+	}
+
+	// Reload returns once the old sockets, released meanwhile, are closed,
+	// and drops the client's idle connections: those dialed for the burst
+	// but not needed by it, some accepted by an old server, would lose a
+	// request too.
+	var released sync.WaitGroup
+	released.Go(func() { release(t) })
+	testgateway.Reload(t, cfg)
+	released.Wait()
 	// Half of this burst goes to a port nothing listens on: each of those
 	// is lost to one kind of error, whatever its addresses.
 	dead := fmt.Sprintf("http://127.0.0.1:%d", testgateway.FreePort(t))

@@ -4,13 +4,16 @@
 package testgateway
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
@@ -63,6 +66,48 @@ func Load(t testing.TB, caddyfile string) {
 			t.Errorf("stopping caddy: %v", err)
 		}
 	})
+}
+
+// Reload loads caddyfile in place of the running config and returns once
+// the sockets of the servers it replaces are closed, with the default
+// client's idle connections (all to those servers) dropped. caddy.Load
+// returns once the old servers' shutdowns have begun: till an old socket
+// is closed the kernel hands it part of the new connections (the old and
+// the new socket share the port with SO_REUSEPORT), and its server closes
+// each unanswered, as net/http does with a request read after Shutdown
+// began; a POST is not sent again on a connection found closed.
+func Reload(t testing.TB, caddyfile string) {
+	t.Helper()
+	cfg := Adapt(t, caddyfile)
+	if err := caddy.Load(cfg, true); err != nil {
+		t.Fatalf("reloading config: %v", err)
+	}
+	var servers struct {
+		Apps struct {
+			HTTP struct {
+				Servers map[string]struct {
+					Listen []string `json:"listen"`
+				} `json:"servers"`
+			} `json:"http"`
+		} `json:"apps"`
+	}
+	if err := json.Unmarshal(cfg, &servers); err != nil {
+		t.Fatalf("reading the config's listen addresses: %v", err)
+	}
+	for _, srv := range servers.Apps.HTTP.Servers {
+		for _, listen := range srv.Listen {
+			addr, err := caddy.ParseNetworkAddress(listen)
+			if err != nil {
+				t.Fatalf("listen address %q: %v", listen, err)
+			}
+			// Each config holds one use of the socket until its server
+			// closes it: more than the new config's is an old one open.
+			for caddy.ListenerUsage(addr.Network, addr.JoinHostPort(0)) > 1 {
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+	http.DefaultClient.CloseIdleConnections()
 }
 
 // Adapt turns a Caddyfile into Caddy JSON, failing the test on any error

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
 	"github.com/tidwall/gjson"
 
 	"github.com/modelgate/modelgate/internal/gatewaytest"
@@ -113,18 +112,8 @@ func TestBudgetSharedByTwoGatewaysOnRedis(t *testing.T) {
 		t.Errorf("the day's spend is kept %s", ttl)
 	}
 	// A reload (a restart would read the same Redis) keeps the key stopped.
-	if err := caddy.Load(testgateway.Adapt(t, cfg), true); err != nil {
-		t.Fatal(err)
-	}
-	http.DefaultClient.CloseIdleConnections()
-	// A request that meets the old server as it shuts down is sent again:
-	// the reload's swap of servers is not what this test holds.
-	var resp *http.Response
-	var body string
-	for try := 0; resp == nil && try < 3; try++ {
-		resp, body, _ = gatewaytest.SendChat(gw[1], key, budgetChat)
-	}
-	if resp == nil || resp.StatusCode != 429 {
+	testgateway.Reload(t, cfg)
+	if resp, body := gatewaytest.Post(t, gw[1], key, budgetChat); resp == nil || resp.StatusCode != 429 {
 		t.Fatalf("after the reload: %v %s", resp, body)
 	}
 }

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
-
 	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 	"github.com/modelgate/modelgate/internal/testredis"
@@ -62,12 +60,9 @@ func TestRedisLimitsSharedByTwoGateways(t *testing.T) {
 		t.Fatalf("redis keys %v, want [%s]", keys, want)
 	}
 	// A reload keeps the limit in force.
-	if err := caddy.Load(testgateway.Adapt(t, cfg), true); err != nil {
-		t.Fatal(err)
-	}
-	http.DefaultClient.CloseIdleConnections()
-	if resp, _ := gatewaytest.Post(t, gw[1], gatewaytest.ClientKey, smallChat); resp.StatusCode != 429 {
-		t.Fatalf("after the reload: %d", resp.StatusCode)
+	testgateway.Reload(t, cfg)
+	if resp, body := gatewaytest.Post(t, gw[1], gatewaytest.ClientKey, smallChat); resp == nil || resp.StatusCode != 429 {
+		t.Fatalf("after the reload: %v %s", resp, body)
 	}
 	// Only Redis holds the state: emptied, the allowance is whole again.
 	c.Del(context.Background(), want)
