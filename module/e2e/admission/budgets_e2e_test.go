@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/tidwall/gjson"
@@ -213,10 +212,7 @@ func TestBudgetOnBatchAndEmbeddings(t *testing.T) {
 	full := picoOf(t, resp.Trailer.Get("X-Modelgate-Cost-Usd"))
 	// 1.25 requests at full price: two at half price fit, three do not.
 	micro := full * 5 / 4 / 1_000_000
-	if err := caddy.Load(testgateway.Adapt(t, config(fmt.Sprintf("%d.%06d", micro/1_000_000, micro%1_000_000))), true); err != nil {
-		t.Fatal(err)
-	}
-	http.DefaultClient.CloseIdleConnections()
+	testgateway.Reload(t, config(fmt.Sprintf("%d.%06d", micro/1_000_000, micro%1_000_000)))
 
 	client := gatewaytest.SDK(base, option.WithAPIKey(batchKey))
 	var lines strings.Builder

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
-
 	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
@@ -173,12 +171,7 @@ func TestIssuedKeysAcrossReload(t *testing.T) {
 	if s, _, _ := chatWith(t, base, secret); s != http.StatusOK {
 		t.Fatalf("before the reload: %d", s)
 	}
-	if err := caddy.Load(testgateway.Adapt(t, cfg), true); err != nil {
-		t.Fatal(err)
-	}
-	// The reload closed the old server's connections: a POST is not sent
-	// again on one that turns out closed.
-	http.DefaultClient.CloseIdleConnections()
+	testgateway.Reload(t, cfg)
 	if s, _, _ := chatWith(t, base, secret); s != http.StatusOK {
 		t.Fatalf("after the reload: %d", s)
 	}
