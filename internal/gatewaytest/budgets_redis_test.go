@@ -131,6 +131,6 @@ func TestSendAllIntoAReload(t *testing.T) {
 	dead := fmt.Sprintf("http://127.0.0.1:%d", testgateway.FreePort(t))
 	replies, lost = SendAll([]string{base, dead}, "sk-unused", "{}", n)
 	if refused := "dial tcp: connect: connection refused from " + dead; len(replies) != n/2 || lost.String() != fmt.Sprintf("%d× %s", n/2, refused) {
-		t.Fatalf("with the old socket closed: %d replies, lost %v: want %d to %q", len(replies), lost, n/2, refused)
+		t.Fatalf("after Reload: %d replies, lost %v: want %d to %q", len(replies), lost, n/2, refused)
 	}
 }
