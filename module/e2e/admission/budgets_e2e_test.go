@@ -19,6 +19,11 @@ import (
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
 
+// budgetRuns numbers the runs (-count) of the tests whose budgets are kept
+// in process: that spend outlives a config by design, so each run names
+// keys and owners of its own.
+var budgetRuns atomic.Int64
+
 // budgetRemaining is a reply's X-Modelgate-Budget-Remaining-Usd in
 // picodollars.
 func budgetRemaining(t *testing.T, resp *http.Response) int64 {
@@ -33,27 +38,29 @@ func budgetRemaining(t *testing.T, resp *http.Response) int64 {
 // the next month's start, UTC); the replies served say only what is left;
 // a key of another owner is untouched and carries no budget header.
 func TestBudgetOfAnOwnerAcrossKeys(t *testing.T) {
-	const one, two, other = "sk-budget-owner-one-001", "sk-budget-owner-two-002", "sk-budget-other-key-003"
+	run := budgetRuns.Add(1)
+	one, two, other := fmt.Sprintf("sk-budget-owner-one-%03d", run), fmt.Sprintf("sk-budget-owner-two-%03d", run), fmt.Sprintf("sk-budget-other-key-%03d", run)
+	team := fmt.Sprintf("team%d", run)
 	base := testgateway.Start(t, fmt.Sprintf(`
 	modelgate {
 		key %s {
 			name one
-			owner team
+			owner %s
 		}
 		key %s {
 			name two
-			owner team
+			owner %s
 		}
 		key %s {
 			name three
 		}
-		owner team {
+		owner %s {
 			budget 0.0005 month
 		}
 		route chat.completions.create to reference
 		cost_header
 		%s
-	}`, one, two, other, gatewaytest.BudgetPrice))
+	}`, one, team, two, team, other, team, gatewaytest.BudgetPrice))
 	const budget = 500_000_000 // $0.0005
 	var spent, cost int64
 	served := 0
@@ -67,7 +74,7 @@ func TestBudgetOfAnOwnerAcrossKeys(t *testing.T) {
 			next := time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC).Format(time.RFC3339)
 			h := resp.Header
 			if gjson.Get(body, "error.type").String() != "insufficient_quota" || gjson.Get(body, "error.code").String() != "insufficient_quota" ||
-				!gjson.Get(body, "error.param").Exists() || !strings.Contains(gjson.Get(body, "error.message").String(), `The owner "team" of this API key has used its budget of $0.0005 per month`) ||
+				!gjson.Get(body, "error.param").Exists() || !strings.Contains(gjson.Get(body, "error.message").String(), `The owner "`+team+`" of this API key has used its budget of $0.0005 per month`) ||
 				h.Get("X-Should-Retry") != "false" || h.Get("X-Modelgate-Budget-Limit-Usd") != "0.0005" || h.Get("X-Modelgate-Budget-Scope") != "owner" ||
 				h.Get("X-Modelgate-Budget-Period") != "month" || h.Get("X-Modelgate-Budget-Reset") != next {
 				t.Fatalf("refusal: %v %s", h, body)
@@ -170,7 +177,8 @@ func TestBudgetSettlesOnUsage(t *testing.T) {
 // reserve their input's price and stop exactly at the budget; with
 // `unpriced allow` an unpriced model passes a budget uncounted.
 func TestBudgetOnBatchAndEmbeddings(t *testing.T) {
-	const measure, batchKey, embedKey = "sk-budget-measure-00001", "sk-budget-batch-0000002", "sk-budget-embed-0000003"
+	run := budgetRuns.Add(1)
+	measure, batchKey, embedKey := fmt.Sprintf("sk-budget-measure-%05d", run), fmt.Sprintf("sk-budget-batch-%07d", run), fmt.Sprintf("sk-budget-embed-%07d", run)
 	port := testgateway.FreePort(t)
 	dataDir := t.TempDir()
 	config := func(batchBudget string) string {
