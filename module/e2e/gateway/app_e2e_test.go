@@ -140,9 +140,7 @@ func TestReloadStopsTheOldConfigsWorkers(t *testing.T) {
 	port, dataDir := testgateway.FreePort(t), t.TempDir()
 	testgateway.Load(t, workingGateway(port, old.URL, dataDir, ""))
 	expectWorkerLoops(t, 1, 1)
-	if err := caddy.Load(testgateway.Adapt(t, workingGateway(port, current.URL, dataDir, "")), true); err != nil {
-		t.Fatalf("reload: %v", err)
-	}
+	testgateway.Reload(t, workingGateway(port, current.URL, dataDir, ""))
 	expectWorkerLoops(t, 1, 1)
 
 	runWork(t, port, current, old)

@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/caddyserver/caddy/v2"
-
 	"github.com/modelgate/modelgate/internal/gatewaytest"
 	"github.com/modelgate/modelgate/internal/testgateway"
 )
@@ -75,9 +73,7 @@ func TestDashboardCountsSurviveReload(t *testing.T) {
 		t.Fatalf("dashboard's model line before the reload: %q, want 2 live requests", before[1])
 	}
 
-	if err := caddy.Load(testgateway.Adapt(t, cfg), true); err != nil {
-		t.Fatal(err)
-	}
+	testgateway.Reload(t, cfg)
 	after := figures.FindAllString(getOK(t, base+"/dashboard"), -1)
 	if fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("dashboard after the reload:\n%q\nbefore:\n%q", after, before)
