@@ -161,10 +161,10 @@ func (rec *recorder) record(v *record.Record) {
 }
 
 // heldBytes is what a record holds beside its fixed fields: its bodies,
-// its events (each with eventOverhead) and its headers' names and values.
+// its events (each with eventOverhead) and its headers as written.
 func heldBytes(v *record.Record) int64 {
 	n := contentBytes(v.Request.Content) + contentBytes(v.Response.Content) +
-		fieldBytes(v.Request.Fields) + fieldBytes(v.Response.Fields)
+		len(v.Request.Written.JSON) + len(v.Response.Written.JSON)
 	for _, ev := range v.Response.Events {
 		n += len(ev) + eventOverhead
 	}
@@ -173,17 +173,6 @@ func heldBytes(v *record.Record) int64 {
 
 func contentBytes(c record.Content) int {
 	return len(c.Body) + len(c.BodyText) + len(c.BodyBase64)
-}
-
-func fieldBytes(fields []record.Field) int {
-	n := 0
-	for _, f := range fields {
-		n += len(f.Name)
-		for _, v := range f.Values {
-			n += len(v)
-		}
-	}
-	return n
 }
 
 // wake wakes the writer, or leaves it the wake it has not yet taken.
