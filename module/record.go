@@ -5,7 +5,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/modelgate/modelgate/module/pricing"
@@ -47,40 +46,27 @@ func (c *bodyCapture) recorded(limit int) record.Content {
 // secretHeaders never reach a record in clear.
 var secretHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "Api-Key", "X-Api-Key"}
 
-// redactedValue stands for a secret header's values; records only read it.
-var redactedValue = []string{"[redacted]"}
+// headerRoom is the room made for a record's two headers written ahead:
+// a chat exchange's (a client's few names, a reply's rate-limit headers)
+// fit it.
+const headerRoom = 1 << 10
 
-// redacted copies h for a record, the values of a secret header (under
-// its canonical name) as [redacted]: into one list of fields and one
-// slice of values, which costs less than a copy of the map (h.Clone) on
-// the request's path, and which the writer need not iterate as a map.
-// The values are copied as Clone copies them, so that the handlers that
-// hold h after the gateway's may change it; a nil h stays nil.
-func redacted(h http.Header) []record.Field {
-	if h == nil {
-		return nil
-	}
-	fields := make([]record.Field, 0, len(h))
-	values := make([]string, 0, len(h)+2) // most names have one value
-	for name, vv := range h {
-		f := record.Field{Name: name}
-		switch {
-		case vv == nil:
-		case len(vv) > 0 && slices.Contains(secretHeaders, name):
-			f.Values = redactedValue
-		default:
-			n := len(values)
-			values = append(values, vv...)
-			f.Values = values[n:len(values):len(values)]
-		}
-		fields = append(fields, f)
-	}
-	return fields
+// writtenHeaders writes a record's request and reply headers ahead, the
+// values of secret names (canonical) as [redacted], into one buffer:
+// written from the maps once, on the request's path, they need no copy
+// for the writer, and the handlers that hold the maps after the gateway's
+// may change them.
+func writtenHeaders(req, reply http.Header) (record.WrittenHeader, record.WrittenHeader) {
+	b, reqOK := record.AppendHeader(make([]byte, 0, headerRoom), req, secretHeaders)
+	n := len(b)
+	b, replyOK := record.AppendHeader(b, reply, secretHeaders)
+	return record.WrittenHeader{JSON: b[:n:n], InvalidUTF8: !reqOK}, record.WrittenHeader{JSON: b[n:], InvalidUTF8: !replyOK}
 }
 
 // newExchangeRecord is the record of an answered request.
 func newExchangeRecord(start time.Time, req *request, ex *exchange, upload *bodyCapture, maxBody int) *record.Record {
 	r := req.http
+	reqHeader, replyHeader := writtenHeaders(r.Header, ex.Header())
 	rec := &record.Record{
 		Time:      start.UTC(),
 		Operation: req.opID(),
@@ -89,12 +75,12 @@ func newExchangeRecord(start time.Time, req *request, ex *exchange, upload *body
 		Status:    ex.status,
 		LatencyMS: float64(time.Since(start).Microseconds()) / 1000,
 		Request: record.Request{
-			Method: r.Method,
-			Path:   r.URL.Path,
-			Query:  r.URL.RawQuery,
-			Fields: redacted(r.Header),
+			Method:  r.Method,
+			Path:    r.URL.Path,
+			Query:   r.URL.RawQuery,
+			Written: reqHeader,
 		},
-		Response: record.Response{Fields: redacted(ex.Header())},
+		Response: record.Response{Written: replyHeader},
 		Findings: req.findingsWith(ex),
 	}
 	if req.cost.priced {

@@ -9,14 +9,14 @@ import (
 	"github.com/modelgate/modelgate/record"
 )
 
-// cloneRedacted is how a record's header was copied before redacted
-// copied it into fields: a clone of the map, the secret names' values
-// replaced. It is the oracle of TestRedactedWritesAsTheMapCopyDid.
+// cloneRedacted is how a record's header was copied before it was written
+// ahead: a clone of the map, the secret names' values replaced. It is the
+// oracle of TestWrittenHeadersWriteAsTheMapCopyDid.
 func cloneRedacted(h http.Header) http.Header {
 	out := h.Clone()
 	for _, name := range secretHeaders {
 		if len(out[name]) > 0 {
-			out[name] = redactedValue
+			out[name] = []string{"[redacted]"}
 		}
 	}
 	return out
@@ -46,11 +46,12 @@ func randomRecordHeader(r *rand.Rand) http.Header {
 	return h
 }
 
-// TestRedactedWritesAsTheMapCopyDid: a record whose headers redacted
-// copied is written byte for byte as one whose headers were copied as a
-// map and redacted there; and changing the header after the copy (as a
-// handler after the gateway's may) changes nothing written.
-func TestRedactedWritesAsTheMapCopyDid(t *testing.T) {
+// TestWrittenHeadersWriteAsTheMapCopyDid: a record whose headers
+// writtenHeaders wrote ahead is written byte for byte as one whose
+// headers were copied as a map and redacted there; and changing the
+// header after it was written (as a handler after the gateway's may)
+// changes nothing written.
+func TestWrittenHeadersWriteAsTheMapCopyDid(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	var enc record.Encoder
 	for range 5000 {
@@ -59,7 +60,8 @@ func TestRedactedWritesAsTheMapCopyDid(t *testing.T) {
 			Request:  record.Request{Header: cloneRedacted(req)},
 			Response: record.Response{Header: cloneRedacted(resp)},
 		})
-		rec := &record.Record{Request: record.Request{Fields: redacted(req)}, Response: record.Response{Fields: redacted(resp)}}
+		reqHeader, respHeader := writtenHeaders(req, resp)
+		rec := &record.Record{Request: record.Request{Written: reqHeader}, Response: record.Response{Written: respHeader}}
 		for _, h := range []http.Header{req, resp} {
 			if h == nil {
 				continue

@@ -108,10 +108,13 @@ type recorder struct {
 	logger *zap.Logger
 	queue  chan *record.Record
 	// kick wakes the writer: batchWindow after the first record of a
-	// batch is queued (armed until the writer takes the batch), and once
-	// more when the queue is closed.
+	// batch is queued (armed until the writer takes the batch: the batch's
+	// timer, reset by that record, is the one timer made with the
+	// recorder, so that arming it allocates nothing), and once more when
+	// the queue is closed.
 	kick   chan struct{}
 	armed  atomic.Bool
+	timer  *time.Timer
 	mu     sync.RWMutex // guards closed against sends on a closed queue
 	closed bool
 	done   chan struct{}
@@ -123,7 +126,10 @@ type recorder struct {
 
 func loadRecorder(cfg RecorderConfig, logger *zap.Logger) (*recorder, error) {
 	val, _, err := recorders.LoadOrNew(cfg.Path, func() (caddy.Destructor, error) {
-		return &recorder{cfg: cfg, logger: logger, queue: make(chan *record.Record, cfg.Queue), kick: make(chan struct{}, 1), done: make(chan struct{})}, nil
+		rec := &recorder{cfg: cfg, logger: logger, queue: make(chan *record.Record, cfg.Queue), kick: make(chan struct{}, 1), done: make(chan struct{})}
+		rec.timer = time.AfterFunc(batchWindow, rec.wake)
+		rec.timer.Stop() // armed by the first record
+		return rec, nil
 	})
 	if err != nil {
 		return nil, err
@@ -152,7 +158,7 @@ func (rec *recorder) record(v *record.Record) {
 	select {
 	case rec.queue <- v:
 		if !rec.armed.Swap(true) {
-			time.AfterFunc(batchWindow, rec.wake)
+			rec.timer.Reset(batchWindow)
 		}
 	default:
 		rec.queued.Add(-held)
@@ -161,10 +167,10 @@ func (rec *recorder) record(v *record.Record) {
 }
 
 // heldBytes is what a record holds beside its fixed fields: its bodies,
-// its events (each with eventOverhead) and its headers' names and values.
+// its events (each with eventOverhead) and its headers as written.
 func heldBytes(v *record.Record) int64 {
 	n := contentBytes(v.Request.Content) + contentBytes(v.Response.Content) +
-		fieldBytes(v.Request.Fields) + fieldBytes(v.Response.Fields)
+		len(v.Request.Written.JSON) + len(v.Response.Written.JSON)
 	for _, ev := range v.Response.Events {
 		n += len(ev) + eventOverhead
 	}
@@ -173,17 +179,6 @@ func heldBytes(v *record.Record) int64 {
 
 func contentBytes(c record.Content) int {
 	return len(c.Body) + len(c.BodyText) + len(c.BodyBase64)
-}
-
-func fieldBytes(fields []record.Field) int {
-	n := 0
-	for _, f := range fields {
-		n += len(f.Name)
-		for _, v := range f.Values {
-			n += len(v)
-		}
-	}
-	return n
 }
 
 // wake wakes the writer, or leaves it the wake it has not yet taken.

@@ -19,14 +19,15 @@ import (
 // written the waiting records the queue holds nothing again, and every
 // record it took is in the file.
 func TestRecorderQueueBoundedInBytes(t *testing.T) {
+	const eventStreamHeader = `{"Content-Type":["text/event-stream"]}`
 	body := func(n int) *record.Record {
 		return &record.Record{Operation: "chat.completions.create",
 			Request:  record.Request{Content: record.NewContent([]byte(`"`+strings.Repeat("x", n-2)+`"`), 1<<20)},
-			Response: record.Response{Events: []string{"{}", "[DONE]"}, Fields: []record.Field{{Name: "Content-Type", Values: []string{"text/event-stream"}}}}}
+			Response: record.Response{Events: []string{"{}", "[DONE]"}, Written: record.WrittenHeader{JSON: []byte(eventStreamHeader)}}}
 	}
 	first := body(1000)
 	held := heldBytes(first)
-	if want := int64(1000 + 2 + 6 + 2*eventOverhead + len("Content-Type") + len("text/event-stream")); held != want {
+	if want := int64(1000 + 2 + 6 + 2*eventOverhead + len(eventStreamHeader)); held != want {
 		t.Fatalf("a record holds %d bytes, want %d", held, want)
 	}
 	path := filepath.Join(t.TempDir(), "bytes.jsonl")

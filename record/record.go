@@ -63,27 +63,19 @@ type Request struct {
 	Path   string      `json:"path"`
 	Query  string      `json:"query,omitempty"`
 	Header http.Header `json:"header"`
-	// Fields, when not nil, are written in place of Header (see Field).
-	Fields []Field `json:"-"`
+	// Written, when its JSON is not nil, is written in place of Header
+	// (see AppendHeader).
+	Written WrittenHeader `json:"-"`
 	Content
 }
 
 // Response is a recorded reply: a body, or a stream's `data:` payloads in
 // order ([DONE] included).
 type Response struct {
-	Header http.Header `json:"header"`
-	Fields []Field     `json:"-"`
+	Header  http.Header   `json:"header"`
+	Written WrittenHeader `json:"-"`
 	Content
 	Events []string `json:"events,omitempty"`
-}
-
-// Field is one name of a header and its values. A writer copies a
-// header into a list of Fields (a slice, cheaper to fill than a map) for
-// Encoder, which writes them as it writes the http.Header they were
-// copied from; a record that is read has its Header, never Fields.
-type Field struct {
-	Name   string
-	Values []string
 }
 
 // Content holds a body as JSON when it is JSON and whole, else as text, or
