@@ -169,8 +169,10 @@ func (rec *recorder) record(v *record.Record) {
 // heldBytes is what a record holds beside its fixed fields: its bodies,
 // its events (each with eventOverhead) and its headers as written.
 func heldBytes(v *record.Record) int64 {
+	// The two headers share one buffer (writtenHeaders), the reply's slice
+	// running to its end: its room, not only its length, is held.
 	n := contentBytes(v.Request.Content) + contentBytes(v.Response.Content) +
-		len(v.Request.Written.JSON) + len(v.Response.Written.JSON)
+		len(v.Request.Written.JSON) + cap(v.Response.Written.JSON)
 	for _, ev := range v.Response.Events {
 		n += len(ev) + eventOverhead
 	}

@@ -2,6 +2,7 @@ package modelgate
 
 import (
 	"bytes"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,10 +21,12 @@ import (
 // record it took is in the file.
 func TestRecorderQueueBoundedInBytes(t *testing.T) {
 	const eventStreamHeader = `{"Content-Type":["text/event-stream"]}`
+	header := []byte(eventStreamHeader)
+	header = header[:len(header):len(header)] // no room past the header
 	body := func(n int) *record.Record {
 		return &record.Record{Operation: "chat.completions.create",
 			Request:  record.Request{Content: record.NewContent([]byte(`"`+strings.Repeat("x", n-2)+`"`), 1<<20)},
-			Response: record.Response{Events: []string{"{}", "[DONE]"}, Written: record.WrittenHeader{JSON: []byte(eventStreamHeader)}}}
+			Response: record.Response{Events: []string{"{}", "[DONE]"}, Written: record.WrittenHeader{JSON: header}}}
 	}
 	first := body(1000)
 	held := heldBytes(first)
@@ -56,6 +59,17 @@ func TestRecorderQueueBoundedInBytes(t *testing.T) {
 	var enc record.Encoder
 	if want := enc.Append(enc.Append(nil, first), fits); !bytes.Equal(data, want) {
 		t.Fatalf("file holds %d bytes, want the two records taken (%d bytes)", len(data), len(want))
+	}
+}
+
+// TestWrittenHeadersHoldTheirRoom: a record's headers, written ahead into
+// one buffer of headerRoom, hold that room in the queue's count, however
+// few bytes they take.
+func TestWrittenHeadersHoldTheirRoom(t *testing.T) {
+	req, reply := writtenHeaders(http.Header{"Accept": {"*/*"}}, http.Header{"Content-Type": {"application/json"}})
+	v := &record.Record{Request: record.Request{Written: req}, Response: record.Response{Written: reply}}
+	if held := heldBytes(v); held < headerRoom || held != int64(len(req.JSON)+cap(reply.JSON)) {
+		t.Fatalf("headers of %d and %d bytes hold %d, want their buffer's %d", len(req.JSON), len(reply.JSON), held, headerRoom)
 	}
 }
 
