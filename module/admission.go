@@ -52,7 +52,7 @@ func (g *Gateway) admit(ex *exchange, req *request) *upstreams.Error {
 		}
 	}
 	r := req.http
-	betaName, betaOK := findBeta(r.Header, g.betaHdr)
+	betaName, betaOK := findBeta(r.Header, g.betaHdr, g.betaKeys)
 	if op.Beta == BetaRequire && !betaOK {
 		return betaError(betaName, g.betaHdr)
 	}
