@@ -82,15 +82,16 @@ func (p *Provider) newRequest(c *upstreams.Call) (*http.Request, error) {
 // path below /v1 under base, and the client's query. It is the URL and
 // host http.NewRequest makes of the text of that URL (FuzzUpstreamURL),
 // without writing the text and parsing it again for a request without a
-// query; a query may hold what the text changes (a '#' begins a
-// fragment), so one goes through the text.
+// query whose path is empty or absolute (a client's always is); a query
+// may hold what the text changes (a '#' begins a fragment), and the text
+// of a relative path gains a '/', so these go through the text.
 func upstreamURL(base, in *url.URL) (*url.URL, error) {
 	target := *base
 	target.Path = base.Path + strings.TrimPrefix(in.Path, "/v1")
 	target.RawPath = ""
 	target.RawQuery = in.RawQuery
 	u := &target
-	if u.RawQuery != "" {
+	if u.RawQuery != "" || !(u.Path == "" || u.Path[0] == '/') {
 		var err error
 		if u, err = url.Parse(target.String()); err != nil {
 			return nil, err
