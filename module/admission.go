@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/tidwall/sjson"
@@ -51,7 +52,7 @@ func (g *Gateway) admit(ex *exchange, req *request) *upstreams.Error {
 		}
 	}
 	r := req.http
-	betaName, betaOK := findBeta(r.Header, g.betaHdr)
+	betaName, betaOK := findBeta(r.Header, g.betaHdr, g.betaKeys)
 	if op.Beta == BetaRequire && !betaOK {
 		return betaError(betaName, g.betaHdr)
 	}
@@ -88,8 +89,9 @@ func (g *Gateway) admit(ex *exchange, req *request) *upstreams.Error {
 	}
 	deprecations := deprecationsFor(op.ID, req.call.Doc)
 	setDeprecationHeaders(ex.Header(), deprecations)
+	req.findings = slices.Grow(req.findings, len(deprecations))
 	for _, d := range deprecations {
-		req.findings = append(req.findings, "deprecated: "+d.feature)
+		req.findings = append(req.findings, d.finding)
 	}
 	if op.ID == upstreams.OpChatCompletionsCreate {
 		ruleErr, findings := checkModelRules(g.modelRules, req.call.Model, req.call.Doc)

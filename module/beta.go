@@ -15,10 +15,12 @@ var defaultBetaHeaders = []string{"Vendor-Beta", "OpenAI-Beta"}
 
 // findBeta returns the first configured beta header the client sent and
 // whether any of them carries assistants=v2. A header may list several
-// comma-separated features.
-func findBeta(h http.Header, names []string) (name string, ok bool) {
-	for _, n := range names {
-		values := h.Values(n)
+// comma-separated features. keys are names canonicalized (canonicalKeys):
+// "OpenAI-Beta" is not canonical, and canonicalizing it on each request
+// allocated a string.
+func findBeta(h http.Header, names, keys []string) (name string, ok bool) {
+	for i, n := range names {
+		values := h[keys[i]]
 		if len(values) == 0 {
 			continue
 		}
@@ -34,6 +36,15 @@ func findBeta(h http.Header, names []string) (name string, ok bool) {
 		}
 	}
 	return name, false
+}
+
+// canonicalKeys are header names as http.Header keys them.
+func canonicalKeys(names []string) []string {
+	keys := make([]string, len(names))
+	for i, n := range names {
+		keys[i] = http.CanonicalHeaderKey(n)
+	}
+	return keys
 }
 
 // betaError answers a required beta header that is missing or wrong,

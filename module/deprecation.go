@@ -11,6 +11,9 @@ import (
 // interface or parameter, as RFC 9745 / RFC 8594 headers.
 type deprecation struct {
 	feature string
+	// finding is the request's finding that it uses the feature, made
+	// once rather than for each request that does.
+	finding string
 	// date is the RFC 9745 structured date (@unix-seconds) since which the
 	// feature is deprecated.
 	date string
@@ -25,6 +28,7 @@ var (
 	// 2026-08-26 as announced by the public API; replaced by Responses.
 	threadsDeprecation = deprecation{
 		feature: "threads",
+		finding: "deprecated: threads",
 		date:    "@1756166400",
 		sunset:  "Wed, 26 Aug 2026 00:00:00 GMT",
 		link:    `</v1/responses>; rel="successor-version"`,
@@ -34,8 +38,8 @@ var (
 	// (2026-08-21). Their replacements are parameters, not resources, so
 	// there is no Link.
 	parameterDeprecations = []deprecation{
-		{feature: "max_tokens", date: "@1787270400"},
-		{feature: "user", date: "@1787270400"},
+		{feature: "max_tokens", finding: "deprecated: max_tokens", date: "@1787270400"},
+		{feature: "user", finding: "deprecated: user", date: "@1787270400"},
 	}
 )
 
@@ -51,6 +55,9 @@ func deprecationsFor(op string, doc map[string]any) []deprecation {
 	var out []deprecation
 	for _, d := range parameterDeprecations {
 		if _, ok := doc[d.feature]; ok {
+			if out == nil {
+				out = make([]deprecation, 0, len(parameterDeprecations))
+			}
 			out = append(out, d)
 		}
 	}

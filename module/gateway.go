@@ -173,9 +173,12 @@ type Gateway struct {
 	ledger  upstreams.OwnerLedger
 	logger  *zap.Logger
 	betaHdr []string
-	prices  *priceBook
-	budgets budgetRules
-	events  *upstreams.Events
+	// betaKeys are betaHdr canonicalized, made once for the header
+	// lookups of every request.
+	betaKeys []string
+	prices   *priceBook
+	budgets  budgetRules
+	events   *upstreams.Events
 }
 
 // CaddyModule returns the Caddy module information.
@@ -216,7 +219,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 		names = defaultBetaHeaders
 	}
 	// Spelled as configured, for messages; header lookups canonicalize.
-	g.betaHdr = slices.Clone(names)
+	g.betaHdr, g.betaKeys = slices.Clone(names), canonicalKeys(names)
 	keys, err := newKeyring(g.Keys, g.KeysFile, caddy.NewReplacer())
 	if err != nil {
 		return fmt.Errorf("modelgate: %w", err)

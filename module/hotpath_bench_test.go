@@ -61,7 +61,7 @@ func benchGateway(b *testing.B, limits ratelimit.Limits) *Gateway {
 		}
 		b.Cleanup(func() { ratelimit.Process.Release(p.limiterID()) })
 	}
-	return &Gateway{keys: keys, MaxBodySize: defaultMaxBodySize, betaHdr: defaultBetaHeaders, logger: zap.NewNop()}
+	return &Gateway{keys: keys, MaxBodySize: defaultMaxBodySize, betaHdr: defaultBetaHeaders, betaKeys: canonicalKeys(defaultBetaHeaders), logger: zap.NewNop()}
 }
 
 func benchRequest(body []byte) *http.Request {

@@ -72,6 +72,16 @@ var knownStrings = func() map[string]any {
 	return m
 }()
 
+// maxKnownString is the length of the longest of knownStrings: a longer
+// string (a message's content, mostly) is not hashed to be looked up.
+var maxKnownString = func() int {
+	n := 0
+	for s := range knownStrings {
+		n = max(n, len(s))
+	}
+	return n
+}()
+
 type parser struct {
 	data []byte
 	i    int
@@ -92,8 +102,13 @@ type parser struct {
 // refuses the document: so 30 million numbers where 2,048 inputs are
 // allowed are refused at the 2,049th, not decoded first.
 func (p *parser) overCount(depth, n int, array bool) bool {
+	// Only top-level members' values are bounded: the depth is compared
+	// before the bounds are looked up, as most items are deeper.
+	if depth != 1 {
+		return false
+	}
 	b, ok := p.counts[p.top]
-	if depth != 1 || !ok {
+	if !ok {
 		return false
 	}
 	most, what := b.items, "items"
@@ -140,8 +155,10 @@ func (p *parser) value(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		if v, ok := knownStrings[string(b)]; ok {
-			return v, true
+		if len(b) <= maxKnownString {
+			if v, ok := knownStrings[string(b)]; ok {
+				return v, true
+			}
 		}
 		return string(b), true
 	case c == '-' || isDigit(c):

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/tidwall/sjson"
@@ -32,10 +33,10 @@ func (p *Provider) Forward(c *upstreams.Call) (*http.Response, error) {
 // provider's key and headers, and the beta header under the provider's name.
 func (p *Provider) newRequest(c *upstreams.Call) (*http.Request, error) {
 	in := c.Request
-	target := *p.Base
-	target.Path = p.Base.Path + strings.TrimPrefix(in.URL.Path, "/v1")
-	target.RawPath = ""
-	target.RawQuery = in.URL.RawQuery
+	target, err := upstreamURL(p.Base, in.URL)
+	if err != nil {
+		return nil, upstreams.ServerError("The request could not be forwarded.")
+	}
 
 	var body io.Reader = http.NoBody
 	contentLength := int64(0)
@@ -54,10 +55,11 @@ func (p *Provider) newRequest(c *upstreams.Call) (*http.Request, error) {
 		body = in.Body // multipart: streamed, never held in memory
 		contentLength = in.ContentLength
 	}
-	req, err := http.NewRequestWithContext(in.Context(), in.Method, target.String(), body)
+	req, err := http.NewRequestWithContext(in.Context(), in.Method, "", body)
 	if err != nil {
 		return nil, upstreams.ServerError("The request could not be forwarded.")
 	}
+	req.URL, req.Host = target, target.Host
 	req.ContentLength = contentLength
 	for _, name := range forwardedRequestHeaders {
 		if v := in.Header[name]; len(v) > 0 { // names in canonical form
@@ -74,6 +76,30 @@ func (p *Provider) newRequest(c *upstreams.Call) (*http.Request, error) {
 		req.Header["Authorization"] = []string{"Bearer " + p.Key}
 	}
 	return req, nil
+}
+
+// upstreamURL is the provider URL of a client request: the operation's
+// path below /v1 under base, and the client's query. It is the URL and
+// host http.NewRequest makes of the text of that URL (FuzzUpstreamURL),
+// without writing the text and parsing it again for a request without a
+// query whose path is empty or absolute (a client's always is); a query
+// may hold what the text changes (a '#' begins a fragment), and the text
+// of a relative path gains a '/', so these go through the text.
+func upstreamURL(base, in *url.URL) (*url.URL, error) {
+	target := *base
+	target.Path = base.Path + strings.TrimPrefix(in.Path, "/v1")
+	target.RawPath = ""
+	target.RawQuery = in.RawQuery
+	u := &target
+	if u.RawQuery != "" || !(u.Path == "" || u.Path[0] == '/') {
+		var err error
+		if u, err = url.Parse(target.String()); err != nil {
+			return nil, err
+		}
+	}
+	// NewRequest drops an empty port; a host that ends in ':' has one.
+	u.Host = strings.TrimSuffix(u.Host, ":")
+	return u, nil
 }
 
 // forwardedRequestHeaders are the client headers a provider may need, in

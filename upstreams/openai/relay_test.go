@@ -2,6 +2,9 @@ package openai
 
 import (
 	"net/http"
+	"net/url"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -14,4 +17,46 @@ func TestForwardedHeaderNamesAreCanonical(t *testing.T) {
 			t.Errorf("%q is %q in canonical form", name, canonical)
 		}
 	}
+}
+
+// upstreamURLBases are provider base URLs, with what NewRequest changes
+// in their text (an empty port) or might (escapes, a user, an empty query,
+// a fragment).
+var upstreamURLBases = []string{
+	"http://127.0.0.1:8080/v1", "https://api.example.com/v1/", "http://h:/v1", "http://[::1]:/openai/v1",
+	"http://user:p%40ss@h/base%2Fx/v1", "http://h/v1?", "http://h/v1#frag", "http://h", "https://h/a%20b/v1",
+}
+
+// FuzzUpstreamURL: the provider URL and host of a request are those
+// http.NewRequest parses from the URL's text, for any client path and
+// query under any base; neither is made when NewRequest refuses the text.
+func FuzzUpstreamURL(f *testing.F) {
+	for i := range upstreamURLBases {
+		for _, in := range [][2]string{
+			{"/v1/chat/completions", ""}, {"/v1/files", "limit=2&after=file-1"}, {"/v1/x y/%zz", "a#b"},
+			{"/v1", ""}, {"", ""}, {"/v1/a?b#c", ""}, {"/v1/\x00\u00e9\xff", "q=\x01"}, {"//v1//x", "%"},
+		} {
+			f.Add(uint8(i), in[0], in[1])
+		}
+	}
+	f.Fuzz(func(t *testing.T, b uint8, path, query string) {
+		base, err := url.Parse(upstreamURLBases[int(b)%len(upstreamURLBases)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := &url.URL{Path: path, RawQuery: query}
+		got, gotErr := upstreamURL(base, in)
+
+		// The oracle: the URL's text, as NewRequest parses it.
+		target := *base
+		target.Path = base.Path + strings.TrimPrefix(in.Path, "/v1")
+		target.RawPath, target.RawQuery = "", in.RawQuery
+		want, wantErr := http.NewRequest(http.MethodPost, target.String(), nil)
+		if (gotErr != nil) != (wantErr != nil) {
+			t.Fatalf("%s %q %q: error %v, NewRequest's %v", base, path, query, gotErr, wantErr)
+		}
+		if wantErr == nil && (!reflect.DeepEqual(got, want.URL) || got.Host != want.Host) {
+			t.Fatalf("%s %q %q: %#v, NewRequest parses %#v (host %q)", base, path, query, got, want.URL, want.Host)
+		}
+	})
 }
