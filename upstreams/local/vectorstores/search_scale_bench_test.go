@@ -81,6 +81,10 @@ func scaleEngines(b *testing.B) map[string]func(b *testing.B, n int) scaleStore 
 //
 //	eval "$(bash scripts/services/postgres.sh)"; eval "$(bash scripts/services/pgvector.sh)"   # for the PostgreSQL rows
 //	MODELGATE_SEARCH_1M=1 go test -run '^$' -bench SearchScale -benchtime 1x -timeout 3h ./upstreams/local/vectorstores/
+//
+// Each row is the sub-benchmark <store>/<size> (sqlite or postgres; 10k,
+// 100k or 1000k): -bench 'SearchScale/postgres/100k$' runs that row
+// alone, the others neither filled nor timed.
 func BenchmarkSearchScale(b *testing.B) {
 	sizes := []int{10_000, 100_000}
 	if os.Getenv("MODELGATE_SEARCH_1M") != "" {
