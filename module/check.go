@@ -63,19 +63,20 @@ func (g *Gateway) relayChecked(w *exchange, req *request, resp *http.Response) e
 
 // replyCheck is what checking a JSON reply against the schemas read of
 // it: a reply schemas.ScanResponse knows to conform is read from its bytes
-// (scanned, usage the bytes of its usage object, nil when it has none);
-// any other is decoded by schemas.CheckResponse (doc).
+// (scanned, usage the bytes of its usage object, nil when it has none,
+// model those of its model, a JSON string); any other is decoded by
+// schemas.CheckResponse (doc).
 type replyCheck struct {
-	scanned bool
-	usage   []byte
-	doc     map[string]any
+	scanned      bool
+	usage, model []byte
+	doc          map[string]any
 }
 
 // checkJSONReply checks a whole JSON reply of operation op: what it read,
 // and how the reply departs from the schemas.
 func checkJSONReply(op string, body []byte) (replyCheck, []schemas.Finding) {
-	if u, ok := schemas.ScanResponse(op, body); ok {
-		return replyCheck{scanned: true, usage: u}, nil
+	if u, m, ok := schemas.ScanResponse(op, body); ok {
+		return replyCheck{scanned: true, usage: u, model: m}, nil
 	}
 	doc, findings := schemas.CheckResponse(op, body)
 	return replyCheck{doc: doc}, findings

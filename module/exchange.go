@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/tidwall/gjson"
 
 	"github.com/modelgate/modelgate/internal/sse"
 	"github.com/modelgate/modelgate/schemas"
@@ -349,9 +350,17 @@ func (e *exchange) finish() {
 			checked, e.replyFindings = checkJSONReply(e.operation, body)
 		}
 	}
-	// One pass reads the model and, where the check read none, the usage.
-	model, unchecked := replyFields(body, usageDue && checked.unread())
-	e.captureModel = model
+	// A scanned reply's model is the one the scan read (its only member
+	// of that name, a string, as replyFields would read it), which spares
+	// a second pass over the reply: the members before the model, which
+	// can be the whole choices array, are not read again. Otherwise one
+	// pass reads the model and, where the check read none, the usage.
+	var unchecked gjson.Result
+	if checked.scanned {
+		e.captureModel = gjson.ParseBytes(checked.model).Str
+	} else {
+		e.captureModel, unchecked = replyFields(body, usageDue && checked.unread())
+	}
 	if usageDue {
 		e.usage = checked.replyUsage(unchecked)
 	}

@@ -310,14 +310,15 @@ func TestChunkUsageAgreesWithGet(t *testing.T) {
 
 // TestCheckedReplyUsageAgreesWithGet: a checked JSON reply's usage, read
 // from the document the check decoded, is what a gjson Get for each member
-// reads of its bytes (as an unchecked reply's is), and its findings are
-// ValidateResponse's, whether finish checks it or a strict check did
-// before sending it; replies made at random, their usage as in
-// TestChunkUsageAgreesWithGet, some with a member named twice.
+// reads of its bytes (as an unchecked reply's is), its model the one
+// replyModel reads of its bytes (the scan's, for a reply scanned), and its
+// findings are ValidateResponse's, whether finish checks it or a strict
+// check did before sending it; replies made at random, their usage as in
+// TestChunkUsageAgreesWithGet, their model escaped or not, some with a
+// member named twice.
 func TestCheckedReplyUsageAgreesWithGet(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 2))
-	const reply = `{"id":"c","object":"chat.completion","created":1,"model":"m",` +
-		`"choices":[{"index":0,"message":{"role":"assistant","content":"usage"},"finish_reason":"stop"}]`
+	models := []string{`"m"`, `"gpt-4o"`, `"gpt\u002d4o\/mini"`, `"m\\\"x"`, `"caf\u00e9"`, `"m\ud83d\ude00"`, `null`, `1`}
 	members := []func() string{
 		func() string { return `"usage":` + randomUsage(rng) },
 		func() string { return `"\u0075sage":` + randomUsage(rng) },
@@ -331,7 +332,8 @@ func TestCheckedReplyUsageAgreesWithGet(t *testing.T) {
 	var fromDoc, conforming, scanned, strictScanned int
 	for range 5000 {
 		var b strings.Builder
-		b.WriteString(reply)
+		b.WriteString(`{"id":"c","object":"chat.completion","created":1,"model":` + models[rng.IntN(len(models))] +
+			`,"choices":[{"index":0,"message":{"role":"assistant","content":"usage"},"finish_reason":"stop"}]`)
 		for range rng.IntN(3) {
 			b.WriteString(", " + members[rng.IntN(len(members))]())
 		}
@@ -346,6 +348,9 @@ func TestCheckedReplyUsageAgreesWithGet(t *testing.T) {
 		if !reflect.DeepEqual(ex.usage, want) {
 			t.Fatalf("%s: usage %+v, Get reads %+v", body, ex.usage, want)
 		}
+		if model := replyModel(body); ex.captureModel != model {
+			t.Fatalf("%s: model %q, replyModel reads %q", body, ex.captureModel, model)
+		}
 		// The schema's findings come in no set order.
 		_, findings := schemas.ValidateResponse(op.ID, body)
 		if !slices.Equal(sortedFindings(ex.replyFindings), sortedFindings(findings)) {
@@ -354,7 +359,7 @@ func TestCheckedReplyUsageAgreesWithGet(t *testing.T) {
 		if doc, _ := schemas.CheckResponse(op.ID, body); doc != nil && want != nil {
 			fromDoc++
 		}
-		if u, ok := schemas.ScanResponse(op.ID, body); ok && u != nil {
+		if u, _, ok := schemas.ScanResponse(op.ID, body); ok && u != nil {
 			scanned++
 		}
 		if len(findings) == 0 {
@@ -364,8 +369,9 @@ func TestCheckedReplyUsageAgreesWithGet(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: strict check: %v", body, err)
 			}
-			if !reflect.DeepEqual(strict.usage, want) || len(strict.replyFindings) > 0 || strict.checkedBody == nil {
-				t.Fatalf("%s: strictly checked, usage %+v (Get reads %+v), findings %q", body, strict.usage, want, strict.replyFindings)
+			if !reflect.DeepEqual(strict.usage, want) || len(strict.replyFindings) > 0 || strict.checkedBody == nil ||
+				strict.captureModel != replyModel(body) {
+				t.Fatalf("%s: strictly checked, usage %+v (Get reads %+v), model %q, findings %q", body, strict.usage, want, strict.captureModel, strict.replyFindings)
 			}
 			if strict.checked.scanned {
 				strictScanned++ // checked from its bytes, not decoded

@@ -6,21 +6,22 @@ import "github.com/modelgate/modelgate/internal/jsonlex"
 // bytes in one pass, building no document, for the replies it knows (a
 // chat completion's): ok reports that body surely decodes, as
 // CheckResponse decodes it, to a reply that conforms (CheckResponse finds
-// nothing in it), and usage is the bytes of its usage object, nil when it
-// has none; no object in it names a member twice. Anything it does not
+// nothing in it), usage is the bytes of its usage object, nil when it has
+// none, and model the bytes of its model, a JSON string with its quotes;
+// no object in it names a member twice. Anything it does not
 // know (another operation, an escaped member name or value it compares,
 // tool calls, a member named twice, deep nesting, an object of many
 // members) answers false, and CheckResponse decides.
 // reply_scan_test.go checks it against CheckResponse's fast path.
-func ScanResponse(operation string, body []byte) (usage []byte, ok bool) {
+func ScanResponse(operation string, body []byte) (usage, model []byte, ok bool) {
 	if operation != "chat.completions.create" {
-		return nil, false
+		return nil, nil, false
 	}
 	return scanCompletion(body)
 }
 
 // scanCompletion is chatCompletionConforms read from the bytes.
-func scanCompletion(data []byte) (usage []byte, ok bool) {
+func scanCompletion(data []byte) (usage, modelName []byte, ok bool) {
 	s := scanner{data: data}
 	const (
 		id = 1 << iota
@@ -42,7 +43,11 @@ func scanCompletion(data []byte) (usage []byte, ok bool) {
 		case "created":
 			return created, s.integer() != nil
 		case "model":
-			return model, s.string()
+			s.i = jsonlex.SkipSpace(s.data, s.i)
+			start := s.i
+			ok := s.string()
+			modelName = s.data[start:s.i]
+			return model, ok
 		case "system_fingerprint":
 			return fingerprint, s.null() || s.string()
 		case "usage":
@@ -64,9 +69,9 @@ func scanCompletion(data []byte) (usage []byte, ok bool) {
 		return 0, true
 	})
 	if !ok || seen&required != required || jsonlex.SkipSpace(data, s.i) != len(data) {
-		return nil, false
+		return nil, nil, false
 	}
-	return usage, true
+	return usage, modelName, true
 }
 
 // completionChoice reads a choice of a chat completion (choice).

@@ -4,17 +4,19 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // replyScanAgrees: scanCompletion accepts only replies that CheckResponse
 // decodes with its parser and finds conforming by its fast path, and the
-// usage it returns is the bytes of the decoded reply's usage object. It
-// reports whether the scan and the fast path took data.
+// usage it returns is the bytes of the decoded reply's usage object, its
+// model those of the decoded reply's model. It reports whether the scan
+// and the fast path took data.
 func replyScanAgrees(t *testing.T, data []byte) (scanned, decoded bool) {
 	t.Helper()
-	usage, scanned := ScanResponse("chat.completions.create", data)
+	usage, model, scanned := ScanResponse("chat.completions.create", data)
 	doc, ok := parseObject(data)
 	decoded = ok && conforms("chat.completions.create.response.json", doc)
 	if scanned && !decoded {
@@ -25,6 +27,9 @@ func replyScanAgrees(t *testing.T, data []byte) (scanned, decoded bool) {
 	}
 	if parsed, findings := CheckResponse("chat.completions.create", data); parsed == nil || len(findings) > 0 {
 		t.Fatalf("scanCompletion accepts a reply CheckResponse finds %v in: %s", findings, data)
+	}
+	if got, ok := parseObject(slices.Concat([]byte(`{"m":`), model, []byte("}"))); !ok || got["m"] != doc["model"] {
+		t.Fatalf("scanCompletion reads model %q, the document's is %q: %s", model, doc["model"], data)
 	}
 	want, hasUsage := doc["usage"]
 	if hasUsage != (usage != nil) {
@@ -52,6 +57,8 @@ func replyVariants(g gen, data []byte) [][]byte {
 		{`"system_fingerprint":null`, `"system_fingerprint":"fp"`}, {`"system_fingerprint":null`, `"system_fingerprint":1`},
 		{`"usage":{`, `"usage":null,"u":{`}, {`"usage":{`, `"usage": {`}, {`"total_tokens":3`, `"total_tokens":3,"input_tokens":5,"output_tokens":6`},
 		{`"total_tokens":3`, `"total_tokens":1000000000000000`}, {`"total_tokens":3`, `"total_tokens":"3"`}, {`"prompt_tokens":1,`, ``},
+		{`"model":"gpt-4o-mini"`, `"model":"gpt-4o-m\u0069n\/i\\"`}, {`"model":"gpt-4o-mini"`, `"model": "gpt-4o-mini"`},
+		{`"model":"gpt-4o-mini"`, `"model":null`}, {`"model":"gpt-4o-mini"`, `"model":"m\ud83d\ude00"`},
 		{`"choices":[`, `"choices":[],"x":[`}, {`"message":{`, `"message":{"nested":` + strings.Repeat("{\"a\":", 40) + "1" + strings.Repeat("}", 40) + `,`},
 	} {
 		if bytes.Contains(data, []byte(edit[0])) {
@@ -89,10 +96,10 @@ func TestReplyScanAgreesWithTheFastPath(t *testing.T) {
 	if scanned < decoded || decoded < all/5 {
 		t.Fatalf("scanCompletion takes %d of %d; the generator gave %d", scanned, decoded, all)
 	}
-	if _, ok := ScanResponse("chat.completions.create", []byte(`{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`)); !ok {
+	if _, _, ok := ScanResponse("chat.completions.create", []byte(`{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`)); !ok {
 		t.Error("a reply without usage is not taken")
 	}
-	if _, ok := ScanResponse("embeddings.create", []byte(`{"object":"list","data":[]}`)); ok {
+	if _, _, ok := ScanResponse("embeddings.create", []byte(`{"object":"list","data":[]}`)); ok {
 		t.Error("a reply of another operation is taken")
 	}
 }

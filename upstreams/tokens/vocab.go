@@ -35,6 +35,7 @@ type vocab struct {
 	// compares a token's bytes only when those bits match.
 	slots  []uint32
 	idBits uint
+	idMask uint32 // 1<<idBits - 1, kept rather than made at each lookup
 	seed   maphash.Seed
 	secret [3]uint64 // hash's, for short tokens
 	piece  func(s string, i int) int
@@ -56,7 +57,7 @@ func (v *vocab) rank(token string) (int, bool) {
 	h := v.hash(token)
 	mask := uint64(len(v.slots) - 1)
 	tag := v.tag(h)
-	idMask := uint32(1)<<v.idBits - 1
+	idMask := v.idMask
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := v.slots[i]
 		if s == 0 {
@@ -128,6 +129,7 @@ func loadVocab(name string, special map[string]int, piece func(string, int) int)
 		start:  staticUint32s(size + 1)[:1],
 		slots:  staticUint32s(1 << bits.Len(uint(2*ranks))),
 		idBits: idBits,
+		idMask: uint32(1)<<idBits - 1,
 		seed:   maphash.MakeSeed(),
 		secret: [3]uint64{rand.Uint64() | 1, rand.Uint64() | 1, rand.Uint64() | 1},
 		piece:  piece,
@@ -219,8 +221,9 @@ func le32(s string) uint64 {
 }
 
 // tag is what a slot keeps of a token's hash h: its top bits, above the
-// ID's idBits.
-func (v *vocab) tag(h uint64) uint32 { return uint32(h>>(64-(32-v.idBits))) << v.idBits }
+// ID's idBits. (idBits is at most 24: the masks say so to the compiler,
+// which then checks no shift's size.)
+func (v *vocab) tag(h uint64) uint32 { return uint32(h>>((32+v.idBits)&63)) << (v.idBits & 31) }
 
 // eachLine calls f with each line of an embedded vocabulary file: the
 // token's bytes in base64 and its rank.
