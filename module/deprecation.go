@@ -11,8 +11,8 @@ import (
 // interface or parameter, as RFC 9745 / RFC 8594 headers.
 type deprecation struct {
 	feature string
-	// finding is the request's finding that it uses the feature, made
-	// once rather than for each request that does.
+	// finding is the request's finding that it uses the feature (see
+	// deprecated), made once rather than for each request that does.
 	finding string
 	// date is the RFC 9745 structured date (@unix-seconds) since which the
 	// feature is deprecated.
@@ -26,22 +26,27 @@ type deprecation struct {
 var (
 	// The Assistants interface (threads): deprecated 2025-08-26, shut down
 	// 2026-08-26 as announced by the public API; replaced by Responses.
-	threadsDeprecation = deprecation{
+	threadsDeprecation = deprecated(deprecation{
 		feature: "threads",
-		finding: "deprecated: threads",
 		date:    "@1756166400",
 		sunset:  "Wed, 26 Aug 2026 00:00:00 GMT",
 		link:    `</v1/responses>; rel="successor-version"`,
-	}
+	})
 	// Chat parameters: the spec gives no date, so the date is that of the
 	// public API description our sources prove marks them deprecated
 	// (2026-08-21). Their replacements are parameters, not resources, so
 	// there is no Link.
 	parameterDeprecations = []deprecation{
-		{feature: "max_tokens", finding: "deprecated: max_tokens", date: "@1787270400"},
-		{feature: "user", finding: "deprecated: user", date: "@1787270400"},
+		deprecated(deprecation{feature: "max_tokens", date: "@1787270400"}),
+		deprecated(deprecation{feature: "user", date: "@1787270400"}),
 	}
 )
+
+// deprecated is d with its finding, "deprecated: " and its feature.
+func deprecated(d deprecation) deprecation {
+	d.finding = "deprecated: " + d.feature
+	return d
+}
 
 // deprecationsFor lists what a request (its decoded body) uses that is
 // deprecated.
