@@ -5,7 +5,9 @@ package testgateway
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -82,6 +84,21 @@ func Reload(t testing.TB, caddyfile string) {
 	if err := caddy.Load(cfg, true); err != nil {
 		t.Fatalf("reloading config: %v", err)
 	}
+	for OldSocketsOpen(t, cfg) {
+		time.Sleep(time.Millisecond)
+	}
+	http.DefaultClient.CloseIdleConnections()
+}
+
+// OldSocketsOpen reports whether a socket other than the running config's
+// listens on a TCP address of cfg (Caddy JSON): Caddy counts a use of the
+// address for each config until its server closes the socket, and on
+// Linux the kernel's list of listening sockets says when the socket is
+// closed, which comes after Caddy's count drops (Caddy's listener takes
+// its use off the count before it closes the socket, and Go closes a
+// socket only once an Accept in progress on it has returned).
+func OldSocketsOpen(t testing.TB, cfg []byte) bool {
+	t.Helper()
 	var servers struct {
 		Apps struct {
 			HTTP struct {
@@ -100,14 +117,36 @@ func Reload(t testing.TB, caddyfile string) {
 			if err != nil {
 				t.Fatalf("listen address %q: %v", listen, err)
 			}
-			// Each config holds one use of the socket until its server
-			// closes it: more than the new config's is an old one open.
-			for caddy.ListenerUsage(addr.Network, addr.JoinHostPort(0)) > 1 {
-				time.Sleep(time.Millisecond)
+			if caddy.ListenerUsage(addr.Network, addr.JoinHostPort(0)) > 1 || listeningSockets(t, addr.StartPort) > 1 {
+				return true
 			}
 		}
 	}
-	http.DefaultClient.CloseIdleConnections()
+	return false
+}
+
+// listeningSockets counts the TCP sockets listening on port as the kernel
+// lists them (/proc/net/tcp and tcp6, state 0A), or 0 where it lists none.
+func listeningSockets(t testing.TB, port uint) int {
+	t.Helper()
+	n := 0
+	for _, name := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, err := os.ReadFile(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("listing listening sockets: %v", err)
+		}
+		local := fmt.Sprintf(":%04X", port)
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			// sl local_address rem_address st ...
+			if f := strings.Fields(line); len(f) > 3 && strings.HasSuffix(f[1], local) && f[3] == "0A" {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Adapt turns a Caddyfile into Caddy JSON, failing the test on any error
