@@ -56,13 +56,14 @@ func (g *Gateway) admit(ex *exchange, req *request) *upstreams.Error {
 	if op.Beta == BetaRequire && !betaOK {
 		return betaError(betaName, g.betaHdr)
 	}
-	req.call = &upstreams.Call{
+	req.called = upstreams.Call{
 		Operation:  op.ID,
 		Params:     req.params,
 		Principal:  key.Principal,
 		Request:    r,
 		BetaHeader: betaName,
 	}
+	req.call = &req.called
 	if apiErr := g.checkRateEarly(ex, req); apiErr != nil {
 		return apiErr
 	}

@@ -56,9 +56,10 @@ func (g *Gateway) dispatch(ctx context.Context, opID string, who upstreams.Princ
 		return fmt.Errorf("dispatch %s: %w", opID, err)
 	}
 	r.Header.Set("Content-Type", "application/json")
-	ex := newExchange(w, 0)
+	s := newServed(w, r, 0)
 	start := time.Now()
-	req := &request{op: op, http: r, dispatchedFor: &who}
+	ex, req := &s.ex, &s.req
+	req.op, req.dispatchedFor = op, &who
 	g.serve(ex, req)
 	g.observe(req, start, ex)
 	g.dashboard.observe(req, start, ex)

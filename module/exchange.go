@@ -35,8 +35,11 @@ type exchange struct {
 	dropUsageChunk bool
 	stream         bool
 	splitter       *sse.Splitter
-	capture        *bytes.Buffer
-	usage          *usage
+	// capture copies a reply that is not a stream (nil for a stream); it
+	// points at captured, which comes in the exchange's allocation.
+	capture  *bytes.Buffer
+	captured bytes.Buffer
+	usage    *usage
 	// replyModel is the model a stream's first event names; firstEvent
 	// says that event has passed. captureModel is the model a JSON reply
 	// names, read from capture by finish in the pass that reads its usage.
@@ -106,10 +109,21 @@ const eventOverhead = 24
 // chunk's size at every doubling.
 const firstEventsRoom = 4 << 10
 
-// newExchange answers through w; recordMax, when above zero, is the
-// recorder's max_body for an exchange it records (zero: not recorded).
-func newExchange(w http.ResponseWriter, recordMax int) *exchange {
-	return &exchange{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, recordMax: recordMax}
+// served is a request and its exchange, allocated together: both live
+// exactly as long as the request is served.
+type served struct {
+	req request
+	ex  exchange
+}
+
+// newServed is request r answered through w; recordMax, when above zero,
+// is the recorder's max_body for an exchange it records (zero: not
+// recorded).
+func newServed(w http.ResponseWriter, r *http.Request, recordMax int) *served {
+	return &served{
+		req: request{http: r},
+		ex:  exchange{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, recordMax: recordMax},
+	}
 }
 
 // recording says the exchange goes to the recorder.
@@ -134,7 +148,7 @@ func (e *exchange) WriteHeader(status int) {
 			e.checker = schemas.NewEventChecker(e.operation)
 		}
 	} else {
-		e.capture = new(bytes.Buffer)
+		e.capture = &e.captured
 	}
 	if e.costTrailer && status < 300 {
 		declareCostTrailer(e.Header())

@@ -36,6 +36,12 @@ func (s *spyChecker) WriteEvent(ev sse.Event) { s.Write(ev.Raw) }
 
 func (s *spyChecker) Close() []schemas.Finding { return nil }
 
+// newExchange is an exchange answering through w on its own (newServed's,
+// with no request); recordMax as newServed's.
+func newExchange(w http.ResponseWriter, recordMax int) *exchange {
+	return &newServed(w, nil, recordMax).ex
+}
+
 // recordMax is newExchange's recordMax for an exchange recorded with a
 // max_body that holds back none of its events, or not recorded.
 func recordMax(recording bool) int {

@@ -38,6 +38,9 @@ type request struct {
 	// are not JSON): the schemas, model rules, deprecations, the token
 	// estimate and the engine read it.
 	call *upstreams.Call
+	// called is call's storage (admit points call at it): one allocation
+	// with the request.
+	called upstreams.Call
 	// releaseDecode gives back the request's share of the decode budget
 	// (see decodeBudget.take) once it is answered; nil before its body is
 	// read.

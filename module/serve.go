@@ -39,14 +39,14 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if g.recorder != nil && g.recorder.sampled() {
 		recordMax = g.recorder.cfg.MaxBody
 	}
-	ex := newExchange(w, recordMax)
+	s := newServed(w, r, recordMax)
+	ex, req := &s.ex, &s.req
 	ex.body.watch(r)
 	var upload *bodyCapture
 	if ex.recording() && mediaType(r) == "multipart/form-data" {
 		upload = &bodyCapture{ReadCloser: r.Body, limit: g.recorder.cfg.MaxBody}
 		r.Body = upload
 	}
-	req := &request{http: r}
 	canonical := canonicalPath(r.URL.EscapedPath())
 	if canonical {
 		req.op, req.params = matchOperation(r.Method, rest)
