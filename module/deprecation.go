@@ -2,6 +2,7 @@ package modelgate
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/modelgate/modelgate/upstreams"
@@ -26,12 +27,13 @@ type deprecation struct {
 var (
 	// The Assistants interface (threads): deprecated 2025-08-26, shut down
 	// 2026-08-26 as announced by the public API; replaced by Responses.
-	threadsDeprecation = deprecated(deprecation{
+	// threadsDeprecations is the list of a threads request, made once.
+	threadsDeprecations = []deprecation{deprecated(deprecation{
 		feature: "threads",
 		date:    "@1756166400",
 		sunset:  "Wed, 26 Aug 2026 00:00:00 GMT",
 		link:    `</v1/responses>; rel="successor-version"`,
-	})
+	})}
 	// Chat parameters: the spec gives no date, so the date is that of the
 	// public API description our sources prove marks them deprecated
 	// (2026-08-21). Their replacements are parameters, not resources, so
@@ -52,22 +54,36 @@ func deprecated(d deprecation) deprecation {
 // deprecated.
 func deprecationsFor(op string, doc map[string]any) []deprecation {
 	if strings.HasPrefix(op, "threads.") {
-		return []deprecation{threadsDeprecation}
+		return threadsDeprecations
 	}
 	if op != upstreams.OpChatCompletionsCreate || doc == nil {
 		return nil
 	}
-	var out []deprecation
-	for _, d := range parameterDeprecations {
+	set := 0
+	for i, d := range parameterDeprecations {
 		if _, ok := doc[d.feature]; ok {
-			if out == nil {
-				out = make([]deprecation, 0, len(parameterDeprecations))
-			}
-			out = append(out, d)
+			set |= 1 << i
 		}
 	}
-	return out
+	return parameterDeprecationSets[set]
 }
+
+// parameterDeprecationSets holds at index set the parameterDeprecations
+// whose bit is set in set, so that a request's list is made once for all
+// requests, not for each (the lists are shared: read only). There are
+// 2^len(parameterDeprecations) of them: few while the parameters are.
+var parameterDeprecationSets = func() [][]deprecation {
+	sets := make([][]deprecation, 1<<len(parameterDeprecations))
+	for set := range sets {
+		for i, d := range parameterDeprecations {
+			if set&(1<<i) != 0 {
+				sets[set] = append(sets[set], d)
+			}
+		}
+		sets[set] = slices.Clip(sets[set])
+	}
+	return sets
+}()
 
 // setDeprecationHeaders announces deprecations on the reply. Several
 // deprecated features share one Deprecation header: the earliest date.

@@ -26,7 +26,27 @@ func TestDeprecationFindings(t *testing.T) {
 	if got := findings(upstreams.OpChatCompletionsCreate, map[string]any{"model": "m"}); got != nil {
 		t.Fatalf("a chat without deprecated parameters: findings %q", got)
 	}
+	for _, feature := range []string{"max_tokens", "user"} {
+		doc := map[string]any{"model": "m", feature: 5}
+		if got, want := findings(upstreams.OpChatCompletionsCreate, doc), []string{"deprecated: " + feature}; !slices.Equal(got, want) {
+			t.Fatalf("a chat with %s alone: findings %q, want %q", feature, got, want)
+		}
+	}
 	if got, want := findings("threads.create", nil), []string{"deprecated: threads"}; !slices.Equal(got, want) {
 		t.Fatalf("threads findings %q, want %q", got, want)
+	}
+}
+
+// TestDeprecationsMadeOnce: a request's deprecations are one of the lists
+// made once, not a list made for the request (an allocation a request).
+func TestDeprecationsMadeOnce(t *testing.T) {
+	chat := map[string]any{"model": "m", "messages": []any{}, "max_tokens": 5}
+	for _, c := range []struct {
+		op  string
+		doc map[string]any
+	}{{upstreams.OpChatCompletionsCreate, chat}, {"threads.create", nil}} {
+		if n := testing.AllocsPerRun(100, func() { deprecationsFor(c.op, c.doc) }); n != 0 {
+			t.Errorf("%s: %v allocations a request's deprecations", c.op, n)
+		}
 	}
 }

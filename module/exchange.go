@@ -257,7 +257,11 @@ func (e *exchange) ReadFrom(r io.Reader) (int64, error) {
 	return io.CopyBuffer(writerOnly{e}, r, *buf)
 }
 
-type writerOnly struct{ io.Writer }
+// writerOnly is the exchange with its Write alone, which io.CopyBuffer
+// then calls; its one pointer makes it an io.Writer without an allocation.
+type writerOnly struct{ e *exchange }
+
+func (w writerOnly) Write(p []byte) (int, error) { return w.e.Write(p) }
 
 // onEvent takes one whole event of a stream: it decides whether the
 // client is sent it (a usage chunk the client did not ask for is not),

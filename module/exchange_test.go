@@ -440,3 +440,16 @@ func sortedFindings(findings []schemas.Finding) []string {
 	slices.Sort(s)
 	return s
 }
+
+// TestExchangeWriterIsNoAllocation: ReadFrom hands io.CopyBuffer the
+// exchange as a Writer alone (writerOnly) without an allocation a reply.
+func TestExchangeWriterIsNoAllocation(t *testing.T) {
+	ex := newExchange(httptest.NewRecorder(), 0)
+	var w io.Writer
+	if n := testing.AllocsPerRun(100, func() { w = writerOnly{ex} }); n != 0 {
+		t.Fatalf("%v allocations to make the exchange a Writer", n)
+	}
+	if _, ok := w.(io.ReaderFrom); ok {
+		t.Fatal("the exchange as a Writer alone has a ReadFrom, which io.CopyBuffer would call instead of Write")
+	}
+}

@@ -125,16 +125,21 @@ func (req *request) origin() string {
 	return originLive
 }
 
-// startInFlight counts a request as served now, until the returned
-// function is called with its exchange (which also ends its stream).
-func startInFlight(origin string) func(ex *exchange) {
+// startInFlight counts a request as served now, until endInFlight is
+// called with the gauge it returns.
+func startInFlight(origin string) prometheus.Gauge {
 	g := inFlight.WithLabelValues(origin)
 	g.Inc()
-	return func(ex *exchange) {
-		g.Dec()
-		if ex.stream {
-			streamsOpen.Dec()
-		}
+	return g
+}
+
+// endInFlight ends startInFlight's count g of a request answered through
+// ex, and ex's stream. A function of its own rather than a closure
+// startInFlight returns, which would be an allocation a request.
+func endInFlight(g prometheus.Gauge, ex *exchange) {
+	g.Dec()
+	if ex.stream {
+		streamsOpen.Dec()
 	}
 }
 

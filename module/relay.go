@@ -88,21 +88,7 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 				final = upstreams.Final(lastReply.code())
 				wait = upstreams.RetryAfter(resp.Header, upstreams.Backoff(attempt))
 			default:
-				defer resp.Body.Close()
-				if resp, err = g.ownReply(f, call, resp); err != nil {
-					return retryLater(w, err)
-				}
-				if route.check == checkStrict && resp.StatusCode < 300 && !upstreams.IsEventStream(resp.Header) {
-					return g.relayChecked(w, req, resp)
-				}
-				err := upstreams.Relay(w, resp, int(g.MaxBodySize), call.Operation)
-				if reason := w.noteCutStream(call.Operation, t.name, err); reason != "" { // also when the client left after the error event
-					g.emitRequestEvent(eventStreamCut, req, func(d map[string]any) { d["upstream"], d["reason"] = t.name, reason })
-				}
-				if err != nil && call.Request.Context().Err() == nil {
-					g.logger.Warn("relaying upstream response failed", zap.String("upstream", t.name), zap.Error(err))
-				}
-				return nil
+				return g.relayReply(w, req, f, t.name, resp)
 			}
 			if final || attempt >= route.retries || !replayable || wait > route.maxRetryWait {
 				break
@@ -117,6 +103,29 @@ func (g *Gateway) relay(w *exchange, req *request) error {
 		return relayFailedReply(w, lastReply)
 	}
 	return lastErr
+}
+
+// relayReply answers with upstream's reply resp, neither a 429 nor a 5xx,
+// and closes it. Its own function, so that the close is deferred outside
+// relay's loop, where a deferred call costs an allocation.
+func (g *Gateway) relayReply(w *exchange, req *request, f upstreams.Forwarder, upstream string, resp *http.Response) error {
+	defer resp.Body.Close()
+	call := req.call
+	resp, err := g.ownReply(f, call, resp)
+	if err != nil {
+		return retryLater(w, err)
+	}
+	if req.route.check == checkStrict && resp.StatusCode < 300 && !upstreams.IsEventStream(resp.Header) {
+		return g.relayChecked(w, req, resp)
+	}
+	err = upstreams.Relay(w, resp, int(g.MaxBodySize), call.Operation)
+	if reason := w.noteCutStream(call.Operation, upstream, err); reason != "" { // also when the client left after the error event
+		g.emitRequestEvent(eventStreamCut, req, func(d map[string]any) { d["upstream"], d["reason"] = upstream, reason })
+	}
+	if err != nil && call.Request.Context().Err() == nil {
+		g.logger.Warn("relaying upstream response failed", zap.String("upstream", upstream), zap.Error(err))
+	}
+	return nil
 }
 
 // code is the failed reply's envelope code, "" when it has none.

@@ -79,7 +79,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 // and answers it through ex; then the reply is finished, its tokens
 // settled and its conformance checked, once, whatever happened before.
 func (g *Gateway) serve(ex *exchange, req *request) {
-	defer startInFlight(req.origin())(ex)
+	defer endInFlight(startInFlight(req.origin()), ex)
 	g.answer(ex, req)
 	if req.releaseDecode != nil {
 		req.releaseDecode()
