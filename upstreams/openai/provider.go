@@ -43,6 +43,9 @@ type Provider struct {
 	Headers map[string]string `json:"headers,omitempty"`
 
 	headers map[string]string
+	// authorization is the Authorization header's value, made once:
+	// requests share it (read only), rather than each building its own.
+	authorization []string
 }
 
 // CaddyModule returns the Caddy module information.
@@ -62,6 +65,9 @@ func (p *Provider) Provision(ctx caddy.Context) error {
 	p.headers = make(map[string]string, len(p.Headers))
 	for k, v := range p.Headers {
 		p.headers[http.CanonicalHeaderKey(k)] = repl.ReplaceAll(v, "")
+	}
+	if p.Key != "" {
+		p.authorization = []string{"Bearer " + p.Key}
 	}
 	if p.BetaHeader == "" {
 		p.BetaHeader = "OpenAI-Beta"

@@ -72,8 +72,8 @@ func (p *Provider) newRequest(c *upstreams.Call) (*http.Request, error) {
 	for k, v := range p.headers {
 		req.Header.Set(k, v)
 	}
-	if p.Key != "" {
-		req.Header["Authorization"] = []string{"Bearer " + p.Key}
+	if p.authorization != nil {
+		req.Header["Authorization"] = p.authorization
 	}
 	return req, nil
 }

@@ -1,11 +1,19 @@
 package openai
 
 import (
+	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/modelgate/modelgate/upstreams"
+	"github.com/modelgate/modelgate/upstreams/translate"
 )
 
 // TestForwardedHeaderNamesAreCanonical: newRequest reads the client's
@@ -59,4 +67,34 @@ func FuzzUpstreamURL(f *testing.F) {
 			t.Fatalf("%s %q %q: %#v, NewRequest parses %#v (host %q)", base, path, query, got, want.URL, want.Host)
 		}
 	})
+}
+
+// TestSharedAuthorizationStaysTheProviders: the Authorization value
+// requests share is the provider's key, and what a request adds to its
+// headers reaches neither that value nor another request.
+func TestSharedAuthorizationStaysTheProviders(t *testing.T) {
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	p := &Provider{Client: translate.Client{BaseURL: "http://127.0.0.1:1/v1", APIKey: "sk-provider"}}
+	if err := p.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	call := &upstreams.Call{Request: httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil), Body: []byte(`{}`)}
+	var reqs []*http.Request
+	for _, added := range []string{"Bearer one", "Bearer two"} {
+		req, err := p.newRequest(call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := req.Header["Authorization"]; !slices.Equal(got, []string{"Bearer sk-provider"}) {
+			t.Fatalf("a request's Authorization is %q", got)
+		}
+		req.Header.Add("Authorization", added)
+		reqs = append(reqs, req)
+	}
+	for i, added := range []string{"Bearer one", "Bearer two"} {
+		if got := reqs[i].Header["Authorization"]; !slices.Equal(got, []string{"Bearer sk-provider", added}) {
+			t.Errorf("request %d's Authorization is %q after each added its own", i, got)
+		}
+	}
 }

@@ -22,16 +22,17 @@ const (
 // replyBody is a provider reply's body within its bounds: a read waiting
 // longer than idle for a byte ends with errIdle; the body's bytes past
 // left in all, or a read past the reply's deadline, fail with the 502
-// (504) *upstreams.Error the client is sent. Either timer closes the
-// provider's body, so a read blocked on a silent or dripping provider
-// returns.
+// (504) *upstreams.Error the client is sent. Its timer closes the
+// provider's body at the sooner of the two, so a read blocked on a silent
+// or dripping provider returns: one timer, not one for each bound, as
+// each is a reply's allocations.
 type replyBody struct {
 	io.ReadCloser
-	idle      time.Duration
-	idleTimer *time.Timer
-	deadline  *time.Timer
-	left      int64
-	buffer    int
+	idle     time.Duration
+	deadline time.Time
+	timer    *time.Timer
+	left     int64
+	buffer   int
 	// expired is why a timer closed the body: 0 not, expiredIdle or
 	// expiredDeadline.
 	expired atomic.Int32
@@ -60,13 +61,26 @@ func errReplyTimeout() *upstreams.Error {
 
 // bound wraps a reply's body in the client's bounds.
 func (c *Client) bound(body io.ReadCloser) *replyBody {
-	b := &replyBody{ReadCloser: body, idle: time.Duration(c.StreamIdleTimeout), left: int64(c.MaxReplySize), buffer: int(c.MaxReplyBuffer)}
-	b.idleTimer = time.AfterFunc(b.idle, func() { b.expire(expiredIdle) })
-	b.deadline = time.AfterFunc(time.Duration(c.MaxReplyDuration), func() { b.expire(expiredDeadline) })
+	now := time.Now()
+	b := &replyBody{ReadCloser: body, idle: time.Duration(c.StreamIdleTimeout), deadline: now.Add(time.Duration(c.MaxReplyDuration)),
+		left: int64(c.MaxReplySize), buffer: int(c.MaxReplyBuffer)}
+	b.timer = time.AfterFunc(b.wait(now), b.expire)
 	return b
 }
 
-func (b *replyBody) expire(why int32) {
+// wait is how long from now the timer waits: the idle bound, or until the
+// deadline when that comes first.
+func (b *replyBody) wait(now time.Time) time.Duration {
+	return min(b.idle, b.deadline.Sub(now))
+}
+
+// expire closes the body when the timer fires: past the deadline, or
+// idle before it.
+func (b *replyBody) expire() {
+	why := int32(expiredIdle)
+	if !time.Now().Before(b.deadline) {
+		why = expiredDeadline
+	}
 	if b.expired.CompareAndSwap(0, why) {
 		b.ReadCloser.Close()
 	}
@@ -89,14 +103,13 @@ func (b *replyBody) Read(p []byte) (int, error) {
 	}
 	b.left -= int64(n)
 	if n > 0 {
-		b.idleTimer.Reset(b.idle)
+		b.timer.Reset(b.wait(time.Now()))
 	}
 	return n, err
 }
 
 func (b *replyBody) Close() error {
-	b.idleTimer.Stop()
-	b.deadline.Stop()
+	b.timer.Stop()
 	return b.ReadCloser.Close()
 }
 

@@ -75,6 +75,37 @@ func TestReplyDurationBound(t *testing.T) {
 	}
 }
 
+// TestReplyIdleBound: a read of a reply whose provider goes silent
+// returns errIdle once stream_idle_timeout has passed, long before
+// max_reply_duration; a reply whose bytes keep coming is never idle and
+// ends at max_reply_duration (the body's one timer serves both bounds).
+func TestReplyIdleBound(t *testing.T) {
+	r, w := io.Pipe()
+	defer w.Close()
+	c := &Client{StreamIdleTimeout: caddy.Duration(time.Millisecond), MaxReplySize: 1 << 20, MaxReplyBuffer: 1 << 20, MaxReplyDuration: caddy.Duration(time.Hour)}
+	b := c.bound(r)
+	defer b.Close()
+	if _, err := io.ReadAll(b); !errors.Is(err, errIdle) {
+		t.Fatalf("a silent provider's reply ended with %v", err)
+	}
+
+	r, w = io.Pipe()
+	defer w.Close()
+	go func() {
+		for {
+			if _, err := w.Write([]byte("x")); err != nil {
+				return
+			}
+		}
+	}()
+	c = &Client{StreamIdleTimeout: caddy.Duration(time.Hour), MaxReplySize: 1 << 40, MaxReplyBuffer: 1 << 20, MaxReplyDuration: caddy.Duration(20 * time.Millisecond)}
+	b = c.bound(r)
+	defer b.Close()
+	if _, err := io.Copy(io.Discard, b); code(err) != "upstream_reply_timeout" {
+		t.Fatalf("a reply still coming at max_reply_duration ended with %v", err)
+	}
+}
+
 // TestDeclaredLengthPastMaxReplySize: a reply whose Content-Length passes
 // max_reply_size is refused before it is read, as sent (a 502 the gateway
 // does not send again); one of exactly max_reply_size is taken.

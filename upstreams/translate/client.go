@@ -184,7 +184,7 @@ func (c *Client) URL(escapedPath string, query url.Values) string {
 func (c *Client) Send(call *upstreams.Call, req *http.Request) (*http.Response, error) {
 	// Identity encoding keeps streams unbuffered and replies checkable;
 	// the site's own `encode` may still compress toward the client.
-	req.Header.Set("Accept-Encoding", "identity")
+	req.Header["Accept-Encoding"] = identityEncoding
 	resp, err := c.transport.RoundTrip(req)
 	if err != nil {
 		if ctxErr := call.Request.Context().Err(); ctxErr != nil {
@@ -200,6 +200,10 @@ func (c *Client) Send(call *upstreams.Call, req *http.Request) (*http.Response, 
 	resp.Body = c.bound(resp.Body)
 	return resp, nil
 }
+
+// identityEncoding is the Accept-Encoding of every provider request, one
+// value the requests share (read only) rather than one each.
+var identityEncoding = []string{"identity"}
 
 // UnmarshalCaddyfile reads a provider block: the shared options here,
 // anything else through option (which reports whether it knew the name).
