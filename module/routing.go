@@ -44,9 +44,20 @@ func (g *Gateway) route(req *request) *upstreams.Error {
 	}
 	req.upstream = route.primaries[0].name
 	if repl, ok := req.http.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
-		repl.Set("http.modelgate.operation", op.ID)
-		repl.Set("http.modelgate.key_name", req.key.KeyName)
-		repl.Set("http.modelgate.upstream", req.upstream)
+		// One provider of the three, their values as routed: one
+		// allocation, where setting each boxes it and grows the map.
+		opID, keyName, upstream := op.ID, req.key.KeyName, req.upstream
+		repl.Map(func(name string) (any, bool) {
+			switch name {
+			case "http.modelgate.operation":
+				return opID, true
+			case "http.modelgate.key_name":
+				return keyName, true
+			case "http.modelgate.upstream":
+				return upstream, true
+			}
+			return nil, false
+		})
 	}
 	if !route.implemented {
 		return &upstreams.Error{
