@@ -47,3 +47,30 @@ func TestDeclaredLengthIsNotPreallocated(t *testing.T) {
 type failingReader struct{}
 
 func (failingReader) Read([]byte) (int, error) { return 0, io.ErrUnexpectedEOF }
+
+// TestDeclaredLengthReadInOneBuffer: a body of the length its request
+// declares is read into a buffer of about that length (the byte that
+// reads its end, the allocator's rounding), not one with room to spare;
+// one of unknown length is read whole as it grows.
+func TestDeclaredLengthReadInOneBuffer(t *testing.T) {
+	g := &Gateway{MaxBodySize: 64 << 20}
+	op, _ := operationByID("chat.completions.create")
+	for _, n := range []int{100, 1000, 10_000} {
+		full := `{"model":"` + strings.Repeat("x", n-12) + `"}`
+		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(full))
+		r.Header.Set("Content-Type", "application/json")
+		body, apiErr := g.readBody(r, op)
+		if apiErr != nil || string(body) != full {
+			t.Fatalf("a body of %d bytes: %v, %d bytes", n, apiErr, len(body))
+		}
+		if spare := cap(body) - len(body); spare > len(body)/8+16 {
+			t.Errorf("a body of %d bytes read into %d: %d to spare", n, cap(body), spare)
+		}
+		r = httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(full))
+		r.Header.Set("Content-Type", "application/json")
+		r.ContentLength = -1 // unknown (chunked): the buffer grows as the bytes arrive
+		if body, apiErr := g.readBody(r, op); apiErr != nil || string(body) != full {
+			t.Fatalf("a body of %d bytes, its length unknown: %v, %d bytes", n, apiErr, len(body))
+		}
+	}
+}

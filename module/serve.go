@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -158,11 +159,14 @@ func (g *Gateway) readBody(r *http.Request, op *Operation) ([]byte, *upstreams.E
 		return nil, errBodyTooLarge(g.MaxBodySize)
 	}
 	// A body of known length up to maxPrealloc is read into one
-	// allocation; a larger declared length is not trusted before its
-	// bytes arrive: the buffer grows with what is actually read.
-	var buf bytes.Buffer
-	buf.Grow(int(min(max(r.ContentLength, 0), maxPrealloc)) + bytes.MinRead)
-	_, err := buf.ReadFrom(http.MaxBytesReader(nil, r.Body, g.MaxBodySize))
+	// allocation of its length and the byte that reads its end; a larger
+	// declared length is not trusted before its bytes arrive: the buffer
+	// grows with what is actually read.
+	room := bytes.MinRead
+	if r.ContentLength > 0 {
+		room = int(min(r.ContentLength, maxPrealloc)) + 1
+	}
+	body, err := readAll(http.MaxBytesReader(nil, r.Body, g.MaxBodySize), room)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -170,7 +174,26 @@ func (g *Gateway) readBody(r *http.Request, op *Operation) ([]byte, *upstreams.E
 		}
 		return nil, upstreams.InvalidRequest("", "The request body could not be read.")
 	}
-	return buf.Bytes(), nil
+	return body, nil
+}
+
+// readAll is io.ReadAll into a buffer of room bytes to begin with, grown
+// only when they are full; r bounds the reads.
+func readAll(r io.Reader, room int) ([]byte, error) {
+	b := make([]byte, 0, room)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // maxPrealloc bounds what a request's declared Content-Length reserves
