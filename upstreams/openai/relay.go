@@ -38,7 +38,8 @@ func (p *Provider) newRequest(c *upstreams.Call) (*http.Request, error) {
 		return nil, upstreams.ServerError("The request could not be forwarded.")
 	}
 
-	var body io.Reader = http.NoBody
+	var body io.ReadCloser = http.NoBody
+	var getBody func() (io.ReadCloser, error)
 	contentLength := int64(0)
 	switch {
 	case c.Body != nil:
@@ -49,18 +50,27 @@ func (p *Provider) newRequest(c *upstreams.Call) (*http.Request, error) {
 				return nil, upstreams.ServerError("The request could not be forwarded.")
 			}
 		}
-		body = bytes.NewReader(b)
+		body, getBody = bytesBody(b)
 		contentLength = int64(len(b))
 	case in.ContentLength != 0 && in.Body != nil:
 		body = in.Body // multipart: streamed, never held in memory
 		contentLength = in.ContentLength
 	}
-	req, err := http.NewRequestWithContext(in.Context(), in.Method, "", body)
-	if err != nil {
-		return nil, upstreams.ServerError("The request could not be forwarded.")
-	}
-	req.URL, req.Host = target, target.Host
-	req.ContentLength = contentLength
+	// The request http.NewRequestWithContext makes of these
+	// (TestNewRequestAsNewRequestMakesIt), without the URL it would parse
+	// from text only for target to replace it.
+	req := (&http.Request{
+		Method:        in.Method,
+		URL:           target,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        make(http.Header),
+		Body:          body,
+		GetBody:       getBody,
+		ContentLength: contentLength,
+		Host:          target.Host,
+	}).WithContext(in.Context())
 	for _, name := range forwardedRequestHeaders {
 		if v := in.Header[name]; len(v) > 0 { // names in canonical form
 			req.Header[name] = v
@@ -76,6 +86,19 @@ func (p *Provider) newRequest(c *upstreams.Call) (*http.Request, error) {
 		req.Header["Authorization"] = p.authorization
 	}
 	return req, nil
+}
+
+// bytesBody is the Body and GetBody http.NewRequest gives a request of b:
+// b in a *bytes.Reader behind io.NopCloser (which the transport knows to be
+// in memory, so it writes the headers and body at once) and again from its
+// start on each GetBody; http.NoBody for no bytes.
+func bytesBody(b []byte) (io.ReadCloser, func() (io.ReadCloser, error)) {
+	if len(b) == 0 {
+		return http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
+	}
+	again := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	body, _ := again()
+	return body, again
 }
 
 // upstreamURL is the provider URL of a client request: the operation's

@@ -1,7 +1,9 @@
 package openai
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -95,6 +97,91 @@ func TestSharedAuthorizationStaysTheProviders(t *testing.T) {
 	for i, added := range []string{"Bearer one", "Bearer two"} {
 		if got := reqs[i].Header["Authorization"]; !slices.Equal(got, []string{"Bearer sk-provider", added}) {
 			t.Errorf("request %d's Authorization is %q after each added its own", i, got)
+		}
+	}
+}
+
+// TestNewRequestAsNewRequestMakesIt: the provider request newRequest
+// builds is the one http.NewRequestWithContext makes of the same method,
+// URL, body and context (the oracle), for a JSON body, an empty one, none
+// and a streamed multipart body: the same fields, body bytes and body
+// types (the transport writes a body it knows to be in memory with the
+// headers), and a GetBody giving the body again.
+func TestNewRequestAsNewRequestMakesIt(t *testing.T) {
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	p := &Provider{Client: translate.Client{BaseURL: "http://127.0.0.1:1/v1", APIKey: "sk-provider"}}
+	if err := p.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	type key struct{}
+	for _, c := range []struct {
+		name, method, target string
+		json                 []byte
+		stream               string
+	}{
+		{"json", http.MethodPost, "/v1/chat/completions", []byte(`{"model":"m"}`), ""},
+		{"empty json", http.MethodPost, "/v1/chat/completions", []byte{}, ""},
+		{"no body", http.MethodGet, "/v1/models?limit=2", nil, ""},
+		{"multipart", http.MethodPost, "/v1/files", nil, "--b\r\n\r\nx\r\n--b--\r\n"},
+	} {
+		in := httptest.NewRequest(c.method, c.target, strings.NewReader(c.stream))
+		in = in.WithContext(context.WithValue(in.Context(), key{}, c.name))
+		call := &upstreams.Call{Request: in, Body: c.json}
+		got, err := p.newRequest(call)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		var body io.Reader = http.NoBody
+		switch {
+		case c.json != nil:
+			body = bytes.NewReader(c.json)
+		case c.stream != "":
+			body = in.Body
+		}
+		want, err := http.NewRequestWithContext(in.Context(), c.method, "http://127.0.0.1:1/v1"+strings.TrimPrefix(c.target, "/v1"), body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.ContentLength = int64(len(c.json) + len(c.stream))
+		want.Header = got.Header // the headers newRequest adds are the other tests'
+
+		for _, f := range []struct {
+			field     string
+			got, want any
+		}{
+			{"method", got.Method, want.Method}, {"URL", got.URL, want.URL}, {"host", got.Host, want.Host},
+			{"protocol", [3]any{got.Proto, got.ProtoMajor, got.ProtoMinor}, [3]any{want.Proto, want.ProtoMajor, want.ProtoMinor}},
+			{"length", got.ContentLength, want.ContentLength}, {"context", got.Context(), want.Context()},
+			{"body type", reflect.TypeOf(got.Body), reflect.TypeOf(want.Body)}, {"GetBody set", got.GetBody != nil, want.GetBody != nil},
+		} {
+			if !reflect.DeepEqual(f.got, f.want) {
+				t.Errorf("%s: %s %v, NewRequest's %v", c.name, f.field, f.got, f.want)
+			}
+		}
+		if c.stream != "" {
+			continue // one body for both: read by neither
+		}
+		read := func(r io.ReadCloser) string {
+			b, err := io.ReadAll(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
+		}
+		if g, w := read(got.Body), read(want.Body); g != w || g != string(c.json) {
+			t.Errorf("%s: body %q, NewRequest's %q", c.name, g, w)
+		}
+		for i := 0; got.GetBody != nil && i < 2; i++ {
+			g, _ := got.GetBody()
+			w, _ := want.GetBody()
+			if reflect.TypeOf(g) != reflect.TypeOf(w) {
+				t.Errorf("%s: GetBody's type %T, NewRequest's %T", c.name, g, w)
+			}
+			if g, w := read(g), read(w); g != w {
+				t.Errorf("%s: GetBody %q, NewRequest's %q", c.name, g, w)
+			}
 		}
 	}
 }
