@@ -71,16 +71,23 @@ func FuzzUpstreamURL(f *testing.F) {
 	})
 }
 
-// TestSharedAuthorizationStaysTheProviders: the Authorization value
-// requests share is the provider's key, and what a request adds to its
-// headers reaches neither that value nor another request.
-func TestSharedAuthorizationStaysTheProviders(t *testing.T) {
+// provisioned is a provider of key sk-provider at an address nothing
+// answers (its requests are built, not sent).
+func provisioned(t *testing.T) *Provider {
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	defer cancel()
+	t.Cleanup(cancel)
 	p := &Provider{Client: translate.Client{BaseURL: "http://127.0.0.1:1/v1", APIKey: "sk-provider"}}
 	if err := p.Provision(ctx); err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// TestSharedAuthorizationStaysTheProviders: the Authorization value
+// requests share is the provider's key, and what a request adds to its
+// headers reaches neither that value nor another request.
+func TestSharedAuthorizationStaysTheProviders(t *testing.T) {
+	p := provisioned(t)
 	call := &upstreams.Call{Request: httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil), Body: []byte(`{}`)}
 	var reqs []*http.Request
 	for _, added := range []string{"Bearer one", "Bearer two"} {
@@ -108,12 +115,7 @@ func TestSharedAuthorizationStaysTheProviders(t *testing.T) {
 // types (the transport writes a body it knows to be in memory with the
 // headers), and a GetBody giving the body again.
 func TestNewRequestAsNewRequestMakesIt(t *testing.T) {
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	defer cancel()
-	p := &Provider{Client: translate.Client{BaseURL: "http://127.0.0.1:1/v1", APIKey: "sk-provider"}}
-	if err := p.Provision(ctx); err != nil {
-		t.Fatal(err)
-	}
+	p := provisioned(t)
 	type key struct{}
 	for _, c := range []struct {
 		name, method, target string

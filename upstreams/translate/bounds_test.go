@@ -65,14 +65,21 @@ func TestReplyBounds(t *testing.T) {
 // TestReplyDurationBound: a read of a reply that never ends returns, once
 // max_reply_duration has passed, upstream_reply_timeout.
 func TestReplyDurationBound(t *testing.T) {
-	r, w := io.Pipe()
-	defer w.Close()
-	c := &Client{StreamIdleTimeout: caddy.Duration(time.Hour), MaxReplySize: 1 << 20, MaxReplyBuffer: 1 << 20, MaxReplyDuration: caddy.Duration(time.Millisecond)}
-	b := c.bound(r)
-	defer b.Close()
-	if _, err := io.ReadAll(b); code(err) != "upstream_reply_timeout" {
+	if err := readSilentReply(time.Hour, time.Millisecond); code(err) != "upstream_reply_timeout" {
 		t.Fatalf("read ended with %v", err)
 	}
+}
+
+// readSilentReply is how a read of a reply whose provider sends nothing
+// ends, under stream_idle_timeout idle and max_reply_duration d.
+func readSilentReply(idle, d time.Duration) error {
+	r, w := io.Pipe()
+	defer w.Close()
+	c := &Client{StreamIdleTimeout: caddy.Duration(idle), MaxReplySize: 1 << 20, MaxReplyBuffer: 1 << 20, MaxReplyDuration: caddy.Duration(d)}
+	b := c.bound(r)
+	defer b.Close()
+	_, err := io.ReadAll(b)
+	return err
 }
 
 // TestReplyIdleBound: a read of a reply whose provider goes silent
@@ -80,16 +87,11 @@ func TestReplyDurationBound(t *testing.T) {
 // max_reply_duration; a reply whose bytes keep coming is never idle and
 // ends at max_reply_duration (the body's one timer serves both bounds).
 func TestReplyIdleBound(t *testing.T) {
-	r, w := io.Pipe()
-	defer w.Close()
-	c := &Client{StreamIdleTimeout: caddy.Duration(time.Millisecond), MaxReplySize: 1 << 20, MaxReplyBuffer: 1 << 20, MaxReplyDuration: caddy.Duration(time.Hour)}
-	b := c.bound(r)
-	defer b.Close()
-	if _, err := io.ReadAll(b); !errors.Is(err, errIdle) {
+	if err := readSilentReply(time.Millisecond, time.Hour); !errors.Is(err, errIdle) {
 		t.Fatalf("a silent provider's reply ended with %v", err)
 	}
 
-	r, w = io.Pipe()
+	r, w := io.Pipe()
 	defer w.Close()
 	go func() {
 		for {
@@ -98,8 +100,8 @@ func TestReplyIdleBound(t *testing.T) {
 			}
 		}
 	}()
-	c = &Client{StreamIdleTimeout: caddy.Duration(time.Hour), MaxReplySize: 1 << 40, MaxReplyBuffer: 1 << 20, MaxReplyDuration: caddy.Duration(20 * time.Millisecond)}
-	b = c.bound(r)
+	c := &Client{StreamIdleTimeout: caddy.Duration(time.Hour), MaxReplySize: 1 << 40, MaxReplyBuffer: 1 << 20, MaxReplyDuration: caddy.Duration(20 * time.Millisecond)}
+	b := c.bound(r)
 	defer b.Close()
 	if _, err := io.Copy(io.Discard, b); code(err) != "upstream_reply_timeout" {
 		t.Fatalf("a reply still coming at max_reply_duration ended with %v", err)
