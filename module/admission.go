@@ -76,10 +76,11 @@ func (g *Gateway) admit(ex *exchange, req *request) *upstreams.Error {
 		return apiErr
 	}
 	if op.Body == BodyJSON || (op.Body == BodyJSONOrMultipart && body != nil) {
-		doc, v := schemas.ValidateRequest(op.ID, body)
+		doc, parsed, v := schemas.ValidateParsedRequest(op.ID, body)
 		if v != nil {
 			return upstreams.InvalidRequest(v.Param, "%s", v.Message)
 		}
+		req.bodyParsed = parsed
 		req.call.Doc = doc
 		req.call.Model, _ = doc["model"].(string)
 	}
@@ -201,6 +202,7 @@ func askStreamUsage(req *request) {
 	if body, err := withUsageOption(call.Body, doc); err == nil {
 		call.Body, call.Doc = body, withUsageAsked(doc)
 		req.hideUsage = true
+		req.bodyParsed = false // not the body the parser read
 	}
 }
 

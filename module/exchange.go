@@ -39,7 +39,10 @@ type exchange struct {
 	// points at captured, which comes in the exchange's allocation.
 	capture  *bytes.Buffer
 	captured bytes.Buffer
-	usage    *usage
+	// captureParsed: capture is a reply the check's scan read whole (see
+	// schemas.ScanResponse), which its record need not validate.
+	captureParsed bool
+	usage         *usage
 	// replyModel is the model a stream's first event names; firstEvent
 	// says that event has passed. captureModel is the model a JSON reply
 	// names, read from capture by finish in the pass that reads its usage.
@@ -368,6 +371,7 @@ func (e *exchange) finish() {
 			checked, e.replyFindings = checkJSONReply(e.operation, body)
 		}
 	}
+	e.captureParsed = checked.scanned
 	// A scanned reply's model is the one the scan read (its only member
 	// of that name, a string, as replyFields would read it), which spares
 	// a second pass over the reply: the members before the model, which

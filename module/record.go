@@ -94,6 +94,7 @@ func newExchangeRecord(start time.Time, req *request, ex *exchange, upload *body
 	}
 	if req.call != nil && req.call.Body != nil {
 		rec.Request.Content = record.NewContent(req.call.Body, maxBody)
+		rec.Request.Parsed = req.bodyParsed && !rec.Request.Truncated
 	}
 	if upload != nil && upload.read > 0 {
 		rec.Request.Content = upload.recorded(maxBody)
@@ -106,6 +107,7 @@ func newExchangeRecord(start time.Time, req *request, ex *exchange, upload *body
 		body := ex.capture.Bytes()
 		rb := record.NewContent(body, maxBody)
 		rb.Truncated = rb.Truncated || ex.written > int64(len(body))
+		rb.Parsed = ex.captureParsed && !rb.Truncated
 		rec.Response.Content = rb
 	}
 	return rec

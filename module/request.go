@@ -70,6 +70,9 @@ type request struct {
 	// hideUsage: the gateway asked a stream for the usage chunk the client
 	// did not ask for, to settle tokens; the exchange hides it again.
 	hideUsage bool
+	// bodyParsed: call.Body is what the gateway's parser read whole (see
+	// schemas.ValidateParsedRequest), which its record need not validate.
+	bodyParsed bool
 
 	// route serves the request; nil when the gateway answers itself.
 	route *resolvedRoute

@@ -4,6 +4,7 @@ package record
 // the Encoder.
 
 import (
+	"bytes"
 	"unicode/utf8"
 
 	"github.com/modelgate/modelgate/internal/jsonlex"
@@ -201,4 +202,55 @@ func (c *compactor) str() bool {
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// appendParsedJSON appends src, which a parser as strict as json.Valid
+// that takes only UTF-8 read whole (Content.Parsed), as appendCompactJSON
+// would, when nothing in it needs changing: no space between tokens, no
+// <, > or &, and no byte 0xE2 (the first of U+2028 and U+2029, left with
+// the other characters that start with it to appendCompactJSON). Such a
+// body, as most are, is copied after a few bytes.IndexByte passes and a
+// walk over the bytes between its strings. ok false: it
+// appended nothing, and appendCompactJSON must.
+func appendParsedJSON(dst, src []byte) (out []byte, ok bool) {
+	for _, c := range [...]byte{'<', '>', '&', 0xE2} {
+		if bytes.IndexByte(src, c) >= 0 {
+			return dst, false
+		}
+	}
+	// Space between tokens lies between the strings, a few bytes read
+	// one by one; a string, found whole by its closing quote, holds no
+	// byte below ' ' (being JSON's) and any space in it stays.
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; {
+		case c <= ' ':
+			return dst, false
+		case c == '"':
+			if i = stringEnd(src, i+1); i < 0 {
+				return dst, false // not JSON after all: appendCompactJSON tells
+			}
+		}
+	}
+	return append(dst, src...), true
+}
+
+// stringEnd is the index of the quote that ends the string whose text
+// starts at src[i], or -1 when none does: the first quote after an even
+// number of backslashes (each pair one escaped backslash).
+func stringEnd(src []byte, i int) int {
+	for {
+		q := bytes.IndexByte(src[i:], '"')
+		if q < 0 {
+			return -1
+		}
+		q += i
+		n := 0
+		for n < q-i && src[q-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return q
+		}
+		i = q + 1
+	}
 }

@@ -241,7 +241,13 @@ func (e *Encoder) appendBody(b []byte, rb *Content, p parts) []byte {
 		n := len(b)
 		b = append(b, `,"body":`...)
 		var ok, replaced bool
-		if b, ok, replaced = appendCompactJSON(b, rb.Body); !ok {
+		if rb.Parsed {
+			b, ok = appendParsedJSON(b, rb.Body)
+		}
+		if !ok {
+			b, ok, replaced = appendCompactJSON(b, rb.Body)
+		}
+		if !ok {
 			b = b[:n]
 			if utf8.Valid(rb.Body) {
 				b = append(b, `,"body_text":`...)

@@ -138,6 +138,7 @@ var jsonBodies = []string{
 	`{"escaped":"\u003c\"\\\/\b\f\n\r\t\uABCD","nested":{"a":{"b":[[[{}]]]}}}`,
 	"\t\r\n[\n  {\"k\": \"v\"}\n]\n",
 	`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"temperature":0.7}`,
+	"{\n  \"model\": \"gpt-4o-mini\",\n  \"n\": [1, 2]\n}\n", `{"s":"a b, c: d"}`,
 }
 
 // notJSONBodies are not JSON; some are UTF-8 (recorded as text), some
@@ -146,6 +147,7 @@ var notJSONBodies = []string{
 	"--boundary\r\nnot json", `{"a":1`, `{"a":1}}`, `{"a" 1}`, `[1,]`, `{,}`, `01`, `-`, `1.`, `1e`, `.5`,
 	`tru`, `nul`, `"unterminated`, "\"ctrl\x01\"", `"\x"`, `"\u12G4"`, `{"a":1}x`, `[1 2]`, "\xff\xd8\xff\xe0 jpeg",
 	"plain <text> & more \u2028", `{'a':1}`, `NaN`, `+1`, "\"\\u123\"",
+	"{\"a\":\"tab\tin a string\"}", "{\n\"a\":\"line\nin a string\"}", `{"a":"unterminated}`, `{"a":"b"`,
 }
 
 func randomBody(r *rand.Rand) Content {
@@ -168,6 +170,7 @@ func randomBody(r *rand.Rand) Content {
 		b.BodyBase64 = base64.StdEncoding.EncodeToString([]byte(oddString(r)))
 	}
 	b.Truncated = r.IntN(3) == 0
+	b.Parsed = json.Valid(b.Body) && utf8.Valid(b.Body) && r.IntN(2) == 0
 	return b
 }
 
@@ -287,6 +290,37 @@ func checkCompactJSON(t testing.TB, src []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("%q:\n got %q\nwant %q", src, got, want)
+	}
+	if utf8.Valid(src) {
+		if parsed, ok := appendParsedJSON(nil, src); ok && !bytes.Equal(parsed, want) {
+			t.Fatalf("%q: appendParsedJSON\n got %q\nwant %q", src, parsed, want)
+		}
+	}
+}
+
+// TestParsedJSONIsCopied: a parsed body with nothing to change is copied
+// by appendParsedJSON (checkCompactJSON checks what it writes against
+// encoding/json); one with space between tokens, a character to escape
+// or a byte 0xE2 is left to appendCompactJSON.
+func TestParsedJSONIsCopied(t *testing.T) {
+	copied := []string{
+		`{}`, `0`, `"s p a c e"`, `{"a":"x\"y\\","b":["\\\"",1.5e3,true,null],"c":"é, : [ ]"}`,
+		string(benchRecord("The quick brown fox jumps over the lazy dog. ").Request.Body),
+	}
+	for _, body := range copied {
+		checkCompactJSON(t, []byte(body))
+		if _, ok := appendParsedJSON(nil, []byte(body)); !ok {
+			t.Errorf("%q: not copied", body)
+		}
+	}
+	left := []string{
+		` {}`, `{} `, `{"a": 1}`, `{"a":1 }`, "[1,\n2]", "{\"a\":\"\\\\\"\t}", `"<"`, `{"a":"&"}`,
+		"\"\u2028\"", "\"\u2019\"", `{"a":"x\"}`, `"open`, `{"a":"x\"", "b":1}`, `["\\\"", 1]`,
+	}
+	for _, body := range left {
+		if got, ok := appendParsedJSON(nil, []byte(body)); ok {
+			t.Errorf("%q: copied as %q", body, got)
+		}
 	}
 }
 

@@ -86,6 +86,10 @@ type Content struct {
 	BodyText   string          `json:"body_text,omitempty"`
 	BodyBase64 string          `json:"body_base64,omitempty"`
 	Truncated  bool            `json:"truncated,omitempty"`
+	// Parsed says Body was read whole by a parser as strict as
+	// json.Valid that takes only UTF-8 (the gateway's request parser,
+	// its reply check's scan): the Encoder then need not validate it.
+	Parsed bool `json:"-"`
 }
 
 // NewContent takes a whole body as JSON, cut to limit bytes (then as text,

@@ -158,28 +158,37 @@ type Violation struct{ Param, Message string }
 // state, and returns the decoded document. An operation without a request
 // schema accepts any JSON object.
 func ValidateRequest(operation string, body []byte) (map[string]any, *Violation) {
+	doc, _, v := ValidateParsedRequest(operation, body)
+	return doc, v
+}
+
+// ValidateParsedRequest is ValidateRequest, and reports whether the
+// gateway's parser read body whole (parsed): body is then JSON by
+// json.Valid's rules, and UTF-8, which what encoding/json decodes in its
+// stead need not be.
+func ValidateParsedRequest(operation string, body []byte) (doc map[string]any, parsed bool, v *Violation) {
 	name := filesOf(operation).request
 	s := schema(name)
 	var counts map[string]countBound
 	if s != nil {
 		counts = countBoundsOf(s)
 	}
-	doc, _, v := decode(body, true, counts)
+	doc, parsed, v = decode(body, true, counts)
 	if v != nil {
-		return nil, v
+		return nil, false, v
 	}
 	if s != nil && !conforms(name, doc) {
 		if v := countsExceeded(s, doc); v != nil {
-			return nil, v
+			return nil, false, v
 		}
 		if err := s.Validate(doc); err != nil {
-			return nil, violation(err, doc)
+			return nil, false, violation(err, doc)
 		}
 	}
 	if v := extraRules(operation, doc); v != nil {
-		return nil, v
+		return nil, false, v
 	}
-	return doc, nil
+	return doc, parsed, nil
 }
 
 // MaxRequestNesting is how deeply a request body may nest objects and
