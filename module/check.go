@@ -84,13 +84,13 @@ func checkJSONReply(op string, body []byte) (replyCheck, []schemas.Finding) {
 
 // replyUsage is the usage of a reply: from the bytes of its usage object
 // when the check scanned it (the object names no member twice, so
-// readUsage reads of it what docUsage reads of the decoded one), from the
+// scannedUsage reads of it what docUsage reads of the decoded one), from the
 // document the check decoded, else (not checked, nothing decoded) from
 // unchecked, the reply's usage member as replyFields read it.
 func (c replyCheck) replyUsage(unchecked gjson.Result) *usage {
 	switch {
 	case c.scanned && c.usage != nil:
-		return readUsage(gjson.ParseBytes(c.usage))
+		return scannedUsage(c.usage)
 	case c.scanned:
 		return nil
 	case c.doc != nil:

@@ -165,6 +165,9 @@ type exchangeSummary struct {
 	status    int
 	latency   time.Duration
 	findings  []string
+	// rate is what its key's rate points at when the reply carried
+	// x-ratelimit-* headers: allocated with the summary, not on its own.
+	rate rateSeen
 }
 
 // observe counts one answered request. A nil dashStats (no dashboard)
@@ -201,12 +204,13 @@ func (s *dashStats) observe(req *request, start time.Time, ex *exchange) {
 			k.unpriced.Add(1)
 		}
 		// The names are canonical: read without Get's canonicalizing them
-		// again (eight names a request).
+		// again, each once.
 		h, get := ex.Header(), upstreams.HeaderValue
-		if get(h, "X-Ratelimit-Limit-Requests") != "" || get(h, "X-Ratelimit-Limit-Tokens") != "" {
-			k.rate.Store(&rateSeen{at: now,
-				limitRequests: get(h, "X-Ratelimit-Limit-Requests"), remainingRequests: get(h, "X-Ratelimit-Remaining-Requests"), resetRequests: get(h, "X-Ratelimit-Reset-Requests"),
-				limitTokens: get(h, "X-Ratelimit-Limit-Tokens"), remainingTokens: get(h, "X-Ratelimit-Remaining-Tokens"), resetTokens: get(h, "X-Ratelimit-Reset-Tokens")})
+		if limitRequests, limitTokens := get(h, "X-Ratelimit-Limit-Requests"), get(h, "X-Ratelimit-Limit-Tokens"); limitRequests != "" || limitTokens != "" {
+			sum.rate = rateSeen{at: now,
+				limitRequests: limitRequests, remainingRequests: get(h, "X-Ratelimit-Remaining-Requests"), resetRequests: get(h, "X-Ratelimit-Reset-Requests"),
+				limitTokens: limitTokens, remainingTokens: get(h, "X-Ratelimit-Remaining-Tokens"), resetTokens: get(h, "X-Ratelimit-Reset-Tokens")}
+			k.rate.Store(&sum.rate)
 		}
 	}
 	if upstream != "" {

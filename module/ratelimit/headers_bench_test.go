@@ -9,12 +9,14 @@ import (
 // BenchmarkSetHeaders is the six x-ratelimit-* headers of an admitted
 // request with every limit set, written into a reply's header.
 func BenchmarkSetHeaders(b *testing.B) {
-	s := State{Limits: Limits{RequestsPerMinute: 1000000000, TokensPerMinute: 1000000000000, MaxConcurrent: 100000},
+	lim := Limits{RequestsPerMinute: 1000000000, TokensPerMinute: 1000000000000, MaxConcurrent: 100000}
+	s := State{Limits: lim, text: textOf(lim),
 		RequestsLeft: 999999871, RequestsReset: 8 * time.Microsecond, TokensLeft: 999999812345, TokensReset: 1734 * time.Millisecond}
+	t := &Ticket{state: s}
 	b.ReportAllocs()
 	for b.Loop() {
 		h := make(http.Header, 8)
-		s.setHeaders(h)
+		t.SetHeaders(h)
 	}
 }
 
@@ -57,7 +59,8 @@ func TestHeadersOfEachLimit(t *testing.T) {
 		{Limits{MaxConcurrent: 3}, map[string]string{}},
 	} {
 		h := http.Header{}
-		State{Limits: c.lim, RequestsLeft: 59, RequestsReset: time.Second, TokensLeft: -5, TokensReset: 6 * time.Minute}.setHeaders(h)
+		ticket := &Ticket{state: State{Limits: c.lim, text: textOf(c.lim), RequestsLeft: 59, RequestsReset: time.Second, TokensLeft: -5, TokensReset: 6 * time.Minute}}
+		ticket.SetHeaders(h)
 		if len(h) != len(c.want) {
 			t.Errorf("%+v: headers %v, want %v", c.lim, h, c.want)
 		}

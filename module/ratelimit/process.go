@@ -59,8 +59,9 @@ func (processStore) Close() error { return nil }
 
 // Key is the in-process admission state of one API key.
 type Key struct {
-	mu       sync.RWMutex // guards limits against updates on reload
+	mu       sync.RWMutex // guards limits and text against updates on reload
 	limits   Limits
+	text     limitText
 	requests *rate.Limiter
 	tokens   *bucket
 	inflight atomic.Int64
@@ -72,7 +73,7 @@ func (k *Key) Destruct() error { return nil }
 func (k *Key) setLimits(lim Limits, now time.Time) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.limits = lim
+	k.limits, k.text = lim, textOf(lim)
 	if lim.RequestsPerMinute > 0 {
 		every := rate.Limit(float64(lim.RequestsPerMinute) / 60)
 		if k.requests == nil {
@@ -165,7 +166,7 @@ func (k *Key) admitAt(now time.Time, tokens int64) (*Ticket, *Refusal) {
 
 // stateLocked reads the key's state; k.mu is held.
 func (k *Key) stateLocked(now time.Time) State {
-	s := State{Limits: k.limits}
+	s := State{Limits: k.limits, text: k.text}
 	if k.requests != nil {
 		left := k.requests.TokensAt(now)
 		s.RequestsLeft = int64(math.Floor(left))

@@ -66,6 +66,15 @@ type State struct {
 	RequestsReset time.Duration // until the requests allowance is full again
 	TokensLeft    int64         // negative while the key is in debt
 	TokensReset   time.Duration
+	text          limitText // Limits' figures as the headers write them
+}
+
+// limitText is a key's limits as their headers' values, written once for
+// a config's limits rather than on every reply.
+type limitText struct{ requests, tokens string }
+
+func textOf(l Limits) limitText {
+	return limitText{requests: strconv.FormatInt(l.RequestsPerMinute, 10), tokens: strconv.FormatInt(l.TokensPerMinute, 10)}
 }
 
 // settler is what a store does once an admitted request ends.
@@ -83,6 +92,9 @@ type Ticket struct {
 	store    settler // nil when admitted without asking a store
 	settled  atomic.Bool
 	released atomic.Bool
+	// header backs the values of the headers SetHeaders writes: one
+	// allocation with the ticket's rather than one of their own.
+	header [6]string
 }
 
 // Unlimited is a ticket for a request admitted without its limits being
@@ -146,7 +158,7 @@ func (t *Ticket) Release(ctx context.Context) error {
 }
 
 // SetHeaders writes the x-ratelimit-* headers of the limits that are set.
-func (t *Ticket) SetHeaders(h http.Header) { t.state.setHeaders(h) }
+func (t *Ticket) SetHeaders(h http.Header) { t.state.setHeaders(h, &t.header) }
 
 // Refusal says which limit refused a request and when to try again.
 type Refusal struct {
@@ -155,12 +167,13 @@ type Refusal struct {
 	Limit      int64
 	RetryAfter time.Duration
 	state      State
+	header     [6]string // as Ticket's
 }
 
 // SetHeaders writes the x-ratelimit-* headers and Retry-After (whole
 // seconds, at least 1) and retry-after-ms.
 func (r *Refusal) SetHeaders(h http.Header) {
-	r.state.setHeaders(h)
+	r.state.setHeaders(h, &r.header)
 	h.Set("Retry-After", strconv.FormatInt(int64(math.Max(1, math.Ceil(r.RetryAfter.Seconds()))), 10))
 	h.Set("Retry-After-Ms", strconv.FormatInt(r.RetryAfter.Milliseconds(), 10))
 }
@@ -171,53 +184,46 @@ func (r *Refusal) Message() string {
 	return fmt.Sprintf("Rate limit reached for %s (limit %d). Please try again in %s.", what, r.Limit, formatReset(r.RetryAfter))
 }
 
-func (s State) setHeaders(h http.Header) {
-	// The names are canonical. The values are written end to end into one
-	// string and the headers share one backing array: two allocations
-	// for the six headers instead of one a value and one for them all.
-	var buf [160]byte
-	b := buf[:0]
-	var ends [6]int
-	n := 0
-	add := func(b []byte) []byte {
-		ends[n] = len(b)
-		n++
-		return b
-	}
-	if s.Limits.RequestsPerMinute > 0 {
-		b = add(strconv.AppendInt(b, s.Limits.RequestsPerMinute, 10))
-		b = add(strconv.AppendInt(b, max(0, s.RequestsLeft), 10))
-		b = add(appendReset(b, s.RequestsReset))
-	}
-	if s.Limits.TokensPerMinute > 0 {
-		b = add(strconv.AppendInt(b, s.Limits.TokensPerMinute, 10))
-		b = add(strconv.AppendInt(b, max(0, s.TokensLeft), 10))
-		b = add(appendReset(b, s.TokensReset))
-	}
-	if n == 0 {
+// setHeaders writes the headers of the limits that are set into h, their
+// values backed by vals: the limits' are s.text's, the rest are written
+// end to end into one string, one allocation for the six headers.
+func (s State) setHeaders(h http.Header, vals *[6]string) {
+	rpm, tpm := s.Limits.RequestsPerMinute > 0, s.Limits.TokensPerMinute > 0
+	if !rpm && !tpm {
 		return
 	}
+	var buf [96]byte
+	b := buf[:0]
+	var ends [4]int // of the requests' remaining and reset, then the tokens'
+	if rpm {
+		b = strconv.AppendInt(b, max(0, s.RequestsLeft), 10)
+		ends[0] = len(b)
+		b = appendReset(b, s.RequestsReset)
+		ends[1] = len(b)
+	}
+	if tpm {
+		b = strconv.AppendInt(b, max(0, s.TokensLeft), 10)
+		ends[2] = len(b)
+		b = appendReset(b, s.TokensReset)
+		ends[3] = len(b)
+	}
 	all := string(b)
-	values := make([]string, n)
-	start := 0
-	for i := range n {
-		values[i] = all[start:ends[i]]
-		start = ends[i]
+	n := 0
+	set := func(name, v string) { // name is canonical
+		vals[n] = v
+		h[name] = vals[n : n+1 : n+1]
+		n++
 	}
-	names := headerNames[:]
-	if s.Limits.RequestsPerMinute == 0 {
-		names = names[3:]
+	if rpm {
+		set("X-Ratelimit-Limit-Requests", s.text.requests)
+		set("X-Ratelimit-Remaining-Requests", all[:ends[0]])
+		set("X-Ratelimit-Reset-Requests", all[ends[0]:ends[1]])
 	}
-	for i := range n {
-		h[names[i]] = values[i : i+1 : i+1]
+	if tpm {
+		set("X-Ratelimit-Limit-Tokens", s.text.tokens)
+		set("X-Ratelimit-Remaining-Tokens", all[ends[1]:ends[2]])
+		set("X-Ratelimit-Reset-Tokens", all[ends[2]:ends[3]])
 	}
-}
-
-// headerNames are the x-ratelimit-* headers in the order setHeaders
-// writes their values: the requests' three, then the tokens'.
-var headerNames = [6]string{
-	"X-Ratelimit-Limit-Requests", "X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests",
-	"X-Ratelimit-Limit-Tokens", "X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens",
 }
 
 // appendReset appends formatReset(d) to b, without a string of its own

@@ -151,13 +151,27 @@ func TestStateSurvivesReload(t *testing.T) {
 	}
 	raised, _ := Process.Acquire(id, Limits{RequestsPerMinute: 120}) // a reload raising the limit
 	t.Cleanup(func() { Process.Release(id) })
-	if _, ref, _ := reloaded.Admit(ctx, 0); ref == nil {
+	_, ref, _ := reloaded.Admit(ctx, 0)
+	if ref == nil {
 		t.Fatal("a reload's limits took effect before its config loaded")
+	}
+	// The limit's header value is written once per limits (limitText):
+	// it is the limit in force, before and after the reload's Apply.
+	h := http.Header{}
+	ref.SetHeaders(h)
+	if got := h.Get("X-Ratelimit-Limit-Requests"); got != "2" {
+		t.Fatalf("before Apply, the limit header is %q, want 2", got)
 	}
 	raised.Apply()
 	now = t0.Add(time.Second)
-	if _, ref, _ := reloaded.Admit(ctx, 0); ref != nil {
+	tk, ref, _ := reloaded.Admit(ctx, 0)
+	if ref != nil {
 		t.Fatalf("raised limit not applied: %s", ref.Message())
+	}
+	h = http.Header{}
+	tk.SetHeaders(h)
+	if got := h.Get("X-Ratelimit-Limit-Requests"); got != "120" {
+		t.Fatalf("after Apply, the limit header is %q, want 120", got)
 	}
 }
 

@@ -139,7 +139,7 @@ func (s *redisStore) Destruct() error {
 // there is nothing to hold here.
 func (s *redisStore) Acquire(id string, lim Limits) (Limiter, error) {
 	base := s.prefix + "{" + id + "}:" // one hash slot per key, for Redis Cluster
-	return &redisLimiter{store: s, limits: lim, keys: []string{base + "requests", base + "tokens", base + "leases"}}, nil
+	return &redisLimiter{store: s, limits: lim, text: textOf(lim), keys: []string{base + "requests", base + "tokens", base + "leases"}}, nil
 }
 
 func (s *redisStore) Release(string) error { return nil }
@@ -194,6 +194,7 @@ func (s *redisStore) renewLeases() {
 type redisLimiter struct {
 	store  *redisStore
 	limits Limits
+	text   limitText
 	keys   []string // requests bucket, tokens bucket, leases
 }
 
@@ -250,6 +251,7 @@ func (l *redisLimiter) run(ctx context.Context, tokens int64, lease string, chec
 	s.clock.saw(sent, time.Now(), res[6])
 	state := State{
 		Limits:        l.limits,
+		text:          l.text,
 		RequestsLeft:  res[2],
 		RequestsReset: time.Duration(res[3]) * time.Microsecond,
 		TokensLeft:    res[4],
