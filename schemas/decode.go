@@ -51,32 +51,92 @@ func parseRequestOrObject(data []byte, request bool, counts map[string]countBoun
 // knownStrings are the names and values that come again and again in chat
 // requests and replies, each boxed once, so that decoding one allocates
 // neither a string nor its box.
-var knownStrings = func() map[string]any {
-	m := map[string]any{}
-	for _, s := range []string{
-		"model", "messages", "role", "content", "name", "system", "developer", "user", "assistant", "tool",
-		"temperature", "top_p", "max_tokens", "max_completion_tokens", "n", "stream", "stream_options",
-		"include_usage", "stop", "presence_penalty", "frequency_penalty", "logit_bias", "seed", "tools",
-		"tool_choice", "tool_calls", "tool_call_id", "function", "functions", "arguments", "parameters",
-		"description", "type", "text", "image_url", "url", "detail", "response_format", "json_object",
-		"json_schema", "auto", "none", "required", "metadata", "store", "parallel_tool_calls",
-		"id", "object", "created", "choices", "index", "message", "refusal", "logprobs", "finish_reason",
-		"length", "content_filter", "usage", "prompt_tokens", "completion_tokens",
-		"total_tokens", "prompt_tokens_details", "completion_tokens_details", "cached_tokens",
-		"reasoning_tokens", "audio_tokens", "accepted_prediction_tokens", "rejected_prediction_tokens",
-		"system_fingerprint", "service_tier", "default", "chat.completion", "chat.completion.chunk",
-		"delta", "annotations", "gpt-4o", "gpt-4o-mini",
-	} {
-		m[s] = s
+var knownStrings = []string{
+	"model", "messages", "role", "content", "name", "system", "developer", "user", "assistant", "tool",
+	"temperature", "top_p", "max_tokens", "max_completion_tokens", "n", "stream", "stream_options",
+	"include_usage", "stop", "presence_penalty", "frequency_penalty", "logit_bias", "seed", "tools",
+	"tool_choice", "tool_calls", "tool_call_id", "function", "functions", "arguments", "parameters",
+	"description", "type", "text", "image_url", "url", "detail", "response_format", "json_object",
+	"json_schema", "auto", "none", "required", "metadata", "store", "parallel_tool_calls",
+	"id", "object", "created", "choices", "index", "message", "refusal", "logprobs", "finish_reason",
+	"length", "content_filter", "usage", "prompt_tokens", "completion_tokens",
+	"total_tokens", "prompt_tokens_details", "completion_tokens_details", "cached_tokens",
+	"reasoning_tokens", "audio_tokens", "accepted_prediction_tokens", "rejected_prediction_tokens",
+	"system_fingerprint", "service_tier", "default", "chat.completion", "chat.completion.chunk",
+	"delta", "annotations", "gpt-4o", "gpt-4o-mini",
+}
+
+// known is a known string and its box.
+type known struct {
+	s   string
+	box any
+}
+
+// knownSlots finds a string among knownStrings without hashing all its
+// bytes, as a map lookup does (a sixth of a chat request's decoding is a
+// name or a short value looked up): a string's slot is a product of its
+// length and three of its bytes, the factor chosen when the table is
+// built so that no two known strings share a slot, and it holds the index
+// (plus one; 0: none) of the string in knownBoxes, which is compared whole.
+// The slots hold no pointer, for the garbage collector to skip.
+var knownSlots, knownFactor = func() (slots [knownSlotCount]uint8, factor uint32) {
+	for factor = 0x9E3779B1; ; factor += 2 {
+		slots = [knownSlotCount]uint8{}
+		clash := false
+		for i, s := range knownStrings {
+			slot := &slots[knownSlot(s, factor)]
+			if clash = *slot != 0; clash {
+				break
+			}
+			*slot = uint8(i + 1)
+		}
+		if !clash {
+			return slots, factor
+		}
 	}
-	return m
 }()
 
+// knownBoxes are knownStrings, each with its box.
+var knownBoxes = func() []known {
+	out := make([]known, len(knownStrings))
+	for i, s := range knownStrings {
+		out[i] = known{s, s}
+	}
+	return out
+}()
+
+const (
+	knownSlotBits  = 10
+	knownSlotCount = 1 << knownSlotBits
+)
+
+// knownSlot is the slot of a nonempty string s under factor.
+func knownSlot[T string | []byte](s T, factor uint32) uint32 {
+	n := len(s)
+	h := uint32(n) | uint32(s[0])<<8 | uint32(s[n/2])<<16 | uint32(s[n-1])<<24
+	return h * factor >> (32 - knownSlotBits)
+}
+
+// lookupKnown returns b's entry among knownStrings (its string empty when
+// b is none of them).
+func lookupKnown(b []byte) *known {
+	if len(b) == 0 || len(b) > maxKnownString {
+		return &noKnown
+	}
+	i := knownSlots[knownSlot(b, knownFactor)]
+	if i == 0 || knownBoxes[i-1].s != string(b) {
+		return &noKnown
+	}
+	return &knownBoxes[i-1]
+}
+
+var noKnown known
+
 // maxKnownString is the length of the longest of knownStrings: a longer
-// string (a message's content, mostly) is not hashed to be looked up.
+// string (a message's content, mostly) is not looked up.
 var maxKnownString = func() int {
 	n := 0
-	for s := range knownStrings {
+	for _, s := range knownStrings {
 		n = max(n, len(s))
 	}
 	return n
@@ -155,10 +215,8 @@ func (p *parser) value(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		if len(b) <= maxKnownString {
-			if v, ok := knownStrings[string(b)]; ok {
-				return v, true
-			}
+		if k := lookupKnown(b); k.s != "" {
+			return k.box, true
 		}
 		return string(b), true
 	case c == '-' || isDigit(c):
@@ -190,8 +248,8 @@ func (p *parser) object(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		key, ok := knownStrings[string(b)].(string)
-		if !ok {
+		key := lookupKnown(b).s
+		if key == "" {
 			key = string(b)
 		}
 		if depth == 0 {

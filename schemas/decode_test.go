@@ -212,3 +212,29 @@ func TestValidTextAgreesWithUTF8Valid(t *testing.T) {
 		t.Fatalf("generator too weak: %d valid, %d not", valid, invalid)
 	}
 }
+
+// TestKnownStringsAreFound: each known string is found, as itself and in
+// its own box, and strings that share a slot's bytes with one (its length,
+// first, middle and last bytes) but are none of them are not.
+func TestKnownStringsAreFound(t *testing.T) {
+	known := map[string]bool{}
+	for _, s := range knownStrings {
+		known[s] = true
+	}
+	for _, s := range knownStrings {
+		k := lookupKnown([]byte(s))
+		if k.s != s || k.box != any(s) {
+			t.Fatalf("lookupKnown(%q) = %q, %#v", s, k.s, k.box)
+		}
+		inner := []byte(s)
+		inner[len(s)/3] ^= 1 // mostly a byte the slot does not read
+		for _, near := range []string{s[:len(s)-1], s + "x", "x" + s[1:], s[:len(s)-1] + "x", strings.ToUpper(s), string(inner)} {
+			if k := lookupKnown([]byte(near)); !known[near] && k.s != "" {
+				t.Errorf("lookupKnown(%q) = %q", near, k.s)
+			}
+		}
+	}
+	if k := lookupKnown(nil); k.s != "" {
+		t.Errorf("lookupKnown(nil) = %q", k.s)
+	}
+}
