@@ -282,21 +282,29 @@ func (p *parser) object(depth int) (any, bool) {
 }
 
 func (p *parser) array(depth int) (any, bool) {
-	a := []any{}
 	if p.open(']') {
-		return a, true
+		return []any{}, true
 	}
+	// The items are gathered on the stack (up to eight, as most arrays
+	// hold) and the array allocated once, at its length, rather than
+	// grown as they come.
+	var first [8]any
+	items := first[:0]
 	for {
 		p.space()
 		v, ok := p.value(depth + 1)
 		if !ok {
 			return nil, false
 		}
-		a = append(a, v)
-		if more, ok := p.sep(']'); !ok || !more {
-			return a, ok
+		items = append(items, v)
+		more, ok := p.sep(']')
+		if !ok {
+			return nil, false
 		}
-		if p.overCount(depth, len(a), true) {
+		if !more {
+			return append([]any(nil), items...), true
+		}
+		if p.overCount(depth, len(items), true) {
 			return nil, false
 		}
 	}

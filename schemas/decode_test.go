@@ -238,3 +238,21 @@ func TestKnownStringsAreFound(t *testing.T) {
 		t.Errorf("lookupKnown(nil) = %q", k.s)
 	}
 }
+
+// TestArrayAllocatedOnce: an array is allocated once, at its length, so a
+// request's messages cost the allocations of one item's array whatever
+// their number (up to eight gathered on the stack; bools and null box
+// without allocating).
+func TestArrayAllocatedOnce(t *testing.T) {
+	allocs := func(doc string) float64 {
+		return testing.AllocsPerRun(100, func() {
+			if _, ok := parseObject([]byte(doc)); !ok {
+				t.Fatalf("parseObject does not take %s", doc)
+			}
+		})
+	}
+	one, eight := allocs(`{"a":[true]}`), allocs(`{"a":[true,false,null,true,false,null,true,false]}`)
+	if eight != one {
+		t.Errorf("an array of eight items costs %v allocations, of one %v", eight, one)
+	}
+}
