@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
+	"math/bits"
 	"unicode/utf8"
 
 	"github.com/modelgate/modelgate/internal/jsonlex"
@@ -333,27 +334,63 @@ func (p *parser) sep(closing byte) (more, ok bool) {
 }
 
 // string reads a string; what it returns is data's or a new slice's, to be
-// copied before the next read. Its end is searched for with IndexByte,
-// which reads many bytes at a time; a backslash before it sends the
-// string to escaped.
+// copied before the next read. Its first sixteen bytes are read eight at a
+// time in one pass that looks for its end, a backslash, a control byte and
+// a byte from 0x80 up: a short string of plain ASCII (a member's name, a
+// role, most strings) ends there. A longer one goes on in longString.
 func (p *parser) string() ([]byte, bool) {
 	start := p.i + 1
-	end := bytes.IndexByte(p.data[start:], '"')
+	j := start
+	for range 2 {
+		if j+8 > len(p.data) {
+			break
+		}
+		x := binary.LittleEndian.Uint64(p.data[j:])
+		if m := zeros(x^ones*'"') | zeros(x^ones*'\\') | controls(x) | x&highs; m != 0 {
+			// The lowest byte marked is one of the four; bytes above it
+			// may be marked by its borrow.
+			j += bits.TrailingZeros64(m) / 8
+			switch c := p.data[j]; {
+			case c == '"':
+				p.i = j + 1
+				return p.data[start:j], true
+			case c == '\\':
+				return p.escaped(start)
+			case c < 0x20:
+				return nil, false
+			}
+			break // a byte from 0x80 up
+		}
+		j += 8
+	}
+	return p.longString(start, j)
+}
+
+// longString reads the rest of a string from j, its bytes from start to j
+// being plain ASCII. Its end is searched for with IndexByte, which reads
+// many bytes at a time; a backslash before it sends the string to escaped.
+func (p *parser) longString(start, j int) ([]byte, bool) {
+	end := bytes.IndexByte(p.data[j:], '"')
 	if end < 0 {
 		return nil, false
 	}
-	s := p.data[start : start+end]
-	if bytes.IndexByte(s, '\\') >= 0 {
+	end += j
+	if bytes.IndexByte(p.data[j:end], '\\') >= 0 {
 		return p.escaped(start)
 	}
-	if !validText(s) {
+	if !validText(p.data[j:end]) {
 		return nil, false
 	}
-	p.i = start + end + 1
-	return s, true
+	p.i = end + 1
+	return p.data[start:end], true
 }
 
 const ones, highs = 0x0101010101010101, 0x8080808080808080
+
+// zeros has the top bit set of each zero byte of x: such a byte borrows
+// in x - 0x01 and keeps its top bit clear in x; only such a byte, or one
+// above a byte that did, leaves its top bit set.
+func zeros(x uint64) uint64 { return (x - ones) &^ x & highs }
 
 // controls has the top bit set of each byte of x below 0x20: such a byte
 // borrows in x - 0x20 and keeps its top bit clear in x (a byte from 0x80

@@ -256,3 +256,26 @@ func TestArrayAllocatedOnce(t *testing.T) {
 		t.Errorf("an array of eight items costs %v allocations, of one %v", eight, one)
 	}
 }
+
+// TestStringBytesAgreeWithEncodingJSON: a string with a quote, a
+// backslash's escape, a control byte, a byte from 0x80 up (valid UTF-8 or
+// not) or DEL at each offset of its first words and past them, its end
+// anywhere from the first byte to the data's end, is read as encoding/json
+// reads it, and taken whenever encoding/json takes it unmended (valid
+// UTF-8, no \u escape).
+func TestStringBytesAgreeWithEncodingJSON(t *testing.T) {
+	for _, special := range []string{`\"`, `\\`, `\n`, `\/`, "\x01", "\x1f", "\x7f", "é", "😀", "\x80", "\xc3", "\xff", " ", "~"} {
+		for before := range 26 {
+			for _, after := range []int{0, 1, 5, 7, 8, 9, 20} {
+				s := strings.Repeat("a", before) + special + strings.Repeat("b", after)
+				for _, doc := range []string{`{"` + s + `":1}`, `{"k":"` + s + `"}`, `{"k":["` + s + `"]}`} {
+					data := []byte(doc)
+					taken := checkParse(t, data)
+					if want := json.Valid(data) && utf8.Valid(data); taken != want {
+						t.Errorf("parseObject takes %q: %v, want %v", doc, taken, want)
+					}
+				}
+			}
+		}
+	}
+}
