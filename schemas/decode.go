@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/modelgate/modelgate/internal/jsonlex"
 )
@@ -212,14 +213,14 @@ func (p *parser) value(depth int) (any, bool) {
 	case c == '[':
 		return p.array(depth)
 	case c == '"':
-		b, ok := p.string()
+		b, own, ok := p.string()
 		if !ok {
 			return nil, false
 		}
 		if k := lookupKnown(b); k.s != "" {
 			return k.box, true
 		}
-		return string(b), true
+		return goString(b, own), true
 	case c == '-' || isDigit(c):
 		return p.number()
 	}
@@ -245,13 +246,13 @@ func (p *parser) object(depth int) (any, bool) {
 		if p.i >= len(p.data) || p.data[p.i] != '"' {
 			return nil, false
 		}
-		b, ok := p.string()
+		b, own, ok := p.string()
 		if !ok {
 			return nil, false
 		}
 		key := lookupKnown(b).s
 		if key == "" {
-			key = string(b)
+			key = goString(b, own)
 		}
 		if depth == 0 {
 			p.top = key
@@ -333,12 +334,12 @@ func (p *parser) sep(closing byte) (more, ok bool) {
 	return c == ',', c == ',' || c == closing
 }
 
-// string reads a string; what it returns is data's or a new slice's, to be
-// copied before the next read. Its first sixteen bytes are read eight at a
+// string reads a string: data's bytes, to be copied before the next read,
+// or (own) a new slice that escaped built for it alone. Its first sixteen bytes are read eight at a
 // time in one pass that looks for its end, a backslash, a control byte and
 // a byte from 0x80 up: a short string of plain ASCII (a member's name, a
 // role, most strings) ends there. A longer one goes on in longString.
-func (p *parser) string() ([]byte, bool) {
+func (p *parser) string() (b []byte, own, ok bool) {
 	start := p.i + 1
 	j := start
 	for range 2 {
@@ -353,11 +354,11 @@ func (p *parser) string() ([]byte, bool) {
 			switch c := p.data[j]; {
 			case c == '"':
 				p.i = j + 1
-				return p.data[start:j], true
+				return p.data[start:j], false, true
 			case c == '\\':
-				return p.escaped(start)
+				return p.escaped(start, 0)
 			case c < 0x20:
-				return nil, false
+				return nil, false, false
 			}
 			break // a byte from 0x80 up
 		}
@@ -369,20 +370,31 @@ func (p *parser) string() ([]byte, bool) {
 // longString reads the rest of a string from j, its bytes from start to j
 // being plain ASCII. Its end is searched for with IndexByte, which reads
 // many bytes at a time; a backslash before it sends the string to escaped.
-func (p *parser) longString(start, j int) ([]byte, bool) {
+func (p *parser) longString(start, j int) (b []byte, own, ok bool) {
 	end := bytes.IndexByte(p.data[j:], '"')
 	if end < 0 {
-		return nil, false
+		return nil, false, false
 	}
 	end += j
 	if bytes.IndexByte(p.data[j:end], '\\') >= 0 {
-		return p.escaped(start)
+		// The first quote is the string's end or an escaped one: its
+		// text up to there takes at most as many bytes decoded.
+		return p.escaped(start, end-start)
 	}
 	if !validText(p.data[j:end]) {
-		return nil, false
+		return nil, false, false
 	}
 	p.i = end + 1
-	return p.data[start:end], true
+	return p.data[start:end], false, true
+}
+
+// goString is a string's bytes as a Go string: data's copied, escaped's
+// own slice (own) taken as it is, as nothing else holds or writes it.
+func goString(b []byte, own bool) string {
+	if own {
+		return unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	return string(b)
 }
 
 const ones, highs = 0x0101010101010101, 0x8080808080808080
@@ -439,27 +451,28 @@ func hasControl(s []byte) bool {
 	return false
 }
 
-// escaped reads a string with escapes, from its first byte at start.
-func (p *parser) escaped(start int) ([]byte, bool) {
-	out := make([]byte, 0, 64)
+// escaped reads a string with escapes, from its first byte at start, into
+// a new slice of at least size bytes (64 when less).
+func (p *parser) escaped(start, size int) (b []byte, own, ok bool) {
+	out := make([]byte, 0, max(size, 64))
 	for j := start; j < len(p.data); {
 		c := p.data[j]
 		switch {
 		case c == '"':
 			if !utf8.Valid(out) {
-				return nil, false
+				return nil, false, false
 			}
 			p.i = j + 1
-			return out, true
+			return out, true, true
 		case c < 0x20:
-			return nil, false
+			return nil, false, false
 		case c != '\\':
 			out = append(out, c)
 			j++
 			continue
 		}
 		if j+1 >= len(p.data) {
-			return nil, false
+			return nil, false, false
 		}
 		switch e := p.data[j+1]; e {
 		case '"', '\\', '/':
@@ -477,16 +490,16 @@ func (p *parser) escaped(start int) ([]byte, bool) {
 		case 'u':
 			r, ok := hex4(p.data[j+2:])
 			if !ok || (0xD800 <= r && r < 0xE000) {
-				return nil, false // surrogates: left to encoding/json
+				return nil, false, false // surrogates: left to encoding/json
 			}
 			out = utf8.AppendRune(out, r)
 			j += 4
 		default:
-			return nil, false
+			return nil, false, false
 		}
 		j += 2
 	}
-	return nil, false
+	return nil, false, false
 }
 
 func hex4(b []byte) (rune, bool) {

@@ -279,3 +279,42 @@ func TestStringBytesAgreeWithEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapedStringsAgreeWithEncodingJSON: long strings with escapes at
+// random places (an escaped quote first or not, \u escapes, multi-byte
+// text), as names and values, read as encoding/json reads them, and all
+// taken.
+func TestEscapedStringsAgreeWithEncodingJSON(t *testing.T) {
+	pieces := []string{"a", "word ", `\n`, `\"`, `\\`, `\t`, `\u00e9`, `\u20ac`, `\/`, "é", "😀", `\u0000`}
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 3000 {
+		var b strings.Builder
+		for range r.IntN(120) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		s := b.String()
+		for _, doc := range []string{`{"` + s + `":1}`, `{"k":"` + s + `"}`, `{"k":["x","` + s + `"]}`} {
+			if !checkParse(t, []byte(doc)) {
+				t.Fatalf("parseObject does not take %s", doc)
+			}
+		}
+	}
+}
+
+// TestEscapedStringAllocatedOnce: a long string with escapes costs the
+// allocations of one without: its buffer is sized for it at once and
+// becomes the string itself, not copied again.
+func TestEscapedStringAllocatedOnce(t *testing.T) {
+	allocs := func(doc string) float64 {
+		return testing.AllocsPerRun(100, func() {
+			if _, ok := parseObject([]byte(doc)); !ok {
+				t.Fatalf("parseObject does not take %s", doc)
+			}
+		})
+	}
+	line := strings.Repeat("A line of a long prompt. ", 8)
+	plain, escaped := allocs(`{"k":"`+strings.Repeat(line+" ", 10)+`"}`), allocs(`{"k":"`+strings.Repeat(line+`\n`, 10)+`"}`)
+	if escaped != plain {
+		t.Errorf("a string with escapes costs %v allocations, one without %v", escaped, plain)
+	}
+}
