@@ -347,7 +347,7 @@ func (p *parser) string() (b []byte, own, ok bool) {
 			break
 		}
 		x := binary.LittleEndian.Uint64(p.data[j:])
-		if m := zeros(x^ones*'"') | zeros(x^ones*'\\') | controls(x) | x&highs; m != 0 {
+		if m := specials(x) | x&highs; m != 0 {
 			// The lowest byte marked is one of the four; bytes above it
 			// may be marked by its borrow.
 			j += bits.TrailingZeros64(m) / 8
@@ -451,13 +451,39 @@ func hasControl(s []byte) bool {
 	return false
 }
 
+// specials has the top bit set of each quote, backslash and control byte
+// of x, and maybe of bytes above the first (see zeros).
+func specials(x uint64) uint64 { return zeros(x^ones*'"') | zeros(x^ones*'\\') | controls(x) }
+
+// plainEnd is the index of the first quote, backslash or control byte of
+// data from i (len(data) when there is none), found eight bytes at a time.
+func plainEnd(data []byte, i int) int {
+	for ; i+8 <= len(data); i += 8 {
+		if m := specials(binary.LittleEndian.Uint64(data[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(data); i++ {
+		if c := data[i]; c == '"' || c == '\\' || c < 0x20 {
+			return i
+		}
+	}
+	return i
+}
+
 // escaped reads a string with escapes, from its first byte at start, into
 // a new slice of at least size bytes (64 when less).
 func (p *parser) escaped(start, size int) (b []byte, own, ok bool) {
 	out := make([]byte, 0, max(size, 64))
 	for j := start; j < len(p.data); {
-		c := p.data[j]
-		switch {
+		// The text up to the next quote, backslash or control byte is
+		// copied as it is (its UTF-8 checked at the end).
+		k := plainEnd(p.data, j)
+		out = append(out, p.data[j:k]...)
+		if j = k; j >= len(p.data) {
+			break
+		}
+		switch c := p.data[j]; {
 		case c == '"':
 			if !utf8.Valid(out) {
 				return nil, false, false
@@ -466,10 +492,6 @@ func (p *parser) escaped(start, size int) (b []byte, own, ok bool) {
 			return out, true, true
 		case c < 0x20:
 			return nil, false, false
-		case c != '\\':
-			out = append(out, c)
-			j++
-			continue
 		}
 		if j+1 >= len(p.data) {
 			return nil, false, false

@@ -82,7 +82,9 @@ func TestParseObjectOnGeneratedDocuments(t *testing.T) {
 // FuzzParseObject: whatever the data, parseObject takes only what
 // encoding/json decodes the same way.
 func FuzzParseObject(f *testing.F) {
-	for _, s := range []string{`{"a":[1,-2.5e3,"x\n\u00e9",true,null,{}]}`, `{"a":"\ud800"}`, string(chatBody(300)), `{"a":1}]`} {
+	for _, s := range []string{`{"a":[1,-2.5e3,"x\n\u00e9",true,null,{}]}`, `{"a":"\ud800"}`, string(chatBody(300)), `{"a":1}]`,
+		`{"a long name with \"quotes\"":"line one\nline two\tand é \\ more text past a word\r\n"}`,
+		"{\"k\":\"twelve bytes\\n\x01after\"}", "{\"k\":\"twelve bytes\\n\xffafter\"}"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -316,5 +318,32 @@ func TestEscapedStringAllocatedOnce(t *testing.T) {
 	plain, escaped := allocs(`{"k":"`+strings.Repeat(line+" ", 10)+`"}`), allocs(`{"k":"`+strings.Repeat(line+`\n`, 10)+`"}`)
 	if escaped != plain {
 		t.Errorf("a string with escapes costs %v allocations, one without %v", escaped, plain)
+	}
+}
+
+// TestPlainEndAgreesByteByByte: plainEnd stops at the first quote,
+// backslash or control byte, from every offset of texts of those bytes,
+// their neighbours and bytes from 0x80 up, of every length around its
+// eight bytes.
+func TestPlainEndAgreesByteByByte(t *testing.T) {
+	alphabet := []byte{'"', '\\', 0x00, 0x1f, 0x20, '!', '#', '[', ']', 0x7f, 0x80, 0xa2, 0xdc, 0xff}
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 20000 {
+		b := make([]byte, r.IntN(24))
+		for k := range b {
+			b[k] = 'a' + byte(r.IntN(26))
+			if r.IntN(6) == 0 {
+				b[k] = alphabet[r.IntN(len(alphabet))]
+			}
+		}
+		for i := range len(b) + 1 {
+			want := i
+			for want < len(b) && b[want] != '"' && b[want] != '\\' && b[want] >= 0x20 {
+				want++
+			}
+			if got := plainEnd(b, i); got != want {
+				t.Fatalf("plainEnd(%q, %d) = %d, want %d", b, i, got, want)
+			}
+		}
 	}
 }
