@@ -287,26 +287,39 @@ func (p *parser) array(depth int) (any, bool) {
 	if p.open(']') {
 		return []any{}, true
 	}
-	// The items are gathered on the stack (up to eight, as most arrays
-	// hold) and the array allocated once, at its length, rather than
-	// grown as they come.
+	// The first eight items (as many as most arrays hold) are gathered on
+	// the stack and a short array allocated once, at its length, rather
+	// than grown as they come; a longer one grows on the heap from there
+	// and is the array itself, not copied again.
 	var first [8]any
-	items := first[:0]
+	var more []any
+	n := 0
 	for {
 		p.space()
 		v, ok := p.value(depth + 1)
 		if !ok {
 			return nil, false
 		}
-		items = append(items, v)
-		more, ok := p.sep(']')
+		switch {
+		case n < len(first):
+			first[n] = v
+		case n == len(first):
+			more = append(append(make([]any, 0, 2*len(first)), first[:]...), v)
+		default:
+			more = append(more, v)
+		}
+		n++
+		next, ok := p.sep(']')
 		if !ok {
 			return nil, false
 		}
-		if !more {
-			return append([]any(nil), items...), true
+		if !next {
+			if more != nil {
+				return more, true
+			}
+			return append([]any(nil), first[:n]...), true
 		}
-		if p.overCount(depth, len(items), true) {
+		if p.overCount(depth, n, true) {
 			return nil, false
 		}
 	}

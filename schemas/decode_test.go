@@ -49,6 +49,13 @@ func TestParseObjectAgreesWithEncodingJSON(t *testing.T) {
 			t.Errorf("parseObject does not take %s", s)
 		}
 	}
+	// Arrays of every length around the eight items gathered on the stack.
+	for n := range 20 {
+		items := strings.Repeat(`"x",`, n) + `{"k":[1,2]}`
+		if !checkParse(t, []byte(`{"a":[`+items+`],"b":[[`+items+`],[]]}`)) {
+			t.Errorf("parseObject does not take an array of %d items", n+1)
+		}
+	}
 	// Left to encoding/json: errors, and what it words or mends itself.
 	for _, s := range []string{
 		``, `[]`, `"x"`, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":[1,]}`, `{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":1e}`,
