@@ -348,10 +348,11 @@ func (p *parser) sep(closing byte) (more, ok bool) {
 }
 
 // string reads a string: data's bytes, to be copied before the next read,
-// or (own) a new slice that escaped built for it alone. Its first sixteen bytes are read eight at a
-// time in one pass that looks for its end, a backslash, a control byte and
-// a byte from 0x80 up: a short string of plain ASCII (a member's name, a
-// role, most strings) ends there. A longer one goes on in longString.
+// or (own) a new slice that escaped built for it alone. Its first sixteen
+// bytes are read eight at a time in one pass that looks for its end, a
+// backslash, a control byte and a byte from 0x80 up: a short string of
+// plain ASCII (a member's name, a role, most strings) ends there. A
+// longer one, or one with an escape, goes on in longString.
 func (p *parser) string() (b []byte, own, ok bool) {
 	start := p.i + 1
 	j := start
@@ -368,12 +369,10 @@ func (p *parser) string() (b []byte, own, ok bool) {
 			case c == '"':
 				p.i = j + 1
 				return p.data[start:j], false, true
-			case c == '\\':
-				return p.escaped(start, 0)
 			case c < 0x20:
 				return nil, false, false
 			}
-			break // a byte from 0x80 up
+			break // a backslash or a byte from 0x80 up
 		}
 		j += 8
 	}

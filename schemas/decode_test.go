@@ -322,9 +322,11 @@ func TestEscapedStringAllocatedOnce(t *testing.T) {
 		})
 	}
 	line := strings.Repeat("A line of a long prompt. ", 8)
-	plain, escaped := allocs(`{"k":"`+strings.Repeat(line+" ", 10)+`"}`), allocs(`{"k":"`+strings.Repeat(line+`\n`, 10)+`"}`)
-	if escaped != plain {
-		t.Errorf("a string with escapes costs %v allocations, one without %v", escaped, plain)
+	plain := allocs(`{"k":"` + strings.Repeat(line+" ", 10) + `"}`)
+	for _, s := range []string{strings.Repeat(line+`\n`, 10), `\n` + strings.Repeat(line+" ", 10)} {
+		if escaped := allocs(`{"k":"` + s + `"}`); escaped != plain {
+			t.Errorf("a string with escapes costs %v allocations, one without %v: %.40s", escaped, plain, s)
+		}
 	}
 }
 
