@@ -29,6 +29,22 @@ func benchmarkValidate(b *testing.B, size int) {
 }
 
 func BenchmarkValidateChat1KB(b *testing.B) { benchmarkValidate(b, 1<<10) }
+
+// BenchmarkValidateChatLines validates a chat request whose 4 KB message
+// is text of many lines, as a prompt pasted from a document is: its
+// newlines are escapes in the JSON.
+func BenchmarkValidateChatLines(b *testing.B) {
+	body, _ := json.Marshal(map[string]any{"model": "gpt-4o-mini", "messages": []map[string]string{
+		{"role": "user", "content": strings.Repeat("A line of the pasted document, with its end.\n", 90)},
+	}})
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, v := ValidateRequest("chat.completions.create", body); v != nil {
+			b.Fatal(v)
+		}
+	}
+}
 func BenchmarkValidateChat1MB(b *testing.B) { benchmarkValidate(b, 1<<20) }
 
 // chatReply is a chat completion as the load harness's fake upstream sends

@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
+	"math/bits"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/modelgate/modelgate/internal/jsonlex"
 )
@@ -51,32 +53,93 @@ func parseRequestOrObject(data []byte, request bool, counts map[string]countBoun
 // knownStrings are the names and values that come again and again in chat
 // requests and replies, each boxed once, so that decoding one allocates
 // neither a string nor its box.
-var knownStrings = func() map[string]any {
-	m := map[string]any{}
-	for _, s := range []string{
-		"model", "messages", "role", "content", "name", "system", "developer", "user", "assistant", "tool",
-		"temperature", "top_p", "max_tokens", "max_completion_tokens", "n", "stream", "stream_options",
-		"include_usage", "stop", "presence_penalty", "frequency_penalty", "logit_bias", "seed", "tools",
-		"tool_choice", "tool_calls", "tool_call_id", "function", "functions", "arguments", "parameters",
-		"description", "type", "text", "image_url", "url", "detail", "response_format", "json_object",
-		"json_schema", "auto", "none", "required", "metadata", "store", "parallel_tool_calls",
-		"id", "object", "created", "choices", "index", "message", "refusal", "logprobs", "finish_reason",
-		"length", "content_filter", "usage", "prompt_tokens", "completion_tokens",
-		"total_tokens", "prompt_tokens_details", "completion_tokens_details", "cached_tokens",
-		"reasoning_tokens", "audio_tokens", "accepted_prediction_tokens", "rejected_prediction_tokens",
-		"system_fingerprint", "service_tier", "default", "chat.completion", "chat.completion.chunk",
-		"delta", "annotations", "gpt-4o", "gpt-4o-mini",
-	} {
-		m[s] = s
+var knownStrings = []string{
+	"model", "messages", "role", "content", "name", "system", "developer", "user", "assistant", "tool",
+	"temperature", "top_p", "max_tokens", "max_completion_tokens", "n", "stream", "stream_options",
+	"include_usage", "stop", "presence_penalty", "frequency_penalty", "logit_bias", "seed", "tools",
+	"tool_choice", "tool_calls", "tool_call_id", "function", "functions", "arguments", "parameters",
+	"description", "type", "text", "image_url", "url", "detail", "response_format", "json_object",
+	"json_schema", "auto", "none", "required", "metadata", "store", "parallel_tool_calls",
+	"id", "object", "created", "choices", "index", "message", "refusal", "logprobs", "finish_reason",
+	"length", "content_filter", "usage", "prompt_tokens", "completion_tokens",
+	"total_tokens", "prompt_tokens_details", "completion_tokens_details", "cached_tokens",
+	"reasoning_tokens", "audio_tokens", "accepted_prediction_tokens", "rejected_prediction_tokens",
+	"system_fingerprint", "service_tier", "default", "chat.completion", "chat.completion.chunk",
+	"delta", "annotations", "gpt-4o", "gpt-4o-mini",
+}
+
+// known is a known string and its box.
+type known struct {
+	s   string
+	box any
+}
+
+// knownSlots finds a string among knownStrings without hashing all its
+// bytes, as a map lookup does (about 150 instructions, for each of the
+// 19 names and short values of a chat request): a string's slot is a
+// product of its length and three of its bytes, the factor chosen when
+// the table is built so that no two known strings share a slot, and it
+// holds the index (plus one; 0: none) of the string in knownBoxes, which
+// is compared whole. The slots hold no pointer, for the garbage
+// collector to skip.
+var knownSlots, knownFactor = func() (slots [knownSlotCount]uint8, factor uint32) {
+	for factor = 0x9E3779B1; ; factor += 2 {
+		slots = [knownSlotCount]uint8{}
+		clash := false
+		for i, s := range knownStrings {
+			slot := &slots[knownSlot(s, factor)]
+			if clash = *slot != 0; clash {
+				break
+			}
+			*slot = uint8(i + 1)
+		}
+		if !clash {
+			return slots, factor
+		}
 	}
-	return m
 }()
 
+// knownBoxes are knownStrings, each with its box.
+var knownBoxes = func() []known {
+	out := make([]known, len(knownStrings))
+	for i, s := range knownStrings {
+		out[i] = known{s, s}
+	}
+	return out
+}()
+
+const (
+	knownSlotBits  = 10
+	knownSlotCount = 1 << knownSlotBits
+)
+
+// knownSlot is the slot of a nonempty string s under factor.
+func knownSlot[T string | []byte](s T, factor uint32) uint32 {
+	n := len(s)
+	h := uint32(n) | uint32(s[0])<<8 | uint32(s[n/2])<<16 | uint32(s[n-1])<<24
+	return h * factor >> (32 - knownSlotBits)
+}
+
+// lookupKnown returns b's entry among knownStrings (its string empty when
+// b is none of them).
+func lookupKnown(b []byte) *known {
+	if len(b) == 0 || len(b) > maxKnownString {
+		return &noKnown
+	}
+	i := knownSlots[knownSlot(b, knownFactor)]
+	if i == 0 || knownBoxes[i-1].s != string(b) {
+		return &noKnown
+	}
+	return &knownBoxes[i-1]
+}
+
+var noKnown known
+
 // maxKnownString is the length of the longest of knownStrings: a longer
-// string (a message's content, mostly) is not hashed to be looked up.
+// string (a message's content, mostly) is not looked up.
 var maxKnownString = func() int {
 	n := 0
-	for s := range knownStrings {
+	for _, s := range knownStrings {
 		n = max(n, len(s))
 	}
 	return n
@@ -151,16 +214,14 @@ func (p *parser) value(depth int) (any, bool) {
 	case c == '[':
 		return p.array(depth)
 	case c == '"':
-		b, ok := p.string()
+		b, own, ok := p.string()
 		if !ok {
 			return nil, false
 		}
-		if len(b) <= maxKnownString {
-			if v, ok := knownStrings[string(b)]; ok {
-				return v, true
-			}
+		if k := lookupKnown(b); k.s != "" {
+			return k.box, true
 		}
-		return string(b), true
+		return goString(b, own), true
 	case c == '-' || isDigit(c):
 		return p.number()
 	}
@@ -186,13 +247,13 @@ func (p *parser) object(depth int) (any, bool) {
 		if p.i >= len(p.data) || p.data[p.i] != '"' {
 			return nil, false
 		}
-		b, ok := p.string()
+		b, own, ok := p.string()
 		if !ok {
 			return nil, false
 		}
-		key, ok := knownStrings[string(b)].(string)
-		if !ok {
-			key = string(b)
+		key := lookupKnown(b).s
+		if key == "" {
+			key = goString(b, own)
 		}
 		if depth == 0 {
 			p.top = key
@@ -224,21 +285,42 @@ func (p *parser) object(depth int) (any, bool) {
 }
 
 func (p *parser) array(depth int) (any, bool) {
-	a := []any{}
 	if p.open(']') {
-		return a, true
+		return []any{}, true
 	}
+	// The first eight items (as many as most arrays hold) are gathered on
+	// the stack and a short array allocated once, at its length, rather
+	// than grown as they come; a longer one grows on the heap from there
+	// and is the array itself, not copied again.
+	var first [8]any
+	var more []any
+	n := 0
 	for {
 		p.space()
 		v, ok := p.value(depth + 1)
 		if !ok {
 			return nil, false
 		}
-		a = append(a, v)
-		if more, ok := p.sep(']'); !ok || !more {
-			return a, ok
+		switch {
+		case n < len(first):
+			first[n] = v
+		case n == len(first):
+			more = append(append(make([]any, 0, 2*len(first)), first[:]...), v)
+		default:
+			more = append(more, v)
 		}
-		if p.overCount(depth, len(a), true) {
+		n++
+		next, ok := p.sep(']')
+		if !ok {
+			return nil, false
+		}
+		if !next {
+			if more != nil {
+				return more, true
+			}
+			return append([]any(nil), first[:n]...), true
+		}
+		if p.overCount(depth, n, true) {
 			return nil, false
 		}
 	}
@@ -266,28 +348,74 @@ func (p *parser) sep(closing byte) (more, ok bool) {
 	return c == ',', c == ',' || c == closing
 }
 
-// string reads a string; what it returns is data's or a new slice's, to be
-// copied before the next read. Its end is searched for with IndexByte,
-// which reads many bytes at a time; a backslash before it sends the
-// string to escaped.
-func (p *parser) string() ([]byte, bool) {
+// string reads a string: data's bytes, to be copied before the next read,
+// or (own) a new slice that escaped built for it alone. Its first sixteen
+// bytes are read eight at a time in one pass that looks for its end, a
+// backslash, a control byte and a byte from 0x80 up: a short string of
+// plain ASCII (a member's name, a role, most strings) ends there. A
+// longer one, or one with an escape, goes on in longString.
+func (p *parser) string() (b []byte, own, ok bool) {
 	start := p.i + 1
-	end := bytes.IndexByte(p.data[start:], '"')
+	j := start
+	for range 2 {
+		if j+8 > len(p.data) {
+			break
+		}
+		x := binary.LittleEndian.Uint64(p.data[j:])
+		if m := specials(x) | x&highs; m != 0 {
+			// The lowest byte marked is one of the four; bytes above it
+			// may be marked by its borrow.
+			j += bits.TrailingZeros64(m) / 8
+			switch c := p.data[j]; {
+			case c == '"':
+				p.i = j + 1
+				return p.data[start:j], false, true
+			case c < 0x20:
+				return nil, false, false
+			}
+			break // a backslash or a byte from 0x80 up
+		}
+		j += 8
+	}
+	return p.longString(start, j)
+}
+
+// longString reads the rest of a string from j, its bytes from start to j
+// being plain ASCII. Its end is searched for with IndexByte, which reads
+// many bytes at a time; a backslash before it sends the string to escaped.
+func (p *parser) longString(start, j int) (b []byte, own, ok bool) {
+	end := bytes.IndexByte(p.data[j:], '"')
 	if end < 0 {
-		return nil, false
+		return nil, false, false
 	}
-	s := p.data[start : start+end]
-	if bytes.IndexByte(s, '\\') >= 0 {
-		return p.escaped(start)
+	end += j
+	if bytes.IndexByte(p.data[j:end], '\\') >= 0 {
+		// The first quote is the string's end or an escaped one: its
+		// text up to there takes at most as many bytes decoded.
+		return p.escaped(start, end-start)
 	}
-	if !validText(s) {
-		return nil, false
+	if !validText(p.data[j:end]) {
+		return nil, false, false
 	}
-	p.i = start + end + 1
-	return s, true
+	p.i = end + 1
+	return p.data[start:end], false, true
+}
+
+// goString is a string's bytes as a Go string: data's copied, escaped's
+// own slice (own) taken as it is, as nothing else holds or writes it.
+func goString(b []byte, own bool) string {
+	if own {
+		return unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	return string(b)
 }
 
 const ones, highs = 0x0101010101010101, 0x8080808080808080
+
+// zeros has the top bit set of each zero byte of x: such a byte borrows
+// in x - 0x01 and keeps its top bit clear in x; only such a byte, or one
+// above a byte that did, leaves its top bit set.
+func zeros(x uint64) uint64 { return (x - ones) &^ x & highs }
 
 // controls has the top bit set of each byte of x below 0x20: such a byte
 // borrows in x - 0x20 and keeps its top bit clear in x (a byte from 0x80
@@ -336,27 +464,50 @@ func hasControl(s []byte) bool {
 	return false
 }
 
-// escaped reads a string with escapes, from its first byte at start.
-func (p *parser) escaped(start int) ([]byte, bool) {
-	out := make([]byte, 0, 64)
+// specials has the top bit set of each quote, backslash and control byte
+// of x, and maybe of bytes above the first (see zeros).
+func specials(x uint64) uint64 { return zeros(x^ones*'"') | zeros(x^ones*'\\') | controls(x) }
+
+// plainEnd is the index of the first quote, backslash or control byte of
+// data from i (len(data) when there is none), found eight bytes at a time.
+func plainEnd(data []byte, i int) int {
+	for ; i+8 <= len(data); i += 8 {
+		if m := specials(binary.LittleEndian.Uint64(data[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(data); i++ {
+		if c := data[i]; c == '"' || c == '\\' || c < 0x20 {
+			return i
+		}
+	}
+	return i
+}
+
+// escaped reads a string with escapes, from its first byte at start, into
+// a new slice of at least size bytes (64 when less).
+func (p *parser) escaped(start, size int) (b []byte, own, ok bool) {
+	out := make([]byte, 0, max(size, 64))
 	for j := start; j < len(p.data); {
-		c := p.data[j]
-		switch {
+		// The text up to the next quote, backslash or control byte is
+		// copied as it is (its UTF-8 checked at the end).
+		k := plainEnd(p.data, j)
+		out = append(out, p.data[j:k]...)
+		if j = k; j >= len(p.data) {
+			break
+		}
+		switch c := p.data[j]; {
 		case c == '"':
 			if !utf8.Valid(out) {
-				return nil, false
+				return nil, false, false
 			}
 			p.i = j + 1
-			return out, true
+			return out, true, true
 		case c < 0x20:
-			return nil, false
-		case c != '\\':
-			out = append(out, c)
-			j++
-			continue
+			return nil, false, false
 		}
 		if j+1 >= len(p.data) {
-			return nil, false
+			return nil, false, false
 		}
 		switch e := p.data[j+1]; e {
 		case '"', '\\', '/':
@@ -374,16 +525,16 @@ func (p *parser) escaped(start int) ([]byte, bool) {
 		case 'u':
 			r, ok := hex4(p.data[j+2:])
 			if !ok || (0xD800 <= r && r < 0xE000) {
-				return nil, false // surrogates: left to encoding/json
+				return nil, false, false // surrogates: left to encoding/json
 			}
 			out = utf8.AppendRune(out, r)
 			j += 4
 		default:
-			return nil, false
+			return nil, false, false
 		}
 		j += 2
 	}
-	return nil, false
+	return nil, false, false
 }
 
 func hex4(b []byte) (rune, bool) {

@@ -49,6 +49,13 @@ func TestParseObjectAgreesWithEncodingJSON(t *testing.T) {
 			t.Errorf("parseObject does not take %s", s)
 		}
 	}
+	// Arrays of every length around the eight items gathered on the stack.
+	for n := range 20 {
+		items := strings.Repeat(`"x",`, n) + `{"k":[1,2]}`
+		if !checkParse(t, []byte(`{"a":[`+items+`],"b":[[`+items+`],[]]}`)) {
+			t.Errorf("parseObject does not take an array of %d items", n+1)
+		}
+	}
 	// Left to encoding/json: errors, and what it words or mends itself.
 	for _, s := range []string{
 		``, `[]`, `"x"`, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":[1,]}`, `{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":1e}`,
@@ -82,7 +89,9 @@ func TestParseObjectOnGeneratedDocuments(t *testing.T) {
 // FuzzParseObject: whatever the data, parseObject takes only what
 // encoding/json decodes the same way.
 func FuzzParseObject(f *testing.F) {
-	for _, s := range []string{`{"a":[1,-2.5e3,"x\n\u00e9",true,null,{}]}`, `{"a":"\ud800"}`, string(chatBody(300)), `{"a":1}]`} {
+	for _, s := range []string{`{"a":[1,-2.5e3,"x\n\u00e9",true,null,{}]}`, `{"a":"\ud800"}`, string(chatBody(300)), `{"a":1}]`,
+		`{"a long name with \"quotes\"":"line one\nline two\tand é \\ more text past a word\r\n"}`,
+		"{\"k\":\"twelve bytes\\n\x01after\"}", "{\"k\":\"twelve bytes\\n\xffafter\"}"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -210,5 +219,140 @@ func TestValidTextAgreesWithUTF8Valid(t *testing.T) {
 	}
 	if valid < 10000 || invalid < 10000 {
 		t.Fatalf("generator too weak: %d valid, %d not", valid, invalid)
+	}
+}
+
+// TestKnownStringsAreFound: each known string is found, as itself and in
+// its own box, and strings that share a slot's bytes with one (its length,
+// first, middle and last bytes) but are none of them are not.
+func TestKnownStringsAreFound(t *testing.T) {
+	known := map[string]bool{}
+	for _, s := range knownStrings {
+		known[s] = true
+	}
+	for _, s := range knownStrings {
+		k := lookupKnown([]byte(s))
+		if k.s != s || k.box != any(s) {
+			t.Fatalf("lookupKnown(%q) = %q, %#v", s, k.s, k.box)
+		}
+		inner := []byte(s)
+		inner[len(s)/3] ^= 1 // mostly a byte the slot does not read
+		for _, near := range []string{s[:len(s)-1], s + "x", "x" + s[1:], s[:len(s)-1] + "x", strings.ToUpper(s), string(inner)} {
+			if k := lookupKnown([]byte(near)); !known[near] && k.s != "" {
+				t.Errorf("lookupKnown(%q) = %q", near, k.s)
+			}
+		}
+	}
+	if k := lookupKnown(nil); k.s != "" {
+		t.Errorf("lookupKnown(nil) = %q", k.s)
+	}
+}
+
+// TestArrayAllocatedOnce: an array is allocated once, at its length, so a
+// request's messages cost the allocations of one item's array whatever
+// their number (up to eight gathered on the stack; bools and null box
+// without allocating).
+func TestArrayAllocatedOnce(t *testing.T) {
+	allocs := func(doc string) float64 {
+		return testing.AllocsPerRun(100, func() {
+			if _, ok := parseObject([]byte(doc)); !ok {
+				t.Fatalf("parseObject does not take %s", doc)
+			}
+		})
+	}
+	one, eight := allocs(`{"a":[true]}`), allocs(`{"a":[true,false,null,true,false,null,true,false]}`)
+	if eight != one {
+		t.Errorf("an array of eight items costs %v allocations, of one %v", eight, one)
+	}
+}
+
+// TestStringBytesAgreeWithEncodingJSON: a string with a quote, a
+// backslash's escape, a control byte, a byte from 0x80 up (valid UTF-8 or
+// not) or DEL at each offset of its first words and past them, its end
+// anywhere from the first byte to the data's end, is read as encoding/json
+// reads it, and taken whenever encoding/json takes it unmended (valid
+// UTF-8, no \u escape).
+func TestStringBytesAgreeWithEncodingJSON(t *testing.T) {
+	for _, special := range []string{`\"`, `\\`, `\n`, `\/`, "\x01", "\x1f", "\x7f", "é", "😀", "\x80", "\xc3", "\xff", " ", "~"} {
+		for before := range 26 {
+			for _, after := range []int{0, 1, 5, 7, 8, 9, 20} {
+				s := strings.Repeat("a", before) + special + strings.Repeat("b", after)
+				for _, doc := range []string{`{"` + s + `":1}`, `{"k":"` + s + `"}`, `{"k":["` + s + `"]}`} {
+					data := []byte(doc)
+					taken := checkParse(t, data)
+					if want := json.Valid(data) && utf8.Valid(data); taken != want {
+						t.Errorf("parseObject takes %q: %v, want %v", doc, taken, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestEscapedStringsAgreeWithEncodingJSON: long strings with escapes at
+// random places (an escaped quote first or not, \u escapes, multi-byte
+// text), as names and values, read as encoding/json reads them, and all
+// taken.
+func TestEscapedStringsAgreeWithEncodingJSON(t *testing.T) {
+	pieces := []string{"a", "word ", `\n`, `\"`, `\\`, `\t`, `\u00e9`, `\u20ac`, `\/`, "é", "😀", `\u0000`}
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 3000 {
+		var b strings.Builder
+		for range r.IntN(120) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		s := b.String()
+		for _, doc := range []string{`{"` + s + `":1}`, `{"k":"` + s + `"}`, `{"k":["x","` + s + `"]}`} {
+			if !checkParse(t, []byte(doc)) {
+				t.Fatalf("parseObject does not take %s", doc)
+			}
+		}
+	}
+}
+
+// TestEscapedStringAllocatedOnce: a long string with escapes costs the
+// allocations of one without: its buffer is sized for it at once and
+// becomes the string itself, not copied again.
+func TestEscapedStringAllocatedOnce(t *testing.T) {
+	allocs := func(doc string) float64 {
+		return testing.AllocsPerRun(100, func() {
+			if _, ok := parseObject([]byte(doc)); !ok {
+				t.Fatalf("parseObject does not take %s", doc)
+			}
+		})
+	}
+	line := strings.Repeat("A line of a long prompt. ", 8)
+	plain := allocs(`{"k":"` + strings.Repeat(line+" ", 10) + `"}`)
+	for _, s := range []string{strings.Repeat(line+`\n`, 10), `\n` + strings.Repeat(line+" ", 10)} {
+		if escaped := allocs(`{"k":"` + s + `"}`); escaped != plain {
+			t.Errorf("a string with escapes costs %v allocations, one without %v: %.40s", escaped, plain, s)
+		}
+	}
+}
+
+// TestPlainEndAgreesByteByByte: plainEnd stops at the first quote,
+// backslash or control byte, from every offset of texts of those bytes,
+// their neighbours and bytes from 0x80 up, of every length around its
+// eight bytes.
+func TestPlainEndAgreesByteByByte(t *testing.T) {
+	alphabet := []byte{'"', '\\', 0x00, 0x1f, 0x20, '!', '#', '[', ']', 0x7f, 0x80, 0xa2, 0xdc, 0xff}
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 20000 {
+		b := make([]byte, r.IntN(24))
+		for k := range b {
+			b[k] = 'a' + byte(r.IntN(26))
+			if r.IntN(6) == 0 {
+				b[k] = alphabet[r.IntN(len(alphabet))]
+			}
+		}
+		for i := range len(b) + 1 {
+			want := i
+			for want < len(b) && b[want] != '"' && b[want] != '\\' && b[want] >= 0x20 {
+				want++
+			}
+			if got := plainEnd(b, i); got != want {
+				t.Fatalf("plainEnd(%q, %d) = %d, want %d", b, i, got, want)
+			}
+		}
 	}
 }
