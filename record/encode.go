@@ -191,6 +191,17 @@ func AppendHeader(b []byte, h http.Header, secret []string) ([]byte, bool) {
 		if i > 0 {
 			b = append(b, ',')
 		}
+		// A field of one value, its name and value plain (a header's
+		// usual field), is appended as it is, without appendJSONStrings'
+		// and appendJSONString's calls and loops.
+		if len(f.values) == 1 && plainEnd(f.name, 0) == len(f.name) && plainEnd(f.values[0], 0) == len(f.values[0]) {
+			b = append(b, '"')
+			b = append(b, f.name...)
+			b = append(b, `":["`...)
+			b = append(b, f.values[0]...)
+			b = append(b, `"]`...)
+			continue
+		}
 		var nameOK, valuesOK bool
 		b, nameOK = appendJSONString(b, f.name)
 		b = append(b, ':')
